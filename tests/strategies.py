@@ -1,0 +1,53 @@
+"""Hypothesis strategies and NumPy generators for histogram timestamps."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from workbench.timestamps import HistogramTimestamp, TemplateSet
+
+
+@st.composite
+def histograms(
+    draw: st.DrawFn,
+    min_buckets: int = 1,
+    max_buckets: int = 30,
+    max_width: float = 100.0,
+    positive: bool = True,
+    origin: float | None = None,
+) -> HistogramTimestamp:
+    """Histograms with 1-30 buckets; ``positive`` keeps every bucket's probability > 0."""
+    n = draw(st.integers(min_buckets, max_buckets))
+    widths = draw(st.lists(st.floats(0.05, max_width), min_size=n, max_size=n))
+    weights = draw(
+        st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n).filter(lambda w: sum(w) > 1e-3)
+    )
+    if positive:
+        weights = [w + 0.01 for w in weights]
+    start = draw(st.floats(-1000, 1000)) if origin is None else origin
+    edges = start + np.concatenate(([0.0], np.cumsum(widths)))
+    probs = np.asarray(weights) / sum(weights)
+    return HistogramTimestamp(edges, probs)
+
+
+def template_sets(name: str, max_count: int = 4, **kw: object) -> st.SearchStrategy[TemplateSet]:
+    """Template sets of 1..max_count histograms starting at 0 (min(phi) = 0)."""
+    return st.lists(histograms(origin=0.0, **kw), min_size=1, max_size=max_count).map(
+        lambda ts: TemplateSet(name, tuple(ts))
+    )
+
+
+def random_histogram(
+    rng: np.random.Generator, n: int, max_width: float = 50.0, zero_probs: bool = False
+) -> HistogramTimestamp:
+    """A random histogram with n buckets, for seeded (non-hypothesis) sweeps."""
+    widths = rng.uniform(0.1, max_width, size=n)
+    probs = rng.dirichlet(np.ones(n))
+    if zero_probs and n > 1:
+        probs[rng.random(n) < 0.3] = 0.0
+        if probs.sum() == 0:
+            probs[0] = 1.0
+        probs /= probs.sum()
+    edges = rng.uniform(-200, 200) + np.concatenate(([0.0], np.cumsum(widths)))
+    return HistogramTimestamp(edges, probs)

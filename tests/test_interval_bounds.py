@@ -1,0 +1,104 @@
+"""LH/LL/RL/RH of the interval timing paper (Section 4.1): sound, tight, and einv's bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.interval_bounds import IntervalBounds, interval_bounds, invalidation_bound
+from workbench.partitions import Region
+from workbench.probability import band_prob, band_prob_many
+from workbench.timestamps import HistogramTimestamp
+
+U = HistogramTimestamp.uniform
+
+
+@st.composite
+def settings_(draw):
+    lo = draw(st.floats(-1000, 1000))
+    length = draw(st.floats(0.5, 200))
+    pi = draw(st.floats(0.5, 200))
+    hi = lo + length
+    d = max(pi, hi - lo) + draw(st.floats(0, 200))
+    ct = draw(st.floats(0.02, 0.98))
+    return lo, hi, d, ct, pi
+
+
+@given(settings_(), st.data())
+def test_bounds_are_sound(setting, data):
+    lo, hi, d, ct, pi = setting
+    b = interval_bounds(lo, hi, d, ct, pi)
+    x = data.draw(st.floats(b.lh - 2 * d, b.rh + 2 * d))
+    length = data.draw(st.floats(1e-3, pi))
+    prob = band_prob(U(lo, hi), U(x - length, x), d)
+    region = Region(int(b.classify(x)))
+    if region is Region.SR:
+        assert prob >= ct - 1e-9
+    elif region is Region.VR:
+        assert prob < ct + 1e-9
+
+
+@given(settings_())
+def test_bounds_are_tight(setting):
+    lo, hi, d, ct, pi = setting
+    b = interval_bounds(lo, hi, d, ct, pi)
+    base = U(lo, hi)
+    # the lower bound crosses ct at LL and RL: a length-pi target at LL, a point-like one at RL
+    assert band_prob(base, U(b.ll - pi, b.ll), d) == pytest.approx(ct, abs=1e-7)
+    eps = 1e-7 * max(1.0, hi - lo)
+    assert band_prob(base, U(b.rl - eps, b.rl), d) == pytest.approx(ct, abs=1e-5)
+    # the upper bound crosses ct at LH (point-like target) and RH (length-pi target)
+    assert band_prob(base, U(b.lh - eps, b.lh), d) == pytest.approx(ct, abs=1e-5)
+    assert band_prob(base, U(b.rh - pi, b.rh), d) == pytest.approx(ct, abs=1e-7)
+
+
+def test_sweep_against_brute_force_envelopes():
+    """The bounds equal the crossings of the exact min/max over target lengths on a grid."""
+    lo, hi, d, ct, pi = 0.0, 40.0, 60.0, 0.7, 50.0
+    b = interval_bounds(lo, hi, d, ct, pi)
+    xs = np.linspace(b.lh - 20, b.rh + 20, 1201)
+    lengths = np.linspace(1e-6, pi, 60)
+    grid_x, grid_len = np.meshgrid(xs, lengths, indexing="ij")
+    targets = [U(x - ln, x) for x, ln in zip(grid_x.ravel(), grid_len.ravel(), strict=True)]
+    probs = band_prob_many([U(lo, hi)] * len(targets), targets, d).reshape(grid_x.shape)
+    upper, lower = probs.max(axis=1) >= ct, probs.min(axis=1) >= ct
+    step = xs[1] - xs[0]
+    assert xs[upper][0] == pytest.approx(b.lh, abs=step)
+    assert xs[upper][-1] == pytest.approx(b.rh, abs=step)
+    assert xs[lower][0] == pytest.approx(b.ll, abs=step)
+    assert xs[lower][-1] == pytest.approx(b.rl, abs=step)
+
+
+def test_invalidation_bound_is_sound_and_tight():
+    rng = np.random.default_rng(1)
+    now, delay, pi_base, pi_target, d, ct = 10_000.0, 300.0, 40.0, 60.0, 80.0, 0.6
+    bound = invalidation_bound(now, delay, pi_base, d, ct)
+    for _ in range(500):
+        # any base tuple still to come ends at or after now - delay and is at most pi_base long
+        b_max = now - delay + rng.uniform(0, 1000)
+        b_len = rng.uniform(1e-3, pi_base)
+        t_max = bound - rng.uniform(1e-6, 200)
+        t_len = rng.uniform(1e-3, pi_target)
+        prob = band_prob(U(b_max - b_len, b_max), U(t_max - t_len, t_max), d)
+        assert prob < ct
+    worst = U(now - delay - pi_base, now - delay)
+    assert band_prob(worst, U(bound - 1e-9, bound), d) == pytest.approx(ct, abs=1e-6)
+
+
+def test_validation_messages():
+    with pytest.raises(ValueError, match="ct = 1.0 must lie strictly"):
+        interval_bounds(0, 1, 5, 1.0, 1)
+    with pytest.raises(ValueError, match="d = 5 must be at least pi = 10"):
+        interval_bounds(0, 1, 5, 0.5, 10)
+    with pytest.raises(ValueError, match="d = 5 must be at least the base length 8"):
+        interval_bounds(0, 8, 5, 0.5, 1)
+    with pytest.raises(ValueError, match="hi = 0 must exceed lo = 1"):
+        interval_bounds(1, 0, 5, 0.5, 1)
+    with pytest.raises(ValueError, match="pi = 0 must be a positive length"):
+        interval_bounds(0, 1, 5, 0.5, 0)
+    with pytest.raises(ValueError, match="max_delay = -2"):
+        invalidation_bound(0, -2, 1, 5, 0.5)
+    with pytest.raises(ValueError, match="ordered LH <= LL <= RL <= RH"):
+        IntervalBounds(0, 2, 1, 3)

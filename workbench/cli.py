@@ -1,0 +1,62 @@
+"""The ``workbench`` command line: paper examples, benchmarks and the dashboard launcher."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench", description="Join and coalesce event streams with uncertain timestamps."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("example4", help="print the PTJoin paper's Example 4 figures")
+    bench = sub.add_parser("bench", help="run a benchmark and print its figures")
+    bench_sub = bench.add_subparsers(dest="benchmark", required=True)
+    st = bench_sub.add_parser("stime", help="stime tables vs the scalar binary search")
+    st.add_argument("--templates", type=int, default=500, help="templates per stream")
+    st.add_argument("--buckets", type=int, default=10, help="buckets per template")
+    st.add_argument("--max-length", type=float, default=1000.0, help="max template length, ms")
+    st.add_argument("--delta", type=float, default=0.8, help="confidence threshold")
+    st.add_argument("--sample", type=int, default=200, help="pairs timed in the scalar loop")
+    st.add_argument("--seed", type=int, default=0)
+    dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
+    dash.add_argument("--port", type=int, default=5006)
+    dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
+    dash.add_argument("--no-show", action="store_true", help="do not open a browser")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` console script."""
+    args = _parser().parse_args(argv)
+    if args.command == "example4":
+        from workbench.paper_examples import example4
+
+        print(example4().report())
+    elif args.command == "bench":
+        from workbench.bench import bench_stime
+
+        print(
+            bench_stime(
+                templates=args.templates,
+                buckets=args.buckets,
+                max_length=args.max_length,
+                delta=args.delta,
+                sample=args.sample,
+                seed=args.seed,
+            )
+        )
+    elif args.command == "dashboard":
+        from workbench.app.serve import serve
+
+        serve(port=args.port, address=args.address, show=not args.no_show)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
