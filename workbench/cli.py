@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
-    dash.add_argument("--no-show", action="store_true", help="do not open a browser")
+    dash.add_argument("--show", action="store_true", help="open a browser tab")
     return parser
 
 
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "dashboard":
         from workbench.app.serve import serve
 
-        serve(port=args.port, address=args.address, show=not args.no_show)
+        serve(port=args.port, address=args.address, show=args.show)
     return 0
 
 

@@ -30,7 +30,11 @@ __all__ = [
 
 
 class Region(IntEnum):
-    """Where a partner's max time falls: violation, probing or satisfaction range."""
+    """Where a partner's max time falls: violation, probing or satisfaction range.
+
+    >>> Region(2).name, int(Region.PR)
+    ('SR', 1)
+    """
 
     VR = 0
     PR = 1

@@ -1,0 +1,13 @@
+"""The workbench dashboard: `panel serve apps/dashboard.py` (or `./dev dashboard`)."""
+
+import panel as pn
+
+from workbench.app import PTJoinExplorer
+
+pn.extension(sizing_mode="stretch_width")
+
+if pn.state.served:
+    pn.template.FastListTemplate(
+        title="Uncertain-time stream workbench",
+        main=[pn.Tabs(("PTJoin partitions", PTJoinExplorer()))],
+    ).servable()

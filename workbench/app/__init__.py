@@ -1,0 +1,7 @@
+"""Dashboard state and wiring: param/Viewer classes, unit-testable without a browser."""
+
+from __future__ import annotations
+
+from workbench.app.ptjoin import PTJoinExplorer
+
+__all__ = ["PTJoinExplorer"]

@@ -1,0 +1,17 @@
+"""Pure functions from workbench values to HoloViews elements (no state, no widgets)."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and its options)
+
+from workbench.viz.ptjoin import (
+    REGION_COLORS,
+    histogram_element,
+    partition_spans,
+    satisfaction_curves,
+)
+
+hv.Store.set_current_backend("bokeh")
+
+__all__ = ["REGION_COLORS", "histogram_element", "partition_spans", "satisfaction_curves"]
