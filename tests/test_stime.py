@@ -156,3 +156,12 @@ def test_t_min_is_the_smallest_shifted_inverse_time():
     table = StimeTable.build(ha, hb, 0.7)
     expected = min(stime(a, b, 0.3, side="left") - a.max for a in ha for b in hb)
     assert table.t_min == pytest.approx(expected, abs=1e-7)
+
+
+@given(template_sets("A", max_count=3), template_sets("B", max_count=3), deltas)
+def test_table_equals_scalar_property(ha, hb, delta):
+    for side in ("right", "left"):
+        table = stime_table(ha, hb, delta, side)
+        for u, a in enumerate(ha):
+            for v, b in enumerate(hb):
+                assert table[u, v] == pytest.approx(stime(a, b, delta, side), abs=1e-6)
