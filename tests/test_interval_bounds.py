@@ -7,26 +7,35 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.interval_bounds import IntervalBounds, interval_bounds, invalidation_bound
+from workbench.interval_bounds import (
+    IntervalBounds,
+    interval_bounds,
+    invalidation_bound,
+    uniform_band_prob,
+)
 from workbench.partitions import Region
 from workbench.probability import band_prob, band_prob_many
+from workbench.stime import stime
 from workbench.timestamps import HistogramTimestamp
 
 U = HistogramTimestamp.uniform
 
 
 @st.composite
-def settings_(draw):
+def settings_(draw, small_d: bool = False):
     lo = draw(st.floats(-1000, 1000))
     length = draw(st.floats(0.5, 200))
     pi = draw(st.floats(0.5, 200))
     hi = lo + length
-    d = max(pi, hi - lo) + draw(st.floats(0, 200))
+    if small_d:
+        d = draw(st.floats(0, 400))
+    else:
+        d = max(pi, hi - lo) + draw(st.floats(0, 200))
     ct = draw(st.floats(0.02, 0.98))
     return lo, hi, d, ct, pi
 
 
-@given(settings_(), st.data())
+@given(settings_(small_d=True), st.data())
 def test_bounds_are_sound(setting, data):
     lo, hi, d, ct, pi = setting
     b = interval_bounds(lo, hi, d, ct, pi)
@@ -52,6 +61,26 @@ def test_bounds_are_tight(setting):
     # the upper bound crosses ct at LH (point-like target) and RH (length-pi target)
     assert band_prob(base, U(b.lh - eps, b.lh), d) == pytest.approx(ct, abs=1e-5)
     assert band_prob(base, U(b.rh - pi, b.rh), d) == pytest.approx(ct, abs=1e-7)
+
+
+@given(settings_())
+def test_closed_forms_equal_the_satisfaction_times(setting):
+    """LL and RH are Theorem 3's bounds for one length-pi template (Eq. 9 and Eq. 8)."""
+    lo, hi, d, ct, pi = setting
+    b = interval_bounds(lo, hi, d, ct, pi)
+    base, longest = U(lo, hi), U(0, pi)
+    assert b.ll == pytest.approx(stime(base, longest, 1 - ct, side="left") - d, abs=1e-6)
+    assert b.rh == pytest.approx(stime(base, longest, ct) + d, abs=1e-6)
+
+
+@given(settings_(small_d=True), st.floats(-300, 300), st.floats(0.01, 300))
+def test_uniform_band_prob_equals_the_general_one(setting, shift, length):
+    lo, hi, d, _, _ = setting
+    lo_b = lo + shift
+    got = uniform_band_prob(
+        np.array([lo]), np.array([hi]), np.array([lo_b]), np.array([lo_b + length]), d
+    )
+    assert float(got[0]) == pytest.approx(band_prob(U(lo, hi), U(lo_b, lo_b + length), d), abs=1e-9)
 
 
 def test_sweep_against_brute_force_envelopes():
@@ -90,15 +119,14 @@ def test_invalidation_bound_is_sound_and_tight():
 def test_validation_messages():
     with pytest.raises(ValueError, match="ct = 1.0 must lie strictly"):
         interval_bounds(0, 1, 5, 1.0, 1)
-    with pytest.raises(ValueError, match="d = 5 must be at least pi = 10"):
-        interval_bounds(0, 1, 5, 0.5, 10)
-    with pytest.raises(ValueError, match="d = 5 must be at least the base length 8"):
-        interval_bounds(0, 8, 5, 0.5, 1)
-    with pytest.raises(ValueError, match="hi = 0 must exceed lo = 1"):
+    with pytest.raises(ValueError, match="d = -1 must be a non-negative number"):
+        interval_bounds(0, 1, -1, 0.5, 10)
+    with pytest.raises(ValueError, match="hi = 0.0 must exceed lo = 1.0"):
         interval_bounds(1, 0, 5, 0.5, 1)
     with pytest.raises(ValueError, match="pi = 0 must be a positive length"):
         interval_bounds(0, 1, 5, 0.5, 0)
     with pytest.raises(ValueError, match="max_delay = -2"):
         invalidation_bound(0, -2, 1, 5, 0.5)
-    with pytest.raises(ValueError, match="ordered LH <= LL <= RL <= RH"):
-        IntervalBounds(0, 2, 1, 3)
+    with pytest.raises(ValueError, match="must satisfy LH <= LL, RL <= RH"):
+        IntervalBounds(3, 2, 4, 5)
+    assert IntervalBounds(0, 2, 1, 3).classify(1.5) == Region.PR  # empty SR

@@ -7,13 +7,11 @@ bounds of the satisfaction probability over every target of max time x cross ct 
 or above RH violate, and ``[LH, LL)``, ``(RL, RH]`` must be probed.
 
 With ``d >= max(pi, len(I1))`` (the paper's Corollary 3 assumption) only one side of the band
-binds on each side of the base (Lemma 2 of the PTJoin paper), and:
-
-- the upper bound is reached by a point-like target on the left (LH) and a target of length pi
-  on the right (RH); the lower bound by a target of length pi on the left (LL) and a point-like
-  target on the right (RL);
-- LH and RL have closed forms; LL and RH are PTJoin satisfaction times of the base against a
-  one-bucket template of length pi (Theorem 3 with a single template).
+binds on each side of the base (Lemma 2 of the PTJoin paper): the upper bound is reached by a
+point-like target on the left (LH) and a target of length pi on the right (RH); the lower bound
+by a target of length pi on the left (LL) and a point-like target on the right (RL).  All four
+have closed forms through the trapezoidal distribution of a difference of two uniforms.  For
+smaller d the loose partitions of PTJoin Eq. 4-6 apply instead (still sound, less tight).
 """
 
 from __future__ import annotations
@@ -22,11 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.partitions import Region
-from workbench.stime import stime
-from workbench.timestamps import HistogramTimestamp
+from workbench.partitions import Partitions
 
-__all__ = ["IntervalBounds", "interval_bounds", "invalidation_bound"]
+__all__ = [
+    "IntervalBounds",
+    "interval_bounds",
+    "interval_bounds_many",
+    "invalidation_bound",
+    "uniform_band_prob",
+]
 
 
 def _check(d: float, ct: float, pi: float) -> None:
@@ -34,14 +36,17 @@ def _check(d: float, ct: float, pi: float) -> None:
         raise ValueError(f"ct = {ct!r} must lie strictly between 0 and 1")
     if not pi > 0:
         raise ValueError(f"pi = {pi!r} must be a positive length")
-    if not d >= pi:
-        raise ValueError(f"d = {d!r} must be at least pi = {pi!r} (Corollary 3's assumption)")
+    if not d >= 0:
+        raise ValueError(f"d = {d!r} must be a non-negative number")
 
 
 @dataclass(frozen=True)
 class IntervalBounds:
     """The four crossing points of a base interval (interval timing paper, Figure 1(b)).
 
+    ``LL > RL`` stands for an empty satisfaction range (possible only below ``d = pi``).
+
+    >>> from workbench.partitions import Region
     >>> b = IntervalBounds(lh=0.0, ll=5.0, rl=20.0, rh=25.0)
     >>> [Region(r).name for r in b.classify([-1, 0, 5, 20, 25, 26])]
     ['VR', 'PR', 'SR', 'SR', 'PR', 'VR']
@@ -53,19 +58,56 @@ class IntervalBounds:
     rh: float
 
     def __post_init__(self) -> None:
-        if not self.lh <= self.ll <= self.rl <= self.rh:
+        if not (self.lh <= self.ll and self.rl <= self.rh and self.lh <= self.rh):
             raise ValueError(
-                f"bounds must be ordered LH <= LL <= RL <= RH, got lh={self.lh!r}, "
-                f"ll={self.ll!r}, rl={self.rl!r}, rh={self.rh!r}"
+                f"bounds must satisfy LH <= LL, RL <= RH (LL > RL: empty SR), got "
+                f"lh={self.lh!r}, ll={self.ll!r}, rl={self.rl!r}, rh={self.rh!r}"
             )
+
+    def partitions(self) -> Partitions:
+        """The same ranges as PTJoin :class:`~workbench.partitions.Partitions`."""
+        return Partitions(self.lh, self.ll, self.rl, self.rh)
 
     def classify(self, max_times: float | np.ndarray) -> np.ndarray:
         """The :class:`~workbench.partitions.Region` code of every target max time."""
-        m = np.asarray(max_times, dtype=np.float64)
-        region = np.full(m.shape, Region.PR, dtype=np.int8)
-        region[(m >= self.ll) & (m <= self.rl)] = Region.SR
-        region[(m < self.lh) | (m > self.rh)] = Region.VR
-        return region
+        return self.partitions().classify(max_times)
+
+
+def _difference_quantile(a: np.ndarray, b: np.ndarray, q: float) -> np.ndarray:
+    """The q-quantile of U(0, a) + U(0, b) (a trapezoidal law on [0, a + b])."""
+    small, large = np.minimum(a, b), np.maximum(a, b)
+    corner = small / (2 * large)  # CDF where the rising ramp ends
+    ramp_up = np.sqrt(2 * a * b * q)
+    flat = q * large + small / 2
+    ramp_down = a + b - np.sqrt(2 * a * b * (1 - q))
+    return np.where(q <= corner, ramp_up, np.where(q <= 1 - corner, flat, ramp_down))
+
+
+def interval_bounds_many(
+    lo: np.ndarray, hi: np.ndarray, d: float, ct: float, pi: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """LH, LL, RL, RH for many base intervals at once (arrays of ``lo`` and ``hi``).
+
+    Where ``d >= max(pi, hi - lo)`` the bounds are exact (Section 4.1); elsewhere they are the
+    loose partitions of PTJoin Eq. 4-6, whose satisfaction range may be empty (``LL > RL``).
+
+    >>> [float(x[0]) for x in interval_bounds_many(np.array([100.]), np.array([120.]), 30, .5, 20)]
+    [80.0, 90.0, 140.0, 150.0]
+    """
+    _check(d, ct, pi)
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    length = hi - lo
+    if np.any(~(length > 0)):
+        k = int(np.flatnonzero(~(length > 0))[0])
+        raise ValueError(f"hi = {float(hi.flat[k])!r} must exceed lo = {float(lo.flat[k])!r}")
+    exact = d >= np.maximum(length, pi)
+    quantile = _difference_quantile(length, np.full_like(length, pi), ct)
+    return (
+        lo + ct * length - d,  # point-like target; sound for every d (see invalidation_bound)
+        np.where(exact, lo - d + quantile, hi - d + pi),  # exact: length-pi target
+        np.where(exact, hi + d - ct * length, lo + d),  # exact: point-like target
+        np.where(exact, hi + d + pi - quantile, hi + d + pi),  # exact: length-pi target
+    )
 
 
 def interval_bounds(lo: float, hi: float, d: float, ct: float, pi: float) -> IntervalBounds:
@@ -74,26 +116,15 @@ def interval_bounds(lo: float, hi: float, d: float, ct: float, pi: float) -> Int
     >>> interval_bounds(100, 120, d=30, ct=0.5, pi=20)
     IntervalBounds(lh=80.0, ll=90.0, rl=140.0, rh=150.0)
     """
-    _check(d, ct, pi)
-    if not hi > lo:
-        raise ValueError(f"hi = {hi!r} must exceed lo = {lo!r}")
-    length = hi - lo
-    if not d >= length:
-        raise ValueError(f"d = {d!r} must be at least the base length {length!r}")
-    base = HistogramTimestamp.uniform(lo, hi)
-    longest = HistogramTimestamp.uniform(0.0, pi)
-    return IntervalBounds(
-        lh=lo + ct * length - d,  # P(x + d >= X1) = ct
-        ll=stime(base, longest, 1.0 - ct, side="left") - d,  # Eq. 9 with a length-pi target
-        rl=hi + d - ct * length,  # P(X1 + d >= x) = ct
-        rh=stime(base, longest, ct, side="right") + d,  # Eq. 8 with a length-pi target
-    )
+    lh, ll, rl, rh = interval_bounds_many(np.array([lo]), np.array([hi]), d, ct, pi)
+    return IntervalBounds(float(lh[0]), float(ll[0]), float(rl[0]), float(rh[0]))
 
 
 def invalidation_bound(now: float, max_delay: float, pi_base: float, d: float, ct: float) -> float:
     """``max(LH(e_inv))`` with ``@e_inv = (now - delay_base - pi, now - delay_base)`` (Sec. 4.2).
 
     Target tuples with max time below this bound can join no base tuple that may still arrive.
+    LH needs no assumption on d: a target ending at x <= LH has P <= P(X1 <= x + d) < ct.
 
     >>> invalidation_bound(now=1000, max_delay=100, pi_base=20, d=30, ct=0.5)
     860.0
@@ -103,3 +134,29 @@ def invalidation_bound(now: float, max_delay: float, pi_base: float, d: float, c
         raise ValueError(f"max_delay = {max_delay!r} must be a non-negative delay")
     start = now - max_delay - pi_base
     return start + ct * pi_base - d
+
+
+def uniform_band_prob(
+    lo_a: np.ndarray, hi_a: np.ndarray, lo_b: np.ndarray, hi_b: np.ndarray, d: float
+) -> np.ndarray:
+    """P(|Xa - Xb| <= d) for uniform intervals, vectorised (closed form of the trapezoid).
+
+    >>> uniform_band_prob(np.array([0.]), np.array([10.]), np.array([0.]), np.array([10.]), 5)
+    array([0.75])
+    """
+    if not d >= 0:
+        raise ValueError(f"d = {d!r} must be a non-negative number")
+    a = np.asarray(hi_a, dtype=np.float64) - lo_a
+    b = np.asarray(hi_b, dtype=np.float64) - lo_b
+    base = np.asarray(lo_b, dtype=np.float64) - hi_a  # min of Xb - Xa; support length a + b
+
+    def cdf(z: np.ndarray) -> np.ndarray:
+        """P(Xb - Xa <= z): the integral of the trapezoid by the relu-square formula."""
+        s = z - base
+
+        def r(x: np.ndarray) -> np.ndarray:
+            return np.maximum(x, 0.0) ** 2
+
+        return (r(s) - r(s - a) - r(s - b) + r(s - a - b)) / (2 * a * b)
+
+    return np.clip(cdf(d) - cdf(-d), 0.0, 1.0)

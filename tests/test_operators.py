@@ -1,0 +1,310 @@
+"""Every join operator against the brute-force oracle (exact probability, all pairs)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.data.synthetic import synthetic_events
+from workbench.events import Events
+from workbench.operators import (
+    BadEventError,
+    BandJoin,
+    EagerCorrelation,
+    Envelope,
+    LazyCorrelation,
+    LazyLookupCorrelation,
+    PTJoin,
+    SimpleCorrelation,
+    SSortCorrelation,
+    StreamSpec,
+    brute_force_join,
+    on_time,
+    replay,
+)
+from workbench.paper_examples import example3_templates
+from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+
+INTERVAL_OPS = {
+    "simple": SimpleCorrelation,
+    "ssort": SSortCorrelation,
+    "eager": EagerCorrelation,
+    "lazy": lambda **kw: LazyCorrelation(max_pending=7, **kw),
+    "lazy-time": lambda **kw: LazyCorrelation(max_pending=None, max_wait=25.0, **kw),
+    "lookup": lambda **kw: LazyLookupCorrelation(max_pending=9, **kw),
+}
+PT_OPS = {
+    "naive": lambda **kw: PTJoin(mode="naive", **kw),
+    "loose": lambda **kw: PTJoin(mode="loose", **kw),
+    "tight": lambda **kw: PTJoin(mode="tight", **kw),
+}
+
+
+def _pairs(matches) -> np.ndarray:
+    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if pairs.size else pairs.reshape(0, 2)
+
+
+def _check_against_oracle(op, events, streams, d, threshold):
+    matches, status = replay(op, events)
+    got = _pairs(matches)
+    assert len({tuple(p) for p in got.tolist()}) == len(got), "a pair came out twice"
+    accepted = on_time(events, [s.max_delay for s in streams])
+    np.testing.assert_array_equal(status == "late", ~accepted)
+    expected = brute_force_join(events, streams, d, threshold)
+    np.testing.assert_array_equal(got, expected)
+    c = op.counters
+    assert c.events_in == len(events) and c.results_out == len(expected)
+    assert c.late_events == int((~accepted).sum()) and c.buffered == (0, 0)
+    return expected
+
+
+def _uniform_set(rng, name, count, max_len):
+    lengths = rng.uniform(1.0, max_len, count)
+    return TemplateSet(name, tuple(HistogramTimestamp.uniform(0, x) for x in lengths))
+
+
+@st.composite
+def scenario(draw, kind: str):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    counts = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    max_len = draw(st.sampled_from([5.0, 30.0, 80.0]))
+    if kind == "interval":
+        sets = [_uniform_set(rng, n, c, max_len) for n, c in zip("AB", counts, strict=True)]
+    else:
+        buckets = draw(st.integers(1, 6))
+        sets = [
+            random_templates(rng, c, buckets, max_len, n) for n, c in zip("AB", counts, strict=True)
+        ]
+    delays = (draw(st.sampled_from([0.0, 20.0, 90.0])), draw(st.sampled_from([0.0, 20.0, 90.0])))
+    streams = (StreamSpec(sets[0], delays[0]), StreamSpec(sets[1], delays[1]))
+    pi = max(s.pi for s in sets)
+    d = draw(st.sampled_from(["below", "above"]))
+    d = float(rng.uniform(0, pi)) if d == "below" else pi + float(rng.uniform(0, 60))
+    threshold = draw(st.floats(0.05, 0.95))
+    events = synthetic_events(
+        rng,
+        draw(st.integers(0, 60)),
+        counts,
+        mean_interarrival=draw(st.sampled_from([2.0, 10.0, 40.0])),
+        max_delay=delays,
+        late_fraction=draw(st.sampled_from([0.0, 0.1])),
+    )
+    return streams, events, d, threshold
+
+
+@pytest.mark.parametrize("name", sorted(INTERVAL_OPS))
+@settings(max_examples=60)
+@given(data=scenario("interval"))
+def test_interval_correlation_equals_the_oracle(name, data):
+    streams, events, d, ct = data
+    op = INTERVAL_OPS[name](streams=streams, d=d, threshold=ct)
+    _check_against_oracle(op, events, streams, d, ct)
+
+
+@pytest.mark.parametrize("name", sorted(PT_OPS))
+@settings(max_examples=60)
+@given(data=scenario("histogram"))
+def test_ptjoin_equals_the_oracle(name, data):
+    streams, events, d, delta = data
+    op = PT_OPS[name](streams=streams, d=d, threshold=delta)
+    _check_against_oracle(op, events, streams, d, delta)
+
+
+@pytest.mark.parametrize("name", sorted(PT_OPS))
+def test_ptjoin_on_a_seeded_larger_stream(name):
+    rng = np.random.default_rng(7)
+    a = random_templates(rng, 12, 8, 300, "A")
+    b = random_templates(rng, 10, 10, 400, "B")
+    streams = (StreamSpec(a, 150.0), StreamSpec(b, 250.0))
+    events = synthetic_events(
+        rng, 600, (12, 10), mean_interarrival=15, max_delay=(150, 250), late_fraction=0.02
+    )
+    op = PT_OPS[name](streams=streams, d=450.0, threshold=0.7)
+    expected = _check_against_oracle(op, events, streams, 450.0, 0.7)
+    assert len(expected) > 1000
+    if name == "tight":
+        assert op.counters.stime_lookups > 0
+        assert op.counters.prob_evals == 0  # the fast path integrates nothing
+
+
+@pytest.mark.parametrize("name", sorted(INTERVAL_OPS))
+def test_interval_on_a_seeded_larger_stream(name):
+    rng = np.random.default_rng(8)
+    sets = [_uniform_set(rng, n, 5, 50.0) for n in "AB"]
+    streams = (StreamSpec(sets[0], 60.0), StreamSpec(sets[1], 40.0))
+    events = synthetic_events(
+        rng, 800, (5, 5), mean_interarrival=4, max_delay=(60, 40), late_fraction=0.02
+    )
+    op = INTERVAL_OPS[name](streams=streams, d=70.0, threshold=0.6)
+    expected = _check_against_oracle(op, events, streams, 70.0, 0.6)
+    assert len(expected) > 5000
+    if name == "lookup":
+        assert op.counters.lookup_reuses > 0
+
+
+def test_example_3_stream():
+    """Example 3: a1 (s1, 60), a2 (s2, 110), a3 (s1, 210); partners from both sensors."""
+    templates = example3_templates()
+    spec = StreamSpec(templates, max_delay=20.0)
+    events = Events(
+        stream=np.array([0, 1, 1, 0, 1, 1]),
+        id=np.array([1, 2, 4, 3, 5, 6]),
+        template=np.array([0, 1, 0, 0, 1, 1]),
+        t_det=np.array([60.0, 110.0, 165.0, 210.0, 262.0, 250.0]),
+        arrival=np.array([61.0, 112.0, 180.0, 212.0, 263.0, 280.0]),  # b6 is late
+    )
+    for mode in PT_OPS:
+        op = PT_OPS[mode](streams=(spec, spec), d=60.0, threshold=0.8)
+        got = _check_against_oracle(op, events, (spec, spec), 60.0, 0.8)
+        # prob(|a1 - a2| <= 60) = 0.925; a3 meets b4 (0.906, in LPR) and b5 (in RPR)
+        assert got.tolist() == [[1, 2], [3, 4], [3, 5]]
+
+
+def test_interval_example_1_lookup_reuse():
+    """Interval paper, Example 1 / Figure 2: I2 against I11 <= I12 <= I14 (Corollary 2)."""
+    lengths = TemplateSet("L", tuple(HistogramTimestamp.uniform(0, x) for x in (10.0, 12.0)))
+    spec = StreamSpec(lengths, max_delay=100.0)
+    # targets I11, I12, I14 (stream B) with ordered mins and maxes, then base tuples (stream A)
+    events = Events(
+        stream=np.array([1, 1, 1, 0, 0]),
+        id=np.array([11, 12, 14, 1, 2]),
+        template=np.array([0, 0, 1, 1, 0]),
+        t_det=np.array([100.0, 104.0, 109.0, 140.0, 141.0]),
+        arrival=np.array([150.0, 151.0, 152.0, 153.0, 154.0]),
+    )
+    d, ct = 40.0, 0.5
+    op = LazyLookupCorrelation(streams=(spec, spec), d=d, threshold=ct, max_pending=100)
+    got = _check_against_oracle(op, events, (spec, spec), d, ct)
+    plain = LazyCorrelation(streams=(spec, spec), d=d, threshold=ct, max_pending=100)
+    assert _check_against_oracle(plain, events, (spec, spec), d, ct).tolist() == got.tolist()
+    assert op.counters.lookup_reuses > 0
+    assert op.counters.prob_evals < plain.counters.prob_evals
+
+
+def test_parameters_steered_inside_the_envelope_stay_exact():
+    rng = np.random.default_rng(3)
+    a, b = random_templates(rng, 6, 5, 80, "A"), random_templates(rng, 5, 5, 80, "B")
+    streams = (StreamSpec(a, 60.0), StreamSpec(b, 60.0))
+    events = synthetic_events(rng, 400, (6, 5), mean_interarrival=5, max_delay=(60, 60))
+    env = Envelope(d_max=200.0, threshold_min=0.3, max_delay=(60.0, 60.0))
+    schedule = {0: (120.0, 0.8), 150: (60.0, 0.5), 300: (200.0, 0.3), 500: (20.0, 0.9)}
+    d_at, t_at = np.empty(len(events)), np.empty(len(events))
+    for mode in ("loose", "tight"):
+        op = PTJoin(streams=streams, d=120.0, threshold=0.8, envelope=env, mode=mode)
+        parts = []
+        for k, row in enumerate(events.rows()):
+            if k in schedule:
+                parts.append(op.set_params(d=schedule[k][0], threshold=schedule[k][1]))
+            d_at[k], t_at[k] = op.d, op.threshold
+            parts.append(op.push(*row))
+        parts.append(op.flush())
+        from workbench.operators import Matches
+
+        got = _pairs(Matches.concat(parts))
+        np.testing.assert_array_equal(got, brute_force_join(events, streams, d_at, t_at))
+    with pytest.raises(ValueError, match="d = 250.0 exceeds the envelope's d_max = 200.0"):
+        op.set_params(d=250.0)
+    with pytest.raises(ValueError, match="threshold = 0.2 is below the envelope's"):
+        op.set_params(threshold=0.2)
+    with pytest.raises(ValueError, match="max_delay of stream B = 70.0 exceeds"):
+        op.set_params(max_delay=(60.0, 70.0))
+
+
+def test_interval_parameters_steered_inside_the_envelope_stay_exact():
+    rng = np.random.default_rng(4)
+    sets = [_uniform_set(rng, n, 4, 40.0) for n in "AB"]
+    streams = (StreamSpec(sets[0], 30.0), StreamSpec(sets[1], 30.0))
+    events = synthetic_events(rng, 500, (4, 4), mean_interarrival=3, max_delay=(30, 30))
+    env = Envelope(d_max=100.0, threshold_min=0.2, max_delay=(30.0, 30.0))
+    schedule = {0: (50.0, 0.7), 200: (100.0, 0.2), 400: (10.0, 0.9), 700: (45.0, 0.5)}
+    from workbench.operators import Matches
+
+    for name, factory in INTERVAL_OPS.items():
+        op = factory(streams=streams, d=50.0, threshold=0.7, envelope=env)
+        d_at, t_at, parts = np.empty(len(events)), np.empty(len(events)), []
+        for k, row in enumerate(events.rows()):
+            if k in schedule:
+                parts.append(op.set_params(d=schedule[k][0], threshold=schedule[k][1]))
+            d_at[k], t_at[k] = op.d, op.threshold
+            parts.append(op.push(*row))
+        parts.append(op.flush())
+        got = _pairs(Matches.concat(parts))
+        np.testing.assert_array_equal(got, brute_force_join(events, streams, d_at, t_at), name)
+
+
+@pytest.mark.parametrize("policy", ["raise", "count"])
+def test_bad_events(policy):
+    spec = StreamSpec(example3_templates(), max_delay=20.0)
+    op = PTJoin(streams=(spec, spec), d=60.0, threshold=0.8, on_bad=policy)
+    op.push("A", 1, 0, 100.0, 101.0)
+    bad = [
+        (("C", 2, 0, 100.0, 102.0), "stream = 'C' is not one of"),
+        (("A", 2, 5, 100.0, 102.0), "template = 5 is not a template index of stream A"),
+        (("A", 2, 0, float("nan"), 102.0), "t_det = nan is not a finite time"),
+        (("B", 2, 0, 100.0, 99.0), "arrival = 99.0 precedes t_det = 100.0"),
+        (("B", 2, 0, 90.0, 100.0), "arrival = 100.0 is earlier than the clock 101.0"),
+    ]
+    for args, message in bad:
+        if policy == "raise":
+            with pytest.raises(BadEventError, match=message):
+                op.push(*args)
+        else:
+            assert op.push(*args).status == "bad"
+    assert op.counters.bad_events == (len(bad) if policy == "count" else 0)
+    assert op.push("B", 9, 1, 110.0, 111.0).status == "ok"  # the stream keeps going
+
+
+def test_late_event_is_reported_and_never_joined():
+    spec = StreamSpec(example3_templates(), max_delay=10.0)
+    op = PTJoin(streams=(spec, spec), d=60.0, threshold=0.5)
+    op.push("A", 1, 0, 100.0, 101.0)
+    late = op.push("B", 2, 0, 100.0, 111.0)
+    assert late.status == "late" and len(late) == 0 and op.counters.late_events == 1
+    assert op.counters.buffered == (1, 0)
+
+
+def test_configuration_errors():
+    spec = StreamSpec(example3_templates(), max_delay=10.0)
+    with pytest.raises(ValueError, match="interval correlation needs uniform intervals"):
+        EagerCorrelation(streams=(spec, spec), d=50.0, threshold=0.5)
+    with pytest.raises(ValueError, match="mode = 'fast' must be"):
+        PTJoin(streams=(spec, spec), d=50.0, threshold=0.5, mode="fast")
+    with pytest.raises(ValueError, match="threshold = 1.5 must lie strictly"):
+        PTJoin(streams=(spec, spec), d=50.0, threshold=1.5)
+    with pytest.raises(ValueError, match="d = -1.0 must be a finite window"):
+        PTJoin(streams=(spec, spec), d=-1.0, threshold=0.5)
+    with pytest.raises(ValueError, match="max_delay = -1 must be a finite delay"):
+        StreamSpec(example3_templates(), max_delay=-1)
+    uni = StreamSpec(TemplateSet("U", (HistogramTimestamp.uniform(0, 5),)), 5.0)
+    with pytest.raises(ValueError, match="nothing would re-evaluate"):
+        LazyCorrelation(streams=(uni, uni), d=10.0, threshold=0.5, max_pending=None)
+
+
+def test_every_operator_pickles_mid_stream():
+    rng = np.random.default_rng(5)
+    sets = [_uniform_set(rng, n, 3, 20.0) for n in "AB"]
+    streams = (StreamSpec(sets[0], 10.0), StreamSpec(sets[1], 10.0))
+    events = synthetic_events(rng, 100, (3, 3), mean_interarrival=3, max_delay=(10, 10))
+    factories = {**INTERVAL_OPS, **PT_OPS, "band": BandJoin}
+    for name, factory in factories.items():
+        op = factory(streams=streams, d=30.0, threshold=0.5)
+        first = events.head(100)
+        for row in first.rows():
+            op.push(*row)
+        clone = pickle.loads(pickle.dumps(op))
+        rest = Events(
+            *(
+                col[100:]
+                for col in (events.stream, events.id, events.template, events.t_det, events.arrival)
+            )
+        )
+        a, _ = replay(op, rest)
+        b, _ = replay(clone, rest)
+        np.testing.assert_array_equal(_pairs(a), _pairs(b), name)
+        assert clone.counters == op.counters

@@ -1,0 +1,65 @@
+"""A replayable batch of events of two streams, as NumPy columns in arrival order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Events"]
+
+
+@dataclass(frozen=True, eq=False)
+class Events:
+    """Events of streams A (0) and B (1): ids, template indices, detection and arrival times.
+
+    Rows are in arrival order; ids are unique within a stream.  ``t_det`` is ``max(H)`` of
+    the event (PTJoin Definition 4).
+
+    >>> ev = Events(np.array([0, 1]), np.array([0, 0]), np.array([2, 0]),
+    ...             np.array([10.0, 12.0]), np.array([11.0, 15.0]))
+    >>> len(ev), ev.delays().tolist()
+    (2, [1.0, 3.0])
+    """
+
+    stream: np.ndarray
+    id: np.ndarray
+    template: np.ndarray
+    t_det: np.ndarray
+    arrival: np.ndarray
+
+    def __post_init__(self) -> None:
+        cols = {
+            "stream": np.asarray(self.stream, dtype=np.int64),
+            "id": np.asarray(self.id, dtype=np.int64),
+            "template": np.asarray(self.template, dtype=np.int64),
+            "t_det": np.asarray(self.t_det, dtype=np.float64),
+            "arrival": np.asarray(self.arrival, dtype=np.float64),
+        }
+        n = cols["stream"].shape
+        for name, col in cols.items():
+            if col.ndim != 1 or col.shape != n:
+                raise ValueError(f"{name} has shape {col.shape}, expected {n} like stream")
+            object.__setattr__(self, name, col)
+        bad = np.flatnonzero(np.diff(cols["arrival"]) < 0)
+        if bad.size:
+            k = int(bad[0]) + 1
+            raise ValueError(f"arrival[{k}] = {cols['arrival'][k]!r} is out of arrival order")
+
+    def __len__(self) -> int:
+        return int(self.stream.size)
+
+    def delays(self) -> np.ndarray:
+        """Network delay of every event: arrival - t_det."""
+        return self.arrival - self.t_det
+
+    def head(self, n: int) -> Events:
+        """The first n events in arrival order."""
+        return Events(*(col[:n] for col in self._columns()))
+
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return (self.stream, self.id, self.template, self.t_det, self.arrival)
+
+    def rows(self) -> zip:
+        """Python-typed rows ``(stream, id, template, t_det, arrival)`` for ``push``."""
+        return zip(*(col.tolist() for col in self._columns()), strict=True)

@@ -1,0 +1,41 @@
+"""Exact in-process streaming join operators: the reference semantics of the workbench."""
+
+from __future__ import annotations
+
+from workbench.operators.base import (
+    BadEventError,
+    Counters,
+    Envelope,
+    Matches,
+    StreamSpec,
+    TwoStreamJoin,
+    replay,
+)
+from workbench.operators.interval import (
+    EagerCorrelation,
+    LazyCorrelation,
+    LazyLookupCorrelation,
+    SimpleCorrelation,
+    SSortCorrelation,
+)
+from workbench.operators.oracle import brute_force_join, on_time
+from workbench.operators.ptjoin import BandJoin, PTJoin
+
+__all__ = [
+    "BadEventError",
+    "BandJoin",
+    "PTJoin",
+    "brute_force_join",
+    "on_time",
+    "Counters",
+    "EagerCorrelation",
+    "Envelope",
+    "LazyCorrelation",
+    "LazyLookupCorrelation",
+    "Matches",
+    "SSortCorrelation",
+    "SimpleCorrelation",
+    "StreamSpec",
+    "TwoStreamJoin",
+    "replay",
+]

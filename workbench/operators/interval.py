@@ -1,0 +1,280 @@
+"""Interval timing correlation (interval timing paper, Section 4.2, Algorithms 1-7).
+
+Events carry uniform interval timestamps: each stream's templates are one-bucket histograms
+(interval lengths), an event detected at t covers ``[t - len, t]``.  A pair joins when
+``P(|Xa - Xb| <= d) >= ct``.  Five algorithms, one class each:
+
+- :class:`SimpleCorrelation` (Alg. 1): probe every buffered target, buffers in arrival order.
+- :class:`SSortCorrelation`: the same probing over max-time sorted buffers.
+- :class:`EagerCorrelation` (Alg. 2-3): LH/LL/RL/RH per arrival, probe only [LH, LL), (RL, RH].
+- :class:`LazyCorrelation` (Alg. 4-5): buffer arrivals, correlate blocks (BlockTimingCorrelation).
+- :class:`LazyLookupCorrelation` (Alg. 6-7): blocks with a look-up table reusing probe results.
+
+Invalidation uses ``LH(e_inv)`` (Section 4.2) at the envelope's most permissive parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from workbench.interval_bounds import interval_bounds_many, invalidation_bound, uniform_band_prob
+from workbench.operators.base import (
+    Matches,
+    SortedBuffer,
+    TwoStreamJoin,
+    expand_ranges,
+    partition_slices,
+)
+
+__all__ = [
+    "EagerCorrelation",
+    "LazyCorrelation",
+    "LazyLookupCorrelation",
+    "SSortCorrelation",
+    "SimpleCorrelation",
+]
+
+
+@dataclass(kw_only=True)
+class _IntervalCorrelation(TwoStreamJoin):
+    """Uniform-interval streams: checks the templates, probes, invalidates by LH(e_inv)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for s, spec in enumerate(self.streams):
+            for k, t in enumerate(spec.templates):
+                if t.n_buckets != 1:
+                    raise ValueError(
+                        f"templates[{k}] of stream {'AB'[s]} has {t.n_buckets} buckets; "
+                        "interval correlation needs uniform intervals (one bucket)"
+                    )
+
+    @property
+    def ct(self) -> float:
+        """The confidence threshold ct."""
+        return self.threshold
+
+    def _probe(
+        self,
+        stream: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        t_lo: np.ndarray,
+        t_hi: np.ndarray,
+    ) -> np.ndarray:
+        """Probe (Alg. 3): whether ``ct <= P(|@e_new - @e| <= d)``, for aligned arrays."""
+        self._counters.prob_evals += int(np.size(t_lo))
+        if stream == 0:
+            p = uniform_band_prob(lo, hi, t_lo, t_hi, self.d)
+        else:
+            p = uniform_band_prob(t_lo, t_hi, lo, hi, self.d)
+        return p >= self.threshold
+
+    def _bounds(
+        self, stream: int, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """LH, LL, RL, RH of base events of ``stream`` against the other stream's pi."""
+        return interval_bounds_many(lo, hi, self.d, self.threshold, self.streams[1 - stream].pi)
+
+    def _eviction_bound(self, target: int) -> float:
+        base = 1 - target
+        env = self.envelope
+        return invalidation_bound(
+            self.now, env.max_delay[base], self.streams[base].pi, env.d_max, env.threshold_min
+        )
+
+    def _exact_bounds(self) -> bool:
+        """Whether d >= pi of both streams, so LH..RH are exact (and Corollary 3 holds)."""
+        return self.d >= max(self.streams[0].pi, self.streams[1].pi)
+
+
+@dataclass(kw_only=True)
+class SimpleCorrelation(_IntervalCorrelation):
+    """Algorithm 1: probe every target tuple; buffers kept in arrival order.
+
+    >>> from workbench.operators.base import StreamSpec
+    >>> from workbench.timestamps import HistogramTimestamp, TemplateSet
+    >>> spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, 10),)), max_delay=5)
+    >>> op = SimpleCorrelation(streams=(spec, spec), d=20, threshold=0.9)
+    >>> op.push("A", 1, 0, t_det=100.0, arrival=101.0).b_ids.tolist()
+    []
+    >>> m = op.push("B", 7, 0, t_det=110.0, arrival=112.0)
+    >>> m.a_ids.tolist(), m.b_ids.tolist(), op.counters.prob_evals
+    ([1], [7], 1)
+    """
+
+    def _new_buffer(self) -> SortedBuffer:
+        return SortedBuffer(keep_sorted=False)
+
+    def _accept(
+        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
+    ) -> Matches:
+        target = self.buffers[1 - stream]
+        ok = self._probe(stream, np.array(tmin), np.array(t_det), target.tmin, target.tmax)
+        hits = target.ids[ok]
+        self._evict(1 - stream)  # marked obsolete tuples leave the target buffer
+        self.buffers[stream].insert(event_id, template, t_det, tmin)
+        return Matches.of(stream, event_id, hits)
+
+
+@dataclass(kw_only=True)
+class SSortCorrelation(SimpleCorrelation):
+    """Simple-Sort: Algorithm 1 over max-time sorted buffers (obsolete tuples form a block)."""
+
+    def _new_buffer(self) -> SortedBuffer:
+        return SortedBuffer(keep_sorted=True)
+
+
+@dataclass(kw_only=True)
+class EagerCorrelation(_IntervalCorrelation):
+    """Algorithms 2-3: SR = [LL, RL] joins without probing; only the PRs are probed."""
+
+    def _accept(
+        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
+    ) -> Matches:
+        target = self.buffers[1 - stream]
+        lo, hi = np.array([tmin]), np.array([t_det])
+        i_lh, i_sr, j_sr, j_rh = (
+            int(x[0]) for x in partition_slices(target.tmax, *self._bounds(stream, lo, hi))
+        )
+        sr = target.ids[i_sr:j_sr]
+        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
+        ok = self._probe(stream, lo, hi, target.tmin[probe], target.tmax[probe])
+        hits = np.concatenate((sr, target.ids[probe][ok]))
+        self._evict(1 - stream)
+        self.buffers[stream].insert(event_id, template, t_det, tmin)
+        return Matches.of(stream, event_id, hits)
+
+
+@dataclass(kw_only=True)
+class LazyCorrelation(_IntervalCorrelation):
+    """Algorithms 4-5: arrivals wait; blocks are correlated when "enough" have gathered.
+
+    Re-evaluation when ``max_pending`` unprocessed tuples have arrived and/or when
+    ``max_wait`` (arrival-clock time) has passed since the last one; ``flush()`` evaluates
+    the rest.  A block is correlated with vectorised bounds, slices and probes.
+    """
+
+    max_pending: int | None = 500
+    max_wait: float | None = None
+    _pending: list[list[tuple[int, int, float, float]]] = field(
+        default_factory=lambda: [[], []], init=False, repr=False
+    )
+    _last_eval: float | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_pending is None and self.max_wait is None:
+            raise ValueError("max_pending and max_wait are both None: nothing would re-evaluate")
+        if self.max_pending is not None and not self.max_pending >= 1:
+            raise ValueError(f"max_pending = {self.max_pending!r} must be at least 1")
+        if self.max_wait is not None and not self.max_wait >= 0:
+            raise ValueError(f"max_wait = {self.max_wait!r} must be a non-negative time")
+
+    def _accept(
+        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
+    ) -> Matches:
+        self._pending[stream].append((event_id, template, t_det, tmin))
+        if self._last_eval is None:
+            self._last_eval = self.now
+        count = len(self._pending[0]) + len(self._pending[1])
+        due = (self.max_pending is not None and count >= self.max_pending) or (
+            self.max_wait is not None and self.now - self._last_eval >= self.max_wait
+        )
+        return self._block() if due else Matches.empty()
+
+    def _drain(self) -> Matches:
+        return self._block()
+
+    def _block(self) -> Matches:
+        """BlockTimingCorrelation over both streams' unprocessed blocks (Algorithm 5)."""
+        self._last_eval = self.now
+        parts = []
+        for stream in (0, 1):
+            rows = self._pending[stream]
+            self._pending[stream] = []
+            if not rows:
+                continue
+            ids, templates, tmax, tmin = (np.array(c) for c in zip(*rows, strict=True))
+            order = np.argsort(tmax, kind="stable")  # sort the unprocessed block
+            ids, templates, tmax, tmin = ids[order], templates[order], tmax[order], tmin[order]
+            # the block meets the target's processed tuples and, for stream B, A's block too
+            parts.append(self._correlate_block(stream, ids, tmin, tmax))
+            self.buffers[stream].insert_many(ids, templates, tmax, tmin)
+        self._evict(0)
+        self._evict(1)
+        return Matches.concat(parts)
+
+    def _correlate_block(
+        self, stream: int, ids: np.ndarray, tmin: np.ndarray, tmax: np.ndarray
+    ) -> Matches:
+        target = self.buffers[1 - stream]
+        i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
+        own, pos = expand_ranges(i_sr, j_sr)
+        sr = Matches.of(stream, ids[own], target.ids[pos])
+        own_l, pos_l = expand_ranges(i_lh, i_sr)
+        own_r, pos_r = expand_ranges(j_sr, j_rh)
+        own_p, pos_p = np.concatenate((own_l, own_r)), np.concatenate((pos_l, pos_r))
+        ok = self._probe(stream, tmin[own_p], tmax[own_p], target.tmin[pos_p], target.tmax[pos_p])
+        return Matches.concat([sr, Matches.of(stream, ids[own_p][ok], target.ids[pos_p][ok])])
+
+
+@dataclass(kw_only=True)
+class LazyLookupCorrelation(LazyCorrelation):
+    """Algorithms 6-7: the lazy block with a look-up table over the target's probe regions.
+
+    The left probe regions are visited from the block's last tuple to its first, the right
+    ones from first to last; a stored probability of an earlier-visited base tuple e_b is
+    reused for e_new when ``min(e_new) <= min(e_b)`` (left) or ``>=`` (right) and it reached
+    ct (Theorem 2 of the paper, by Corollaries 2-3).  Needs ``d >= pi`` of both streams;
+    below that every probe is computed.
+    """
+
+    def _correlate_block(
+        self, stream: int, ids: np.ndarray, tmin: np.ndarray, tmax: np.ndarray
+    ) -> Matches:
+        if not self._exact_bounds():
+            return super()._correlate_block(stream, ids, tmin, tmax)
+        target = self.buffers[1 - stream]
+        i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
+        own, pos = expand_ranges(i_sr, j_sr)
+        parts = [Matches.of(stream, ids[own], target.ids[pos])]  # SR: lines 4-9
+        n_target = len(target)
+        for side in ("left", "right"):
+            stored_p = np.full(n_target, np.nan)  # notInit
+            stored_min = np.zeros(n_target)
+            visit = range(len(ids) - 1, -1, -1) if side == "left" else range(len(ids))
+            for b in visit:
+                lo_idx, hi_idx = (i_lh[b], i_sr[b]) if side == "left" else (j_sr[b], j_rh[b])
+                if lo_idx == hi_idx:
+                    continue
+                window = slice(lo_idx, hi_idx)
+                init = ~np.isnan(stored_p[window])
+                if side == "left":
+                    usable = init & (tmin[b] <= stored_min[window])
+                else:
+                    usable = init & (tmin[b] >= stored_min[window])
+                reuse = usable & (stored_p[window] >= self.threshold)
+                self._counters.lookup_reuses += int(np.count_nonzero(reuse))
+                probe = np.flatnonzero(~reuse) + lo_idx
+                lo_b, hi_b = np.full(probe.size, tmin[b]), np.full(probe.size, tmax[b])
+                self._counters.prob_evals += int(probe.size)
+                if stream == 0:
+                    p = uniform_band_prob(
+                        lo_b, hi_b, target.tmin[probe], target.tmax[probe], self.d
+                    )
+                else:
+                    p = uniform_band_prob(
+                        target.tmin[probe], target.tmax[probe], lo_b, hi_b, self.d
+                    )
+                # SetLookup where the table was not usable (notInit or not strictly less)
+                store = ~usable[probe - lo_idx]
+                stored_p[probe[store]] = p[store]
+                stored_min[probe[store]] = tmin[b]
+                hits = np.concatenate(
+                    (target.ids[window][reuse], target.ids[probe][p >= self.threshold])
+                )
+                parts.append(Matches.of(stream, ids[b], hits))
+        return Matches.concat(parts)

@@ -1,0 +1,219 @@
+"""PTJoin: the probabilistic timing join over histogram timestamps (PTJoin paper, Section 3).
+
+A pair (a_i, b_j) qualifies ``jc(d, delta)`` iff ``P(|Xi - Xj| <= d) >= delta``.  Three probe
+strategies, one class:
+
+- ``"naive"``: every buffered partner, exact band probability (the paper's straightforward
+  method);
+- ``"loose"``: the partitions of Eq. 4-6; SR joins without a test, PRs get the exact
+  probability;
+- ``"tight"``: Theorem 3's partitions from stime tables built at query installation; PR pairs
+  are decided by Theorem 2 (one stime look-up, one comparison).  This fast path needs
+  ``d >= max(pi_A, pi_B)`` (Lemma 2); below it the loose partitions and exact probabilities
+  apply (the general path).
+
+Buffers are max-time sorted; obsolete partners leave by Theorem 4 (tight, fast path) or by the
+loose bound ``max(H) < now - D - pi - d`` (Eq. 4), at the envelope's most permissive values.
+:class:`BandJoin` is the deterministic band join of the same buffers with no probability test,
+the output-bound floor for benchmarks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from workbench.operators.base import Matches, TwoStreamJoin, partition_slices
+from workbench.probability import ge_batch
+from workbench.stime import StimeTable, stime_table
+
+__all__ = ["BandJoin", "PTJoin", "ProbeMode"]
+
+ProbeMode = Literal["naive", "loose", "tight"]
+"""How PTJoin limits and decides the probing: every partner, Eq. 4-6, or Theorem 3."""
+
+
+@dataclass(frozen=True)
+class _Direction:
+    """Theorem 3 for arrivals of one stream: its StimeTable and per-template row extremes."""
+
+    table: StimeTable
+    inv_min: np.ndarray = field(repr=False)
+    inv_max: np.ndarray = field(repr=False)
+    sat_min: np.ndarray = field(repr=False)
+    sat_max: np.ndarray = field(repr=False)
+
+    @classmethod
+    def build(cls, table: StimeTable) -> _Direction:
+        offset = table.max_a  # g(x) = max(H_i) - max(phi_u) + x
+        return cls(
+            table,
+            table.inv.min(axis=1) - offset,
+            table.inv.max(axis=1) - offset,
+            table.sat.min(axis=1) - offset,
+            table.sat.max(axis=1) - offset,
+        )
+
+
+@dataclass(kw_only=True)
+class PTJoin(TwoStreamJoin):
+    """PTJoin with jc(d, delta); ``mode`` picks the probing (see the module docstring).
+
+    >>> from workbench.operators.base import StreamSpec
+    >>> from workbench.paper_examples import example3_templates
+    >>> spec = StreamSpec(example3_templates(), max_delay=30)
+    >>> op = PTJoin(streams=(spec, spec), d=60, threshold=0.8, mode="tight")
+    >>> op.push("A", 3, 0, t_det=210.0, arrival=212.0).b_ids.tolist()   # a3 by s1
+    []
+    >>> m = op.push("B", 2, 1, t_det=160.0, arrival=215.0)              # late: 160 + 30 < 215
+    >>> m.status, op.counters.late_events
+    ('late', 1)
+    >>> op.push("B", 5, 1, t_det=230.0, arrival=231.0).a_ids.tolist()   # SR of a3
+    [3]
+    """
+
+    mode: ProbeMode = "tight"
+    _directions: tuple[_Direction, _Direction] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mode not in ("naive", "loose", "tight"):
+            raise ValueError(f"mode = {self.mode!r} must be 'naive', 'loose' or 'tight'")
+        packed = [self._packed_local(s) for s in (0, 1)]
+        self._edges = [e for e, _ in packed]
+        self._probs = [p for _, p in packed]
+        self._min_d = max(self.streams[0].pi, self.streams[1].pi)
+        self._t_min = (np.nan, np.nan)
+        if self.mode == "tight":
+            self._threshold_changed()
+            self._t_min = tuple(self._theorem4_t_min(s) for s in (0, 1))
+
+    def _threshold_changed(self) -> None:
+        if self.mode != "tight":
+            return
+        a, b = (s.templates for s in self.streams)
+        self._directions = (
+            _Direction.build(StimeTable.build(a, b, self.threshold)),
+            _Direction.build(StimeTable.build(b, a, self.threshold)),
+        )
+
+    def _theorem4_t_min(self, stream: int) -> float:
+        """t_min of Theorem 4 for arrivals of ``stream``, at the envelope's lowest delta."""
+        delta_min = self.envelope.threshold_min
+        own, other = self.streams[stream].templates, self.streams[1 - stream].templates
+        if delta_min == self.threshold:
+            inv = self._directions[stream].table.inv
+        else:
+            inv = stime_table(own, other, 1.0 - delta_min, side="left")
+        return float((inv - own.max_times[:, None]).min())
+
+    @property
+    def delta(self) -> float:
+        """The confidence threshold delta."""
+        return self.threshold
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether Theorem 2/3 apply now: tight mode and d >= max(pi_A, pi_B)."""
+        return self.mode == "tight" and self.d >= self._min_d
+
+    def _band(
+        self, stream: int, template: int, t_det: float, v: np.ndarray, m: np.ndarray
+    ) -> np.ndarray:
+        """Exact P(|Xi - Xj| <= d) of the arriving event against partners (templates v, max m)."""
+        self._counters.prob_evals += int(v.size)
+        if v.size == 0:
+            return np.zeros(0, dtype=bool)
+        other = 1 - stream
+        ei = (self._edges[stream][template] + t_det)[None, :]
+        pi = self._probs[stream][template][None, :]
+        ej = self._edges[other][v] + m[:, None]
+        pj = self._probs[other][v]
+        d = self.d
+        return ge_batch(ej + d, pj, ei, pi) + ge_batch(ei + d, pi, ej, pj) - 1.0 >= self.threshold
+
+    def _accept(
+        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
+    ) -> Matches:
+        other = 1 - stream
+        target = self.buffers[other]
+        if self.mode == "naive":
+            hits = target.ids[self._band(stream, template, t_det, target.templates, target.tmax)]
+        elif self.fast_path:
+            hits = self._tight(stream, template, t_det)
+        else:
+            hits = self._loose(stream, template, t_det, tmin)
+        self._evict(other)
+        self.buffers[stream].insert(event_id, template, t_det, tmin)
+        return Matches.of(stream, event_id, hits)
+
+    def _loose(self, stream: int, template: int, t_det: float, tmin: float) -> np.ndarray:
+        """Eq. 4-6: SR joins outright, the PRs are probed exactly."""
+        target = self.buffers[1 - stream]
+        pi_b, d = self.streams[1 - stream].pi, self.d
+        i_lh, i_sr, j_sr, j_rh = (
+            int(x)
+            for x in partition_slices(
+                target.tmax, tmin - d, t_det - d + pi_b, tmin + d, t_det + d + pi_b
+            )
+        )
+        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
+        ok = self._band(stream, template, t_det, target.templates[probe], target.tmax[probe])
+        return np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][ok]))
+
+    def _tight(self, stream: int, template: int, t_det: float) -> np.ndarray:
+        """Theorem 3's partitions; PR pairs decided by Eq. 9 (left) and Eq. 8 (right)."""
+        target = self.buffers[1 - stream]
+        direction = self._directions[stream]
+        d, u = self.d, template
+        i_lh, i_sr, j_sr, j_rh = (
+            int(x)
+            for x in partition_slices(
+                target.tmax,
+                direction.inv_min[u] + t_det - d,
+                direction.inv_max[u] + t_det - d,
+                direction.sat_min[u] + t_det + d,
+                direction.sat_max[u] + t_det + d,
+            )
+        )
+        g0 = t_det - float(direction.table.max_a[u])
+        left, right = slice(i_lh, i_sr), slice(j_sr, j_rh)
+        ok_left = direction.table.inv[u, target.templates[left]] - d + g0 <= target.tmax[left]
+        ok_right = direction.table.sat[u, target.templates[right]] + d + g0 >= target.tmax[right]
+        self._counters.stime_lookups += (i_sr - i_lh) + (j_rh - j_sr)
+        return np.concatenate(
+            (target.ids[i_sr:j_sr], target.ids[left][ok_left], target.ids[right][ok_right])
+        )
+
+    def _eviction_bound(self, target: int) -> float:
+        base = 1 - target
+        env = self.envelope
+        horizon = self.now - env.max_delay[base]  # no future base event ends before this
+        if self.mode == "tight" and env.d_max >= self._min_d:
+            return horizon - env.d_max + self._t_min[base]  # Theorem 4
+        return horizon - self.streams[base].pi - env.d_max  # Eq. 4: min(H_i) - d
+
+
+@dataclass(kw_only=True)
+class BandJoin(TwoStreamJoin):
+    """The deterministic band join ``|max(H_a) - max(H_b)| <= d``: no probability at all.
+
+    A baseline of the same buffers and clock as :class:`PTJoin` (``threshold`` is unused).
+    """
+
+    def _accept(
+        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
+    ) -> Matches:
+        target = self.buffers[1 - stream]
+        lo = int(np.searchsorted(target.tmax, t_det - self.d, side="left"))
+        hi = int(np.searchsorted(target.tmax, t_det + self.d, side="right"))
+        hits = target.ids[lo:hi]
+        self._evict(1 - stream)
+        self.buffers[stream].insert(event_id, template, t_det, tmin)
+        return Matches.of(stream, event_id, hits)
+
+    def _eviction_bound(self, target: int) -> float:
+        base = 1 - target
+        return self.now - self.envelope.max_delay[base] - self.envelope.d_max
