@@ -33,6 +33,8 @@ Side = Literal["right", "left"]
 """Which end of a flat crossing stime returns: "right" (Eq. 8) or "left" (Eq. 9)."""
 
 _CHUNK_PAIRS = 4096
+_EPS_SUM = 128 * np.finfo(np.float64).eps  # a sum of <= 128 terms: rounding <= n eps sum|x|
+_TIME_TOL = 1e-7  # ms
 _LEVEL_TOL = 1e-12
 """Probabilities this close to delta count as equal to it: rounding noise must not move a
 flat crossing from one end to the other (the flat ends are where Eq. 8 and Eq. 9 differ)."""
@@ -108,14 +110,15 @@ def stime(
     return float(a + t * (b - a) + hi.max)
 
 
-def _local_jumps(ts: TemplateSet) -> tuple[np.ndarray, np.ndarray]:
-    """Edges (each template moved so its max is 0) and the density jump at every edge."""
+def _local_jumps(ts: TemplateSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges (each template moved so its max is 0), probabilities, and the density jump at
+    every edge."""
     edges, probs = pack_histograms(ts.templates)
     edges = edges - ts.max_times[:, None]
     widths = np.diff(edges, axis=1)
     dens = np.divide(probs, widths, out=np.zeros_like(probs), where=widths > 0)
     padded = np.pad(dens, ((0, 0), (1, 1)))
-    return edges, np.diff(padded, axis=1)  # dens_k - dens_{k-1} at edge k
+    return edges, probs, np.diff(padded, axis=1)  # dens_k - dens_{k-1} at edge k
 
 
 def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "right") -> np.ndarray:
@@ -132,19 +135,21 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
     """
     delta = _check_delta(delta)
     _check_side(side)
-    ea, ja = _local_jumps(ha)
-    eb, jb = _local_jumps(hb)
+    ea, pa, ja = _local_jumps(ha)
+    eb, pb, jb = _local_jumps(hb)
     # Hi's edges enter with the negated jump (Lemma 1: +i2, -i1), Hj's with the jump itself
     ja = -ja
     n_a, n_b = len(ha), len(hb)
     terms = ea.shape[1] * eb.shape[1]
     out = np.empty(n_a * n_b)
+    shaky: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (pairs, c_k, c_k+1)
     chunk = min(_CHUNK_PAIRS, n_a * n_b)
     # buffers reused across chunks, term-major (terms, ..., pairs) so the suffix sums below
     # add whole rows; fresh arrays of this size per chunk would cost more than the arithmetic
     sums_buf = np.empty((terms, 3, chunk))
     c_buf = np.empty((terms, chunk))
     f_buf = np.empty((terms, chunk))
+    w_buf = np.empty((terms, chunk))
     for start in range(0, n_a * n_b, chunk):
         pair = np.arange(start, min(start + chunk, n_a * n_b))
         n = len(pair)
@@ -157,6 +162,8 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
         sums, ct, f = sums_buf[:, :, :n], c_buf[:, :n], f_buf[:, :n]
         ct[:] = np.take(c.ravel(), order).T
         sums[:, 0] = np.take(w.ravel(), order).T
+        w_sorted = w_buf[:, :n]
+        w_sorted[:] = sums[:, 0]
         # suffix sums over the terms at or after each breakpoint: a = sum w, b = sum w c,
         # s = sum w c^2; then f(c_k) = a c_k^2 - 2 b c_k + s (a term's own share is 0 there)
         np.multiply(sums[:, 0], ct, out=sums[:, 1])
@@ -173,13 +180,42 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
         else:  # last breakpoint with f > delta
             k = np.clip((f > delta + _LEVEL_TOL).sum(axis=0), 1, terms - 1) - 1
         cols = np.arange(n)
-        ck, ck1, fk = ct[k, cols], ct[k + 1, cols], f[k, cols]
-        a1 = a[k + 1, cols]  # on [c_k, c_k+1]: f(c_k + y) = a1 y^2 - 2 slope y + f_k
-        slope = b[k + 1, cols] - a1 * ck
+        ck, ck1 = ct[k, cols], ct[k + 1, cols]
+        # on [c_k, c_k+1]: f(c_k + y) = a1 y^2 - 2 slope y + f_k; f_k and the slope are summed
+        # again around c_k, which keeps the digits the global sums above cancel away
+        reach = np.maximum(ct - ck, 0.0, out=f)  # f is no longer needed: reuse its buffer
+        reach *= w_sorted
+        slope = reach.sum(axis=0)
+        reach *= np.maximum(ct - ck, 0.0)
+        fk = reach.sum(axis=0)
+        rounding = _EPS_SUM * np.abs(reach).sum(axis=0)  # bound on the rounding error of f_k
+        a1 = a[k + 1, cols]
         gap = np.where(fk - delta > _LEVEL_TOL, fk - delta, 0.0)
         denom = slope + np.sqrt(np.maximum(slope * slope - a1 * gap, 0.0))
-        y = np.divide(gap, denom, out=np.zeros_like(gap), where=denom > 0)
-        out[pair] = ck + np.clip(y, 0.0, ck1 - ck)
+        y = np.clip(np.divide(gap, denom, out=np.zeros_like(gap), where=denom > 0), 0, ck1 - ck)
+        out[pair] = ck + y
+        # where that error, over the slope at the root, could move stime by more than
+        # _TIME_TOL, the configuration is solved again from exact Lemma 1 values
+        flagged = rounding > _TIME_TOL * 2 * np.abs(slope - a1 * y)
+        if flagged.any():
+            shaky.append((pair[flagged], ck[flagged], ck1[flagged]))
+    if shaky:
+        pair, lo, hi = (np.concatenate(x) for x in zip(*shaky, strict=True))
+        u, v = np.divmod(pair, n_b)
+
+        def f(x: np.ndarray) -> np.ndarray:
+            return ge_batch(ea[u] - x[:, None], pa[u], eb[v], pb[v])
+
+        f_lo, f_mid, f_hi = f(lo), f((lo + hi) / 2), f(hi)
+        if side == "right":
+            holds = (f_lo >= delta - _LEVEL_TOL) & (f_hi < delta - _LEVEL_TOL)
+        else:
+            holds = (f_lo > delta + _LEVEL_TOL) & (f_hi <= delta + _LEVEL_TOL)
+        t = _quadratic_crossing(f_lo, f_mid, f_hi, np.full(lo.shape, delta))
+        out[pair] = lo + t * (hi - lo)
+        for j in np.flatnonzero(~holds):  # rounding chose the wrong configuration: search
+            uj, vj = int(u[j]), int(v[j])
+            out[pair[j]] = stime(ha[uj], hb[vj], delta, side) - ha.max_times[uj]
     return out.reshape(n_a, n_b) + ha.max_times[:, None]
 
 
