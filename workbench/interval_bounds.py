@@ -152,11 +152,11 @@ def uniform_band_prob(
 
     def cdf(z: np.ndarray) -> np.ndarray:
         """P(Xb - Xa <= z): the integral of the trapezoid by the relu-square formula."""
-        s = z - base
+        s = np.clip(z - base, 0.0, a + b)  # outside the support the CDF is 0 or 1 exactly
 
         def r(x: np.ndarray) -> np.ndarray:
             return np.maximum(x, 0.0) ** 2
 
-        return (r(s) - r(s - a) - r(s - b) + r(s - a - b)) / (2 * a * b)
+        return (r(s) - r(s - a) - r(s - b)) / (2 * a * b)
 
     return np.clip(cdf(d) - cdf(-d), 0.0, 1.0)
