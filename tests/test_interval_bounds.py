@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from workbench.interval_bounds import (
     IntervalBounds,
     interval_bounds,
+    interval_bounds_many,
     invalidation_bound,
     uniform_band_prob,
 )
@@ -130,3 +131,12 @@ def test_validation_messages():
     with pytest.raises(ValueError, match="must satisfy LH <= LL, RL <= RH"):
         IntervalBounds(3, 2, 4, 5)
     assert IntervalBounds(0, 2, 1, 3).classify(1.5) == Region.PR  # empty SR
+
+
+@given(settings_(small_d=True))
+def test_scalar_and_vectorised_bounds_agree(setting):
+    lo, hi, d, ct, pi = setting
+    b = interval_bounds(lo, hi, d, ct, pi)
+    many = interval_bounds_many(np.array([lo, lo]), np.array([hi, hi]), d, ct, pi)
+    for got, want in zip((b.lh, b.ll, b.rl, b.rh), many, strict=True):
+        assert got == pytest.approx(float(want[1]), abs=1e-9)

@@ -24,6 +24,14 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--delta", type=float, default=0.8, help="confidence threshold")
     st.add_argument("--sample", type=int, default=200, help="pairs timed in the scalar loop")
     st.add_argument("--seed", type=int, default=0)
+    pt = bench_sub.add_parser("ptjoin", help="PTJoin naive/loose/tight vs the band join floor")
+    pt.add_argument("--events", type=int, default=100_000, help="events per stream")
+    pt.add_argument("--naive-prefix", type=int, default=4_000, help="events run by naive")
+    pt.add_argument("--templates", type=int, default=500)
+    pt.add_argument("--seed", type=int, default=0)
+    iv = bench_sub.add_parser("interval", help="the five interval correlation algorithms")
+    iv.add_argument("--events", type=int, default=100_000, help="events per stream")
+    iv.add_argument("--seed", type=int, default=0)
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
@@ -39,10 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(example4().report())
     elif args.command == "bench":
-        from workbench.bench import bench_stime
+        from workbench import bench
 
-        print(
-            bench_stime(
+        if args.benchmark == "stime":
+            report = bench.bench_stime(
                 templates=args.templates,
                 buckets=args.buckets,
                 max_length=args.max_length,
@@ -50,7 +58,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sample=args.sample,
                 seed=args.seed,
             )
-        )
+        elif args.benchmark == "ptjoin":
+            report = bench.bench_ptjoin(
+                events_per_stream=args.events,
+                naive_prefix=args.naive_prefix,
+                templates=args.templates,
+                seed=args.seed,
+            )
+        else:
+            report = bench.bench_interval(events_per_stream=args.events, seed=args.seed)
+        print(report)
     elif args.command == "dashboard":
         from workbench.app.serve import serve
 

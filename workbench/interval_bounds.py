@@ -16,6 +16,7 @@ smaller d the loose partitions of PTJoin Eq. 4-6 apply instead (still sound, les
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from workbench.partitions import Partitions
 
 __all__ = [
     "IntervalBounds",
+    "bounds_tuple",
     "interval_bounds",
     "interval_bounds_many",
     "invalidation_bound",
@@ -113,11 +115,38 @@ def interval_bounds_many(
 def interval_bounds(lo: float, hi: float, d: float, ct: float, pi: float) -> IntervalBounds:
     """LH, LL, RL, RH for base ``[lo, hi]``, deadline d, confidence ct, max target length pi.
 
+    The scalar twin of :func:`interval_bounds_many` (plain floats: the per-event path).
+
     >>> interval_bounds(100, 120, d=30, ct=0.5, pi=20)
     IntervalBounds(lh=80.0, ll=90.0, rl=140.0, rh=150.0)
     """
-    lh, ll, rl, rh = interval_bounds_many(np.array([lo]), np.array([hi]), d, ct, pi)
-    return IntervalBounds(float(lh[0]), float(ll[0]), float(rl[0]), float(rh[0]))
+    _check(d, ct, pi)
+    return IntervalBounds(*bounds_tuple(float(lo), float(hi), d, ct, pi))
+
+
+def bounds_tuple(
+    lo: float, hi: float, d: float, ct: float, pi: float
+) -> tuple[float, float, float, float]:
+    """(LH, LL, RL, RH) as plain floats, without checking d, ct, pi (operators check them once).
+
+    >>> bounds_tuple(100.0, 120.0, 30.0, 0.5, 20.0)
+    (80.0, 90.0, 140.0, 150.0)
+    """
+    length = hi - lo
+    if not length > 0:
+        raise ValueError(f"hi = {hi!r} must exceed lo = {lo!r}")
+    lh = lo + ct * length - d
+    if not d >= max(length, pi):
+        return lh, hi - d + pi, lo + d, hi + d + pi
+    small, large = min(length, pi), max(length, pi)
+    corner = small / (2 * large)
+    if ct <= corner:
+        quantile = math.sqrt(2 * length * pi * ct)
+    elif ct <= 1 - corner:
+        quantile = ct * large + small / 2
+    else:
+        quantile = length + pi - math.sqrt(2 * length * pi * (1 - ct))
+    return lh, lo - d + quantile, hi + d - ct * length, hi + d + pi - quantile
 
 
 def invalidation_bound(now: float, max_delay: float, pi_base: float, d: float, ct: float) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -266,15 +267,17 @@ class TemplateSet:
     def __iter__(self) -> Iterator[HistogramTimestamp]:
         return iter(self.templates)
 
-    @property
+    @cached_property
     def pi(self) -> float:
         """pi, the maximum template length in the stream (Definition 5)."""
         return max(t.length for t in self.templates)
 
-    @property
+    @cached_property
     def max_times(self) -> np.ndarray:
-        """max(phi) of every template, in order."""
-        return np.array([t.max for t in self.templates])
+        """max(phi) of every template, in order (read-only)."""
+        out = np.array([t.max for t in self.templates])
+        out.flags.writeable = False
+        return out
 
     def event(self, k: int, t_det: float) -> HistogramTimestamp:
         """Timestamp of an event detected at ``t_det`` with template ``k`` (a_i |= phi_k)."""

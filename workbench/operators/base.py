@@ -29,6 +29,7 @@ __all__ = [
     "StreamSpec",
     "TwoStreamJoin",
     "expand_ranges",
+    "partition_slice",
     "partition_slices",
     "replay",
 ]
@@ -128,7 +129,10 @@ class Matches:
     @classmethod
     def of(cls, stream: int, own: int | np.ndarray, partners: np.ndarray) -> Matches:
         """Pairs of ``own`` (an id or one id per partner) of ``stream`` with ``partners``."""
-        own_ids = np.broadcast_to(np.asarray(own, dtype=np.int64), partners.shape).copy()
+        if isinstance(own, np.ndarray):
+            own_ids = own.astype(np.int64, copy=False)
+        else:
+            own_ids = np.full(partners.shape, own, dtype=np.int64)
         partners = partners.astype(np.int64, copy=False)
         return cls(own_ids, partners) if stream == 0 else cls(partners, own_ids)
 
@@ -298,6 +302,16 @@ def partition_slices(
     j_sr = np.maximum(np.searchsorted(tmax, rl, side="right"), i_sr)
     j_rh = np.maximum(np.searchsorted(tmax, rh, side="right"), j_sr)
     return i_lh, np.maximum(i_sr, i_lh), j_sr, j_rh
+
+
+def partition_slice(
+    tmax: np.ndarray, lh: float, ll: float, rl: float, rh: float
+) -> tuple[int, int, int, int]:
+    """:func:`partition_slices` for one arriving event, as plain ints (the per-event path)."""
+    i_lh, i_sr = (int(x) for x in tmax.searchsorted((lh, ll), side="left"))
+    j_sr, j_rh = (int(x) for x in tmax.searchsorted((rl, rh), side="right"))
+    j_sr = max(j_sr, i_sr)
+    return i_lh, max(i_sr, i_lh), j_sr, max(j_rh, j_sr)
 
 
 def expand_ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,12 +19,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.interval_bounds import interval_bounds_many, invalidation_bound, uniform_band_prob
+from workbench.interval_bounds import (
+    bounds_tuple,
+    interval_bounds_many,
+    invalidation_bound,
+    uniform_band_prob,
+)
 from workbench.operators.base import (
     Matches,
     SortedBuffer,
     TwoStreamJoin,
     expand_ranges,
+    partition_slice,
     partition_slices,
 )
 
@@ -135,14 +141,14 @@ class EagerCorrelation(_IntervalCorrelation):
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Matches:
         target = self.buffers[1 - stream]
-        lo, hi = np.array([tmin]), np.array([t_det])
-        i_lh, i_sr, j_sr, j_rh = (
-            int(x[0]) for x in partition_slices(target.tmax, *self._bounds(stream, lo, hi))
-        )
-        sr = target.ids[i_sr:j_sr]
-        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
-        ok = self._probe(stream, lo, hi, target.tmin[probe], target.tmax[probe])
-        hits = np.concatenate((sr, target.ids[probe][ok]))
+        bounds = bounds_tuple(tmin, t_det, self.d, self.threshold, self.streams[1 - stream].pi)
+        i_lh, i_sr, j_sr, j_rh = partition_slice(target.tmax, *bounds)
+        left, right = slice(i_lh, i_sr), slice(j_sr, j_rh)
+        t_lo = np.concatenate((target.tmin[left], target.tmin[right]))
+        t_hi = np.concatenate((target.tmax[left], target.tmax[right]))
+        ok = self._probe(stream, np.array(tmin), np.array(t_det), t_lo, t_hi)
+        ids = target.ids
+        hits = np.concatenate((ids[i_sr:j_sr], np.concatenate((ids[left], ids[right]))[ok]))
         self._evict(1 - stream)
         self.buffers[stream].insert(event_id, template, t_det, tmin)
         return Matches.of(stream, event_id, hits)

@@ -25,8 +25,8 @@ from typing import Literal
 
 import numpy as np
 
-from workbench.operators.base import Matches, TwoStreamJoin, partition_slices
-from workbench.probability import ge_batch
+from workbench.operators.base import Matches, TwoStreamJoin, partition_slice
+from workbench.probability import ge_eq1_batch
 from workbench.stime import StimeTable, stime_table
 
 __all__ = ["BandJoin", "PTJoin", "ProbeMode"]
@@ -122,7 +122,10 @@ class PTJoin(TwoStreamJoin):
     def _band(
         self, stream: int, template: int, t_det: float, v: np.ndarray, m: np.ndarray
     ) -> np.ndarray:
-        """Exact P(|Xi - Xj| <= d) of the arriving event against partners (templates v, max m)."""
+        """Whether exact P(|Xi - Xj| <= d) >= delta against partners (templates v, max m).
+
+        Evaluated by Eq. 1 in closed form (the oracle uses Lemma 1: two independent ways).
+        """
         self._counters.prob_evals += int(v.size)
         if v.size == 0:
             return np.zeros(0, dtype=bool)
@@ -132,7 +135,8 @@ class PTJoin(TwoStreamJoin):
         ej = self._edges[other][v] + m[:, None]
         pj = self._probs[other][v]
         d = self.d
-        return ge_batch(ej + d, pj, ei, pi) + ge_batch(ei + d, pi, ej, pj) - 1.0 >= self.threshold
+        both = ge_eq1_batch(ej + d, pj, ei, pi) + ge_eq1_batch(ei + d, pi, ej, pj)
+        return both - 1.0 >= self.threshold
 
     def _accept(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
@@ -153,11 +157,8 @@ class PTJoin(TwoStreamJoin):
         """Eq. 4-6: SR joins outright, the PRs are probed exactly."""
         target = self.buffers[1 - stream]
         pi_b, d = self.streams[1 - stream].pi, self.d
-        i_lh, i_sr, j_sr, j_rh = (
-            int(x)
-            for x in partition_slices(
-                target.tmax, tmin - d, t_det - d + pi_b, tmin + d, t_det + d + pi_b
-            )
+        i_lh, i_sr, j_sr, j_rh = partition_slice(
+            target.tmax, tmin - d, t_det - d + pi_b, tmin + d, t_det + d + pi_b
         )
         probe = np.r_[i_lh:i_sr, j_sr:j_rh]
         ok = self._band(stream, template, t_det, target.templates[probe], target.tmax[probe])
@@ -168,24 +169,21 @@ class PTJoin(TwoStreamJoin):
         target = self.buffers[1 - stream]
         direction = self._directions[stream]
         d, u = self.d, template
-        i_lh, i_sr, j_sr, j_rh = (
-            int(x)
-            for x in partition_slices(
-                target.tmax,
-                direction.inv_min[u] + t_det - d,
-                direction.inv_max[u] + t_det - d,
-                direction.sat_min[u] + t_det + d,
-                direction.sat_max[u] + t_det + d,
-            )
+        tmax = target.tmax
+        i_lh, i_sr, j_sr, j_rh = partition_slice(
+            tmax,
+            direction.inv_min[u] + t_det - d,
+            direction.inv_max[u] + t_det - d,
+            direction.sat_min[u] + t_det + d,
+            direction.sat_max[u] + t_det + d,
         )
-        g0 = t_det - float(direction.table.max_a[u])
+        g0 = t_det - self._tmax_phi[stream][u]
         left, right = slice(i_lh, i_sr), slice(j_sr, j_rh)
-        ok_left = direction.table.inv[u, target.templates[left]] - d + g0 <= target.tmax[left]
-        ok_right = direction.table.sat[u, target.templates[right]] + d + g0 >= target.tmax[right]
+        templates, ids = target.templates, target.ids
+        ok_left = direction.table.inv[u, templates[left]] - d + g0 <= tmax[left]
+        ok_right = direction.table.sat[u, templates[right]] + d + g0 >= tmax[right]
         self._counters.stime_lookups += (i_sr - i_lh) + (j_rh - j_sr)
-        return np.concatenate(
-            (target.ids[i_sr:j_sr], target.ids[left][ok_left], target.ids[right][ok_right])
-        )
+        return np.concatenate((ids[i_sr:j_sr], ids[left][ok_left], ids[right][ok_right]))
 
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
