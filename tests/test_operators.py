@@ -308,3 +308,18 @@ def test_every_operator_pickles_mid_stream():
         b, _ = replay(clone, rest)
         np.testing.assert_array_equal(_pairs(a), _pairs(b), name)
         assert clone.counters == op.counters
+
+
+def test_timer_ticks_release_lazy_blocks():
+    uni = StreamSpec(TemplateSet("U", (HistogramTimestamp.uniform(0, 5),)), 5.0)
+    op = LazyCorrelation(streams=(uni, uni), d=10.0, threshold=0.5, max_pending=None, max_wait=50)
+    assert len(op.push("A", 1, 0, 100.0, 101.0)) == 0
+    assert len(op.push("B", 2, 0, 102.0, 103.0)) == 0
+    assert len(op.advance(140.0)) == 0  # not yet due
+    due = op.advance(151.0)
+    assert due.a_ids.tolist() == [1] and due.b_ids.tolist() == [2]
+    assert op.counters.results_out == 1
+    with pytest.raises(BadEventError, match="now = 100.0 is earlier than the clock 151.0"):
+        op.advance(100.0)
+    eager = EagerCorrelation(streams=(uni, uni), d=10.0, threshold=0.5)
+    assert len(eager.advance(10.0)) == 0 and eager.now == 10.0

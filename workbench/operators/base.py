@@ -471,6 +471,22 @@ class TwoStreamJoin:
         self._counters.results_out += len(result)
         return result
 
+    def advance(self, now: float) -> Matches:
+        """Move the clock to ``now`` without an event (a timer tick); returns pairs that became
+        due (a lazy operator's time-based re-evaluation)."""
+        if not (isinstance(now, int | float | np.number) and math.isfinite(now)):
+            raise BadEventError(f"now = {now!r} is not a finite time")
+        if now < self._clock.now:
+            raise BadEventError(f"now = {now!r} is earlier than the clock {self._clock.now!r}")
+        self._clock.now = float(now)
+        result = self._tick()
+        self._counters.results_out += len(result)
+        return result
+
+    def _tick(self) -> Matches:
+        """Hook: work that falls due as time passes (none for eager operators)."""
+        return Matches.empty()
+
     def flush(self) -> Matches:
         """End of stream: emit whatever is pending and empty the buffers."""
         result = self._drain()

@@ -186,10 +186,17 @@ class LazyCorrelation(_IntervalCorrelation):
         if self._last_eval is None:
             self._last_eval = self.now
         count = len(self._pending[0]) + len(self._pending[1])
-        due = (self.max_pending is not None and count >= self.max_pending) or (
-            self.max_wait is not None and self.now - self._last_eval >= self.max_wait
-        )
-        return self._block() if due else Matches.empty()
+        if self.max_pending is not None and count >= self.max_pending:
+            return self._block()
+        return self._tick()
+
+    def _tick(self) -> Matches:
+        """Re-evaluate when ``max_wait`` has passed since the last evaluation."""
+        if self.max_wait is None or self._last_eval is None:
+            return Matches.empty()
+        if self.now - self._last_eval >= self.max_wait:
+            return self._block()
+        return Matches.empty()
 
     def _drain(self) -> Matches:
         return self._block()
