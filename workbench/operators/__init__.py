@@ -20,9 +20,16 @@ from workbench.operators.interval import (
 )
 from workbench.operators.oracle import brute_force_join, on_time
 from workbench.operators.ptjoin import BandJoin, PTJoin
+from workbench.operators.windows import WindowConstraints
+from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiMatches, brute_force_wjoin
 
 __all__ = [
+    "BEWJoin",
     "BadEventError",
+    "FEWJoin",
+    "MultiMatches",
+    "WindowConstraints",
+    "brute_force_wjoin",
     "BandJoin",
     "PTJoin",
     "brute_force_join",
