@@ -19,11 +19,13 @@ from workbench.operators import (
     SSortCorrelation,
     StreamSpec,
     TwoStreamJoin,
+    WindowConstraints,
 )
+from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
 from workbench.stime import StimeTable, stime, stime_table
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
-__all__ = ["bench_interval", "bench_ptjoin", "bench_stime"]
+__all__ = ["bench_interval", "bench_ptjoin", "bench_stime", "bench_wjoin"]
 
 
 def _timed(fn: Callable[[], object]) -> tuple[object, float]:
@@ -242,3 +244,141 @@ def bench_interval(
         out.append(f"  mean inter-arrival {rate:g} ms per stream ({total_rate:,.0f} events/s in):")
         out.append(_table(runs, columns))
     return "\n".join(out)
+
+
+def _wjoin_streams(
+    rng: np.random.Generator, m: int, rate: float, duration_ms: float, keys: int
+) -> list[tuple[float, int, int, int, float]]:
+    """m synchronous integer streams with exponential gaps at aggregate ``rate`` tuples/s."""
+    gap_ms = 1000.0 * m / rate
+    per_stream = max(1, int(duration_ms / gap_ms))
+    rows = []
+    for s in range(m):
+        ts = np.cumsum(rng.exponential(gap_ms, per_stream))
+        values = rng.integers(0, keys, per_stream)
+        rows.extend(
+            (float(t), s, s * per_stream + k, int(v), float(t))
+            for k, (t, v) in enumerate(zip(ts, values, strict=True))
+        )
+    rows.sort()
+    return rows
+
+
+def _drive_wjoin(
+    op: MultiWayJoin, rows: list[tuple[float, int, int, int, float]], warm_ms: float = 0.0
+) -> dict[str, float]:
+    """Time every push; replay service times against arrivals (one server, FCFS).
+
+    Capacity counts only tuples after ``warm_ms`` of stream time (buffers in steady state).
+    """
+    arrival_of = {row[2]: row[0] for row in rows}
+    clock = time.perf_counter
+    finish, busy, steady, results, response_sum = -np.inf, 0.0, 0, 0, 0.0
+    t0 = rows[0][0] if rows else 0.0
+    for k in range(len(rows) + 1):
+        start = clock()
+        if k < len(rows):
+            arrival, s, i, v, ts = rows[k]
+            out = op.push(s, i, v, ts, arrival)
+        else:
+            out = op.flush()
+        service = clock() - start
+        if k < len(rows) and rows[k][0] - t0 >= warm_ms:
+            busy += service
+            steady += 1
+        finish = max(rows[min(k, len(rows) - 1)][0], finish) + 1000.0 * service
+        if len(out):
+            later = np.array([max(arrival_of[i] for i in row) for row in out.ids.tolist()])
+            results += len(out)
+            response_sum += float((finish - later).sum())
+    return {
+        "capacity": steady / busy if busy else float("inf"),
+        "response_ms": response_sum / max(results, 1),
+        "results": results,
+        "comparisons": op.counters.comparisons / max(len(rows), 1),
+    }
+
+
+def bench_wjoin(
+    ways: tuple[int, ...] = (2, 3, 4, 5),
+    window_ms: float = 500.0,
+    keys: int = 10_000,
+    start_rate: float = 250.0,
+    max_rate: float = 64_000.0,
+    windows_per_run: float = 3.0,
+    seed: int = 0,
+) -> str:
+    """BEW vs FEW (nested and hash), GCA vs LCA, conservative vs modified BEW (W-join paper).
+
+    For each join the aggregate arrival rate doubles from ``start_rate`` until the measured
+    capacity (tuples/s of processing, after one window of warm-up) no longer covers it.
+    """
+    rng = np.random.default_rng(seed)
+    duration = windows_per_run * window_ms
+    lines = [
+        f"W-join: {len(ways)} uniform clique sizes, window {window_ms:g} ms, synthetic integer "
+        f"streams (keys 0..{keys - 1}, equality), exponential gaps, {windows_per_run:g} windows "
+        f"of stream time per run (seed {seed})",
+        "  capacity (tuples/s processed in steady state) at doubling aggregate arrival rates;",
+        "  max sustainable = the highest rate whose capacity still covers it",
+    ]
+    for impl in ("nested", "hash"):
+        lines.append(f"  {impl}:")
+        for m in ways:
+            wc = WindowConstraints.uniform(m, window_ms)
+            for cls in (BEWJoin, FEWJoin):
+                rate, cells, best = start_rate, [], None
+                while rate <= max_rate:
+                    rows = _wjoin_streams(rng, m, rate, duration, keys)
+                    op = cls(constraints=wc, max_delay=[0.0] * m, implementation=impl)
+                    cap = _drive_wjoin(op, rows, warm_ms=window_ms)["capacity"]
+                    cells.append(f"{rate / 1000:g}k:{cap / 1000:.1f}k")
+                    if cap < rate:
+                        break
+                    best = rate
+                    rate *= 2
+                top = "none" if best is None else f"{best:,.0f}/s"
+                if best is not None and best * 2 > max_rate:
+                    top = f">= {best:,.0f}/s"
+                lines.append(
+                    f"    {m}-way {cls.__name__:8s} max sustainable {top:>12s}   "
+                    f"(rate:capacity) {'  '.join(cells)}"
+                )
+    m, rates = 3, (250.0, 1000.0, 4000.0, 16000.0, 64000.0)
+    wc = WindowConstraints.uniform(m, window_ms)
+    lines.append(f"  hash, {m}-way: mean response time in ms (last tuple's arrival to result)")
+    lines.append("  " + " " * 10 + "".join(f"{r:>11,.0f}/s" for r in rates))
+    for cls in (BEWJoin, FEWJoin):
+        cells = []
+        for rate in rates:
+            rows = _wjoin_streams(rng, m, rate, duration, keys)
+            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash")
+            cells.append(_drive_wjoin(op, rows)["response_ms"])
+        lines.append(f"  {cls.__name__:10s}" + "".join(f"{c:13,.1f}" for c in cells))
+    rate, short, long_ = 2000.0, window_ms / 5, window_ms
+    # S0 is close to every stream; S3 may lag S1 and S2 by the long window
+    nonuniform = np.full((4, 4), short)
+    nonuniform[3, 1:3] = nonuniform[1:3, 3] = long_
+    cases = [
+        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "gca"),
+        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "lca"),
+        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "gca"),
+        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "lca"),
+        ("path", WindowConstraints.path([short] * 3), BEWJoin, "gca"),
+        ("path", WindowConstraints.path([short] * 3), BEWJoin, "modified"),
+    ]
+    lines.append(
+        f"  4-way non-uniform clique ({short:g} ms, {long_:g} ms between S3 and S1, S2) and "
+        f"4-way path ({short:g} ms per edge), nested loop, {rate:,.0f} tuples/s, keys 0..199:"
+    )
+    rows = _wjoin_streams(rng, 4, rate, duration, 200)
+    for form, wc, cls, strategy in cases:
+        r = _drive_wjoin(
+            cls(constraints=wc, max_delay=[0.0] * 4, strategy=strategy), rows, warm_ms=window_ms
+        )
+        label = "conservative (gca)" if form == "path" and strategy == "gca" else strategy
+        lines.append(
+            f"    {form:12s} {cls.__name__:8s} {label:18s} capacity {r['capacity']:9,.0f}/s  "
+            f"comparisons/tuple {r['comparisons']:8.1f}  results {r['results']:,}"
+        )
+    return "\n".join(lines)

@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     iv = bench_sub.add_parser("interval", help="the five interval correlation algorithms")
     iv.add_argument("--events", type=int, default=100_000, help="events per stream")
     iv.add_argument("--seed", type=int, default=0)
+    wj = bench_sub.add_parser("wjoin", help="BEW vs FEW, GCA vs LCA, modified BEW")
+    wj.add_argument("--max-rate", type=float, default=64_000.0, help="highest rate tried")
+    wj.add_argument("--seed", type=int, default=0)
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
@@ -65,8 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 templates=args.templates,
                 seed=args.seed,
             )
-        else:
+        elif args.benchmark == "interval":
             report = bench.bench_interval(events_per_stream=args.events, seed=args.seed)
+        else:
+            report = bench.bench_wjoin(max_rate=args.max_rate, seed=args.seed)
         print(report)
     elif args.command == "dashboard":
         from workbench.app.serve import serve
