@@ -46,14 +46,14 @@ def test_every_quirk_is_counted_and_nothing_valid_is_dropped():
 def test_dying_battery_is_flagged_and_cleaned():
     table, report = load_readings(FIXTURE)
     dying = table[table["temperature"] > 100].iloc[0]
-    assert dying["flags"] == FLAG_TEMPERATURE | FLAG_HUMIDITY | FLAG_BATTERY
+    assert dying["qc"] == FLAG_TEMPERATURE | FLAG_HUMIDITY | FLAG_BATTERY
     assert report.flagged["battery"] == 1 and report.flagged["temperature"] == 1
     cleaned = clean(table)
     row = cleaned.loc[dying.name]
     assert np.isnan(row["temperature"]) and np.isnan(row["humidity"]) and np.isnan(row["light"])
     assert row["voltage"] == pytest.approx(2.03397)
     assert len(cleaned) == len(table)
-    healthy = table["flags"] == 0
+    healthy = table["qc"] == 0
     np.testing.assert_array_equal(cleaned[healthy]["temperature"], table[healthy]["temperature"])
 
 

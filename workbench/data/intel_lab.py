@@ -103,7 +103,7 @@ def load_readings(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, LoadRepor
     """Read an Intel Lab readings file (``.txt`` or ``.gz``) into a time-sorted table.
 
     Columns: ``time`` (UTC, datetime64), ``epoch``, ``mote``, the four measures (NaN where
-    missing or unparsable) and ``flags`` (bit mask of ``FLAG_*``).  Never raises on a bad line.
+    missing or unparsable) and ``qc`` (bit mask of ``FLAG_*``).  Never raises on a bad line.
     """
     path = Path(path)
     if not path.exists():
@@ -159,13 +159,13 @@ def load_readings(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, LoadRepor
     table = table[~bad_time]
     report.was_sorted = bool(table["time"].is_monotonic_increasing)
     table = table.sort_values(["time", "mote"], kind="stable").reset_index(drop=True)
-    table["flags"] = _flags(table)
+    table["qc"] = _flags(table)
     for name, bit in (
         ("temperature", FLAG_TEMPERATURE),
         ("humidity", FLAG_HUMIDITY),
         ("battery", FLAG_BATTERY),
     ):
-        report.flagged[name] = int((table["flags"] & bit).astype(bool).sum())
+        report.flagged[name] = int((table["qc"] & bit).astype(bool).sum())
     report.rows = len(table)
     report.epoch_gaps = _epoch_gaps(table)
     return table, report
@@ -193,9 +193,9 @@ def clean(table: pd.DataFrame) -> pd.DataFrame:
     """The cleaning step: measures of flagged rows become NaN (temperature, humidity by their
     own flag; every measure but voltage when the battery is failing).  Rows are kept."""
     out = table.copy()
-    battery = (out["flags"] & FLAG_BATTERY).astype(bool)
-    out.loc[(out["flags"] & FLAG_TEMPERATURE).astype(bool) | battery, "temperature"] = np.nan
-    out.loc[(out["flags"] & FLAG_HUMIDITY).astype(bool) | battery, "humidity"] = np.nan
+    battery = (out["qc"] & FLAG_BATTERY).astype(bool)
+    out.loc[(out["qc"] & FLAG_TEMPERATURE).astype(bool) | battery, "temperature"] = np.nan
+    out.loc[(out["qc"] & FLAG_HUMIDITY).astype(bool) | battery, "humidity"] = np.nan
     out.loc[battery, "light"] = np.nan
     return out
 
