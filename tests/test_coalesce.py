@@ -1,0 +1,169 @@
+"""Eager and lazy window extents against re-coalescing the window from scratch."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.coalesce import (
+    EagerExtent,
+    Equivalence,
+    LazyExtent,
+    Window,
+    recoalesce,
+)
+
+
+class _Oracle:
+    """The window rule stated directly: accepted tuples, top-w or within T of the newest."""
+
+    def __init__(self, window: Window) -> None:
+        self.window, self.accepted, self.seq = window, [], 0
+
+    def push(self, ts, value, group):
+        key = (float(ts), self.seq)
+        self.seq += 1
+        keys = sorted((a[0], a[1]) for a in self.inside())
+        if self.window.kind == "tuples":
+            late = len(keys) >= self.window.size and key < keys[0]
+        else:
+            t_max = max([k[0] for k in keys] + [key[0]]) if keys else key[0]
+            late = key[0] < t_max - self.window.size
+        if not late:
+            self.accepted.append((key[0], key[1], group, value))
+        return not late
+
+    def inside(self):
+        rows = sorted(self.accepted, key=lambda r: (r[0], r[1]))
+        if not rows:
+            return []
+        if self.window.kind == "tuples":
+            return rows[-int(self.window.size) :]
+        t_max = max(r[0] for r in rows)
+        return [r for r in rows if r[0] >= t_max - self.window.size]
+
+
+def _flat(view):
+    return [(c.ts, c.seq, c.te, c.group, c.value, c.count) for c in view]
+
+
+EQUIVALENCES = [
+    Equivalence("equal"),
+    Equivalence("quantized", quantum=2.0),
+    Equivalence("absolute", tolerance=1.0),
+    Equivalence("relative", tolerance=0.2),
+    Equivalence("increasing"),
+]
+
+
+@st.composite
+def streams(draw):
+    n = draw(st.integers(0, 60))
+    groups = draw(st.integers(1, 3))
+    cp = draw(st.floats(0, 1))
+    oop = draw(st.floats(0, 0.5))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    ts = np.cumsum(rng.uniform(0.5, 2.0, n)).round(1)
+    order = np.arange(n)
+    for k in range(n):  # swap some tuples back: out-of-order arrival
+        if rng.random() < oop:
+            j = max(0, k - int(rng.integers(1, 6)))
+            order[[j, k]] = order[[k, j]]
+    last = {}
+    rows = []
+    for k in order:
+        g = int(rng.integers(0, groups))
+        if g in last and rng.random() < cp:
+            v = last[g]
+        else:
+            v = float(rng.integers(0, 6))
+        last[g] = v
+        rows.append((float(ts[k]), v, g))
+    return rows
+
+
+@settings(max_examples=300)
+@given(
+    rows=streams(),
+    kind=st.sampled_from(["tuples", "time"]),
+    size=st.integers(1, 25),
+    eq=st.sampled_from(EQUIVALENCES),
+)
+def test_eager_and_lazy_equal_the_oracle_after_every_arrival(rows, kind, size, eq):
+    window = Window(kind, float(size))
+    eager, lazy, oracle = EagerExtent(window, eq), LazyExtent(window, eq), _Oracle(window)
+    for ts, v, g in rows:
+        accepted = oracle.push(ts, v, g)
+        assert eager.push(ts, v, g) == accepted == lazy.push(ts, v, g)
+        expected = _flat(recoalesce(oracle.inside(), eq))
+        assert _flat(lazy.view()) == expected
+        assert _flat(eager.view()) == expected
+        assert len(eager) == len(lazy) == len(oracle.inside())
+    assert eager.counters.too_late == lazy.counters.too_late
+
+
+def test_example_3_andys_salary():
+    """Tables 1-3: two adjacent 120k periods coalesce (department is not coalesced on)."""
+    ext = EagerExtent(Window("tuples", 10))
+    for start, salary in [(2000, 100), (2004, 120), (2008, 120)]:
+        ext.push(start, salary, "Andy")
+    view = [(c.value, c.ts, c.te) for c in ext.view()]
+    assert view == [(100, 2000, 2004), (120, 2004, 2008)]  # the last run lasts until now
+    assert len(LazyExtent(Window("tuples", 10)).view()) == 0
+
+
+def test_example_4_nine_readings_five_tuples():
+    """Figure 2: three regions' hourly temperatures, 9 readings coalesce into 5 tuples."""
+    readings = {1: [81, 81, 81], 2: [81, 79, 81], 3: [81, 81, 81]}
+    for extent in (EagerExtent, LazyExtent):
+        ext = extent(Window("tuples", 9))
+        for hour in range(3):
+            for region, temps in readings.items():
+                ext.push(13 + hour, temps[hour], region)
+        view = ext.view()
+        assert len(view) == 5
+        by_region = {r: [(c.value, c.ts, c.te) for c in view if c.group == r] for r in readings}
+        assert by_region[1] == [(81, 13, 15)]
+        assert by_region[2] == [(81, 13, 14), (79, 14, 15), (81, 15, 15)]
+    assert EagerExtent(Window("tuples", 9)).stored == 0
+
+
+def test_too_late_and_out_of_order_counters():
+    ext = EagerExtent(Window("time", 10.0))
+    assert ext.push(100, 1.0) and ext.push(105, 1.0)
+    assert ext.push(103, 1.0)  # out of order, merged into the run
+    assert not ext.push(80, 1.0)  # older than 105 - 10: too late
+    c = ext.counters
+    assert (c.arrived, c.too_late, c.out_of_order, c.merges) == (4, 1, 1, 2)
+    assert ext.stored == 1 and len(ext) == 3
+
+
+def test_out_of_order_arrival_splits_a_run():
+    ext = EagerExtent(Window("tuples", 10))
+    for ts in (1, 2, 3, 4):
+        ext.push(ts, 5.0)
+    ext.push(2.5, 9.0)  # a different value inside the run: splitTuple + addTuple
+    assert [(c.ts, c.te, c.value) for c in ext.view()] == [
+        (1, 2.5, 5.0),
+        (2.5, 3, 9.0),
+        (3, 4, 5.0),
+    ]
+    assert ext.counters.splits == 1
+
+
+def test_window_validation_and_pickle():
+    with pytest.raises(ValueError, match="whole number of tuples"):
+        Window("tuples", 2.5)
+    with pytest.raises(ValueError, match="kind = 'rows'"):
+        Window("rows", 3)
+    with pytest.raises(ValueError, match="tolerance = -1"):
+        Equivalence("absolute", tolerance=-1)
+    ext = EagerExtent(Window("tuples", 5), Equivalence("absolute", tolerance=0.5))
+    for ts, v in [(1, 1.0), (2, 1.2), (3, 3.0)]:
+        ext.push(ts, v)
+    assert _flat(pickle.loads(pickle.dumps(ext)).view()) == _flat(ext.view())

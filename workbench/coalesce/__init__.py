@@ -1,0 +1,42 @@
+"""Temporal coalescing of window extents (coalescing paper): eager and lazy extents, value
+equivalence, temporal functions and predicates."""
+
+from __future__ import annotations
+
+from workbench.coalesce.equivalence import Equivalence
+from workbench.coalesce.extent import (
+    Coalesced,
+    EagerExtent,
+    ExtentCounters,
+    LazyExtent,
+    Window,
+    recoalesce,
+)
+from workbench.coalesce.temporal import (
+    AFTER,
+    BEFORE,
+    CONTAINS,
+    INTERSECT,
+    MEETS,
+    OVERLAPS,
+    VALID,
+    duration,
+)
+
+__all__ = [
+    "AFTER",
+    "BEFORE",
+    "CONTAINS",
+    "INTERSECT",
+    "MEETS",
+    "OVERLAPS",
+    "VALID",
+    "Coalesced",
+    "EagerExtent",
+    "Equivalence",
+    "ExtentCounters",
+    "LazyExtent",
+    "Window",
+    "duration",
+    "recoalesce",
+]
