@@ -270,8 +270,15 @@ class EagerExtent(WindowExtent):
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
         runs = self._groups.setdefault(group, [])
         same = self.equivalence.same
-        starts = [r.keys[0] for r in runs]
-        i = bisect_right(starts, key) - 1
+        if runs and key > runs[-1].keys[-1]:  # in order for its group: only the last run
+            last = runs[-1]
+            if same(self._value(last, len(last.keys) - 1), value):
+                self._merge(last, len(last.keys), key, value)
+            else:
+                self.counters.inserts += 1
+                runs.append(_Run([key], [value]))
+            return
+        i = bisect_right(runs, key, key=lambda r: r.keys[0]) - 1
         if i >= 0:
             run = runs[i]
             p = bisect_left(run.keys, key)

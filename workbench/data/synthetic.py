@@ -8,7 +8,7 @@ import numpy as np
 
 from workbench.events import Events
 
-__all__ = ["synthetic_events"]
+__all__ = ["coalescing_stream", "synthetic_events"]
 
 
 def synthetic_events(
@@ -59,3 +59,46 @@ def synthetic_events(
     merged = [np.concatenate(c) for c in cols]
     order = np.argsort(merged[4], kind="stable")
     return Events(*(c[order] for c in merged))
+
+
+def coalescing_stream(
+    rng: np.random.Generator,
+    n: int = 200_000,
+    cp: float = 0.5,
+    oop: float = 0.1,
+    groups: Sequence[int] = (3, 5, 7),
+    max_displacement: int = 8,
+) -> dict[str, np.ndarray]:
+    """The coalescing paper's synthetic stream (Section 7.1), in arrival order.
+
+    Columns: ``ts`` (unique, increasing in time), time-varying ``a1``..``a3`` and
+    time-invariant ``g1``..``g3`` with ``groups`` groups.  Each a_j repeats the previous value
+    of the tuple's g1-group with probability ``cp`` (else draws a fresh value from a large
+    range), so consecutive tuples of a group coalesce with probability ``cp``.  With
+    probability ``oop`` a tuple arrives late, behind up to ``max_displacement`` later tuples.
+
+    >>> s = coalescing_stream(np.random.default_rng(0), n=1000, cp=1.0, oop=0.0)
+    >>> bool(np.all(np.diff(s["ts"]) > 0)), len(np.unique(s["a1"])) <= 3
+    (True, True)
+    """
+    if not 0 <= cp <= 1 or not 0 <= oop <= 1:
+        raise ValueError(f"cp = {cp!r} and oop = {oop!r} must lie in [0, 1]")
+    ts = np.cumsum(rng.uniform(0.5, 1.5, n))
+    g = [rng.integers(0, k, n) for k in groups]
+    keep = rng.random((3, n)) < cp
+    fresh = rng.integers(0, 1 << 30, (3, n))
+    values = np.empty((3, n), dtype=np.int64)
+    last: dict[int, np.ndarray] = {}
+    g1 = g[0]
+    for i in range(n):  # a sequential recurrence per group
+        prev = last.get(int(g1[i]))
+        col = fresh[:, i] if prev is None else np.where(keep[:, i], prev, fresh[:, i])
+        values[:, i] = col
+        last[int(g1[i])] = col
+    late = np.flatnonzero(rng.random(n) < oop)
+    position = np.arange(n, dtype=np.float64)
+    position[late] += rng.integers(1, max_displacement + 1, late.size) + 0.5
+    order = np.argsort(position, kind="stable")
+    out = {"ts": ts, "a1": values[0], "a2": values[1], "a3": values[2]}
+    out.update({f"g{j + 1}": col for j, col in enumerate(g)})
+    return {name: col[order] for name, col in out.items()}

@@ -1,0 +1,263 @@
+"""The cost model and the optimal eager/lazy selection (coalescing paper, Section 6).
+
+Memory (Eq. 1-2), update (Eq. 3-4) and scan (Eq. 5-6) costs of a tuple-based window of w
+tuples after k arrivals, for a coalescing probability cp and an out-of-order probability oop
+(constant over the stream, as in the paper's experiments), normalised (Eq. 7-8), weighted
+(Eq. 9-10), and the 0-1 selection of Theorem 1.
+
+Choices the text leaves open: Eq. 4 and Eq. 6 are summed over arrivals like Eq. 3; the lazy
+scan reads the window's ``min(k, w)`` tuples; ``M_max`` is the uncoalesced lazy extent,
+``U_max`` the eager update cost at cp = 1 with the same oop, and ``S_max`` the lazy scan at
+cp = 1.  The lazy extent's own memory and update cost is paid once, and only when at least one
+query is lazy; the selection keeps that term (the paper's simplification drops it), so it
+is exact against brute force over every subset.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "AtomicCosts",
+    "Dcq",
+    "Selection",
+    "Weights",
+    "costs",
+    "measure_atomic_costs",
+    "select",
+    "select_brute_force",
+]
+
+
+@dataclass(frozen=True)
+class AtomicCosts:
+    """Per-operation costs (Table 4), e.g. seconds measured on this implementation."""
+
+    read: float
+    insert: float
+    delete: float
+    attach: float
+    detach: float
+    merge: float
+    split: float
+    coalesce: float
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The weights (lambda_mu, lambda_nu, lambda_sigma) of memory, update and scan."""
+
+    memory: float = 1.0
+    update: float = 1.0
+    scan: float = 1.0
+
+
+@dataclass(frozen=True)
+class Dcq:
+    """A distinct coalescing query: its coalescing probability and out-of-order probability."""
+
+    name: str
+    cp: float
+    oop: float
+
+    def __post_init__(self) -> None:
+        for field_name in ("cp", "oop"):
+            value = getattr(self, field_name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{field_name} = {value!r} of {self.name!r} must lie in [0, 1]")
+
+
+def _memory_eager(cp: float, k: int, w: int, m: float, r_eager: float) -> float:
+    return min(k, w) * (cp * m + (1 - cp) * r_eager)  # Eq. 1 with constant cp
+
+
+def _update_eager(cp: float, oop: float, k: int, w: int, c: AtomicCosts) -> float:
+    per_arrival = (
+        (1 - oop) * (1 - cp) * c.insert
+        + (1 - oop) * cp * c.merge
+        + oop * (1 - cp) * (c.insert + c.split)
+        + oop * cp * c.merge
+    )
+    per_expiry = cp * c.detach + (1 - cp) * c.delete
+    return k * per_arrival + max(k - w, 0) * per_expiry  # Eq. 3
+
+
+def _update_lazy(k: int, w: int, c: AtomicCosts) -> float:
+    return k * c.insert + max(k - w, 0) * c.delete  # Eq. 4, summed
+
+
+def _scan_lazy(cp: float, k: int, w: int, c: AtomicCosts) -> float:
+    return min(k, w) * (cp * (c.coalesce + c.read) + (1 - cp) * c.read)  # Eq. 6
+
+
+@dataclass(frozen=True)
+class _Normalised:
+    memory: float
+    update: float
+    scan: float
+
+
+def costs(
+    query: Dcq,
+    k: int,
+    w: int,
+    atomic: AtomicCosts,
+    tuple_bytes: tuple[float, float] = (20.0, 32.0),
+    timestamp_bytes: float = 8.0,
+) -> tuple[_Normalised, _Normalised]:
+    """Normalised (memory, update, scan) of eager and of lazy coalescing for one query (Eq. 7-8).
+
+    ``tuple_bytes`` = (r_eager, r_lazy): the eager extent keeps only the query's attributes.
+
+    >>> c = AtomicCosts(1, 1, 1, 1, 1, 1, 1, 1)
+    >>> eager, lazy = costs(Dcq("q", cp=0.0, oop=0.0), k=100, w=10, atomic=c)
+    >>> round(eager.memory, 3), lazy.memory
+    (0.625, 1.0)
+    """
+    if not (k >= 1 and w >= 1):
+        raise ValueError(f"k = {k!r} and w = {w!r} must be at least 1")
+    r_eager, r_lazy = tuple_bytes
+    m_max = min(k, w) * r_lazy
+    u_max = _update_eager(1.0, query.oop, k, w, atomic) or 1.0
+    s_max = _scan_lazy(1.0, k, w, atomic) or 1.0
+    memory_eager = _memory_eager(query.cp, k, w, timestamp_bytes, r_eager)
+    eager = _Normalised(
+        memory_eager / m_max,
+        _update_eager(query.cp, query.oop, k, w, atomic) / u_max,
+        atomic.read * memory_eager / r_eager / s_max,  # Eq. 5
+    )
+    lazy = _Normalised(
+        min(k, w) * r_lazy / m_max,
+        _update_lazy(k, w, atomic) / u_max,
+        _scan_lazy(query.cp, k, w, atomic) / s_max,
+    )
+    return eager, lazy
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which queries are coalesced eagerly, and the total weighted cost."""
+
+    eager: frozenset[str]
+    cost: float
+
+
+def _total(
+    eager_set: frozenset[str],
+    table: dict[str, tuple[_Normalised, _Normalised]],
+    weights: Weights,
+) -> float:
+    total = 0.0
+    lazy_names = [name for name in table if name not in eager_set]
+    for name in eager_set:
+        e = table[name][0]
+        total += weights.memory * e.memory + weights.update * e.update + weights.scan * e.scan
+    if lazy_names:  # one lazy extent serves every lazy query (Eq. 10)
+        shared = table[lazy_names[0]][1]
+        total += weights.memory * shared.memory + weights.update * shared.update
+        total += sum(weights.scan * table[name][1].scan for name in lazy_names)
+    return total
+
+
+def _table(
+    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts
+) -> dict[str, tuple[_Normalised, _Normalised]]:
+    names = [q.name for q in queries]
+    if len(set(names)) != len(names):
+        raise ValueError(f"query names {names!r} must be distinct")
+    return {q.name: costs(q, k, w, atomic) for q in queries}
+
+
+def select(
+    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
+) -> Selection:
+    """The optimal eager/lazy selection (Theorem 1) in O(n).
+
+    Each query goes eager iff its eager cost beats its lazy scan cost (``c_j < 0``); the
+    shared lazy extent's cost is then weighed against making every query eager.
+
+    >>> c = AtomicCosts(1, 1, 1, 1, 1, 1, 1, 1)
+    >>> qs = [Dcq("hot", cp=0.9, oop=0.0)] + [Dcq(f"cold{i}", cp=0.05, oop=0.0) for i in range(4)]
+    >>> sorted(select(qs, k=1000, w=100, atomic=c, weights=Weights(1, 1, 2)).eager)
+    ['hot']
+    """
+    table = _table(queries, k, w, atomic)
+    if not table:
+        return Selection(frozenset(), 0.0)
+
+    def own(name: str) -> float:
+        e, lazy = table[name]
+        eager_cost = weights.memory * e.memory + weights.update * e.update + weights.scan * e.scan
+        return eager_cost - weights.scan * lazy.scan  # c_j of Theorem 1
+
+    c = {name: own(name) for name in table}
+    candidates = [frozenset(table)]  # all eager: no lazy extent at all
+    some_lazy = frozenset(name for name, value in c.items() if value < 0)
+    if some_lazy == frozenset(table):  # at least one must be lazy: the one that loses least
+        some_lazy = some_lazy - {max(c, key=c.get)}
+    candidates.append(some_lazy)
+    best = min(candidates, key=lambda s: _total(s, table, weights))
+    return Selection(best, _total(best, table, weights))
+
+
+def select_brute_force(
+    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
+) -> Selection:
+    """The same selection by trying every subset (the oracle for small sets)."""
+    table = _table(queries, k, w, atomic)
+    names = list(table)
+    best: Selection | None = None
+    for size in range(len(names) + 1):
+        for subset in itertools.combinations(names, size):
+            s = frozenset(subset)
+            cost = _total(s, table, weights)
+            if best is None or cost < best.cost - 1e-15:
+                best = Selection(s, cost)
+    return best if best is not None else Selection(frozenset(), 0.0)
+
+
+def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -> AtomicCosts:
+    """Time each atomic operation of this implementation (seconds per operation).
+
+    Micro-benchmarks in the paper's spirit (each operation provoked ``n`` times, the time
+    divided by the count).  Splits happen inside runs of ``run_length`` tuples (the cost of a
+    split grows with the run, as with the paper's array implementation).
+    """
+    import time
+
+    import numpy as np
+
+    from workbench.coalesce.extent import EagerExtent, LazyExtent, Window
+
+    rng = np.random.default_rng(seed)
+    big = Window("tuples", 4 * n)
+    distinct = [(float(i), int(v)) for i, v in enumerate(rng.integers(0, 1 << 30, n))]
+    same = [(float(i), 1) for i in range(n)]
+
+    def timed(action: object) -> float:
+        start = time.perf_counter()
+        action()
+        return (time.perf_counter() - start) / n
+
+    def fill(extent: LazyExtent | EagerExtent, rows: list[tuple[float, int]]) -> None:
+        for ts, value in rows:
+            extent.push(ts, value)
+
+    lazy = LazyExtent(big)
+    insert = timed(lambda: fill(lazy, distinct))
+    read = timed(lazy.view)  # cp = 0: every raw tuple is read and output once
+    delete = timed(lambda: [lazy._remove_oldest() for _ in range(n)])
+    lazy_same = LazyExtent(big)
+    fill(lazy_same, same)
+    coalesce = max(timed(lazy_same.view) - read, 0.0)
+    eager = EagerExtent(big)
+    attach = timed(lambda: fill(eager, same))  # in-order merge: append to the vector
+    detach = timed(lambda: [eager._remove_oldest() for _ in range(n)])
+    late = [(float(i + 1 if i % 2 == 0 else i - 1), 1) for i in range(n)]
+    merge = timed(lambda: fill(EagerExtent(big), late))  # out-of-order merges
+    blocks = EagerExtent(big)
+    fill(blocks, [(float(2 * i), i // run_length) for i in range(n)])
+    split = timed(lambda: fill(blocks, [(2.0 * i + 1, -1 - i) for i in range(n)]))
+    return AtomicCosts(read, insert, delete, attach, detach, merge, split, coalesce)
