@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     wj = bench_sub.add_parser("wjoin", help="BEW vs FEW, GCA vs LCA, modified BEW")
     wj.add_argument("--max-rate", type=float, default=64_000.0, help="highest rate tried")
     wj.add_argument("--seed", type=int, default=0)
+    co = bench_sub.add_parser("coalesce", help="eager vs lazy coalescing, cost surfaces")
+    co.add_argument("--tuples", type=int, default=200_000)
+    co.add_argument("--grid-tuples", type=int, default=20_000)
+    co.add_argument("--readings", type=int, default=2_300_000, help="deployment readings")
+    co.add_argument("--seed", type=int, default=0)
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
@@ -70,8 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         elif args.benchmark == "interval":
             report = bench.bench_interval(events_per_stream=args.events, seed=args.seed)
-        else:
+        elif args.benchmark == "wjoin":
             report = bench.bench_wjoin(max_rate=args.max_rate, seed=args.seed)
+        else:
+            report = bench.bench_coalesce(
+                tuples=args.tuples,
+                grid_tuples=args.grid_tuples,
+                deployment_readings=args.readings,
+                seed=args.seed,
+            )
         print(report)
     elif args.command == "dashboard":
         from workbench.app.serve import serve

@@ -21,6 +21,7 @@ Both extents expose the same coalesced view after every arrival (tested against
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
@@ -145,11 +146,10 @@ class WindowExtent:
         self.counters.arrived += 1
         key = (float(ts), self._seq)
         self._seq += 1
-        oldest = self._oldest()
         if self.window.kind == "tuples":
-            too_late = self._n >= self.window.size and oldest is not None and key < oldest
+            too_late = self._n >= self.window.size and key < self._oldest()
         else:
-            too_late = key[0] < max(self._t_max, key[0]) - self.window.size
+            too_late = key[0] < self._t_max - self.window.size
         if too_late:
             self.counters.too_late += 1
             return False
@@ -254,6 +254,8 @@ class EagerExtent(WindowExtent):
         super().__init__(window, equivalence)
         self._groups: dict[Hashable, list[_Run]] = {}
         self._keep_values = not self.equivalence.transitive
+        # every group's oldest key, as a heap with stale entries skipped on the way out
+        self._heads: list[tuple[Key, Hashable]] = []
 
     @property
     def stored(self) -> int:
@@ -261,14 +263,25 @@ class EagerExtent(WindowExtent):
         return sum(len(runs) for runs in self._groups.values())
 
     def _oldest(self) -> Key | None:
-        heads = [runs[0].keys[0] for runs in self._groups.values() if runs]
-        return min(heads) if heads else None
+        heads = self._heads
+        while heads:
+            key, group = heads[0]
+            runs = self._groups.get(group)
+            if runs and runs[0].keys[0] == key:
+                return key
+            heapq.heappop(heads)  # stale: that group's head has changed since
+        return None
 
     def _value(self, run: _Run, index: int) -> object:
         return run.values[index] if self._keep_values else run.values[0]
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        runs = self._groups.setdefault(group, [])
+        runs = self._groups.get(group)
+        if not runs or key < runs[0].keys[0]:
+            heapq.heappush(self._heads, (key, group))  # the key becomes the group's head
+        self._insert_into(self._groups.setdefault(group, []), key, value)
+
+    def _insert_into(self, runs: list[_Run], key: Key, value: object) -> None:
         same = self.equivalence.same
         if runs and key > runs[-1].keys[-1]:  # in order for its group: only the last run
             last = runs[-1]
@@ -332,21 +345,22 @@ class EagerExtent(WindowExtent):
             run.values.insert(position, value)
 
     def _remove_oldest(self) -> None:
-        oldest = self._oldest()
-        for group, runs in self._groups.items():
-            if runs and runs[0].keys[0] == oldest:
-                run = runs[0]
-                if len(run.keys) > 1:  # detach the first timestamp of the vector
-                    self.counters.detaches += 1
-                    del run.keys[0]
-                    if self._keep_values:
-                        del run.values[0]
-                else:
-                    self.counters.deletes += 1
-                    del runs[0]
-                    if not runs:
-                        del self._groups[group]
-                return
+        self._oldest()  # drop stale heads: the heap's top is now the oldest tuple
+        _, group = heapq.heappop(self._heads)
+        runs = self._groups[group]
+        run = runs[0]
+        if len(run.keys) > 1:  # detach the first timestamp of the vector
+            self.counters.detaches += 1
+            del run.keys[0]
+            if self._keep_values:
+                del run.values[0]
+        else:
+            self.counters.deletes += 1
+            del runs[0]
+        if runs:
+            heapq.heappush(self._heads, (runs[0].keys[0], group))
+        else:
+            del self._groups[group]
 
     def view(self) -> list[Coalesced]:
         out: list[Coalesced] = []
