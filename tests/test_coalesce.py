@@ -167,3 +167,27 @@ def test_window_validation_and_pickle():
     for ts, v in [(1, 1.0), (2, 1.2), (3, 3.0)]:
         ext.push(ts, v)
     assert _flat(pickle.loads(pickle.dumps(ext)).view()) == _flat(ext.view())
+
+
+def test_several_coalescing_attributes_and_grouping_attributes():
+    """A DCQ like ({h, t}, {ep, md}): values and groups are tuples."""
+    eq = Equivalence("quantized", quantum=1.0)
+    eager, lazy, oracle = (
+        EagerExtent(Window("tuples", 8), eq),
+        LazyExtent(Window("tuples", 8), eq),
+        [],
+    )
+    rows = [
+        (1, (40.2, 20.1), (1, "m1")),
+        (2, (40.7, 20.9), (1, "m1")),
+        (3, (41.2, 20.5), (1, "m1")),
+        (4, (40.1, 20.2), (2, "m1")),
+        (2.5, (40.3, 20.4), (1, "m1")),
+    ]
+    for seq, (ts, v, g) in enumerate(rows):
+        eager.push(ts, v, g)
+        lazy.push(ts, v, g)
+        oracle.append((float(ts), seq, g, v))
+        assert _flat(eager.view()) == _flat(lazy.view()) == _flat(recoalesce(oracle, eq))
+    first = eager.view()[0]
+    assert first.value == (40.0, 20.0) and first.count == 3 and first.te == 3.0

@@ -3,6 +3,8 @@ equivalence, temporal functions and predicates."""
 
 from __future__ import annotations
 
+from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
+from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import (
     Coalesced,
@@ -31,12 +33,18 @@ __all__ = [
     "MEETS",
     "OVERLAPS",
     "VALID",
+    "AdaptiveCoalescing",
+    "AtomicCosts",
     "Coalesced",
+    "Dcq",
     "EagerExtent",
     "Equivalence",
     "ExtentCounters",
     "LazyExtent",
+    "Query",
+    "Weights",
     "Window",
     "duration",
     "recoalesce",
+    "select",
 ]

@@ -51,15 +51,21 @@ class Equivalence:
     def representative(self, value: object) -> object:
         """The value a coalesced tuple reports: the quantum for ``quantized``, else the value.
 
-        >>> Equivalence("quantized", quantum=0.5).representative(20.3)
-        20.0
+        Tuples of values (several coalescing attributes) are handled element by element.
+
+        >>> Equivalence("quantized", quantum=0.5).representative((20.3, 41.0))
+        (20.0, 41.0)
         """
+        if isinstance(value, tuple):
+            return tuple(self.representative(v) for v in value)
         if self.kind == "quantized":
             return math.floor(value / self.quantum) * self.quantum
         return value
 
     def same(self, a: object, b: object) -> bool:
-        """Whether a value ``b`` right after ``a`` coalesces with it."""
+        """Whether a value ``b`` right after ``a`` coalesces with it (all elements, for tuples)."""
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return len(a) == len(b) and all(self.same(x, y) for x, y in zip(a, b, strict=True))
         if self.kind == "equal":
             return a == b
         if self.kind == "quantized":
