@@ -421,7 +421,7 @@ def _coalesce_rates(
 
 def bench_coalesce(
     tuples: int = 200_000,
-    grid_tuples: int = 20_000,
+    grid_tuples: int = 200_000,
     window_tuples: int = 1000,
     deployment_readings: int = 2_300_000,
     seed: int = 0,
@@ -443,16 +443,24 @@ def bench_coalesce(
         "window tuples/s"
     )
     grid = [round(0.1 * i, 1) for i in range(11)]
-    lines.append(f"  update throughput, eager / lazy (k tuples/s), {grid_tuples:,} tuples per cell")
-    lines.append("  oop\\cp " + "".join(f"{cp:>11}" for cp in grid))
+    update_rows, scan_rows = [], []
     for oop in grid:
-        cells = []
+        updates, scans = [], []
         for cp in grid:
             s = coalescing_stream(rng, grid_tuples, cp=cp, oop=oop)
             rows = list(zip(s["ts"].tolist(), s["a1"].tolist(), s["g1"].tolist(), strict=True))
-            eu, _, lu, _ = _coalesce_rates(rows, window, eq)
-            cells.append(f"{eu / 1000:5.0f}/{lu / 1000:<5.0f}")
-        lines.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in cells))
+            eu, es, lu, ls = _coalesce_rates(rows, window, eq)
+            updates.append(f"{eu / 1000:5.0f}/{lu / 1000:<5.0f}")
+            scans.append(f"{es / 1000:5.0f}/{ls / 1000:<5.0f}")
+        update_rows.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in updates))
+        scan_rows.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in scans))
+    header = "  oop\\cp " + "".join(f"{cp:>11}" for cp in grid)
+    for what, table_rows in (("update", update_rows), ("scan", scan_rows)):
+        lines.append(
+            f"  {what} throughput, eager / lazy (k tuples/s), {grid_tuples:,} tuples per cell"
+        )
+        lines.append(header)
+        lines.extend(table_rows)
     atomic = measure_atomic_costs()
     lines.append(
         "  measured atomic costs (us): "

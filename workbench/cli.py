@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     wj.add_argument("--seed", type=int, default=0)
     co = bench_sub.add_parser("coalesce", help="eager vs lazy coalescing, cost surfaces")
     co.add_argument("--tuples", type=int, default=200_000)
-    co.add_argument("--grid-tuples", type=int, default=20_000)
+    co.add_argument("--grid-tuples", type=int, default=200_000, help="tuples per cp x oop cell")
     co.add_argument("--readings", type=int, default=2_300_000, help="deployment readings")
     co.add_argument("--seed", type=int, default=0)
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
