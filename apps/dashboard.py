@@ -2,12 +2,17 @@
 
 import panel as pn
 
-from workbench.app import PTJoinExplorer
+from workbench.app import DeploymentExplorer, PTJoinExplorer
 
 pn.extension(sizing_mode="stretch_width")
 
 if pn.state.served:
     pn.template.FastListTemplate(
         title="Uncertain-time stream workbench",
-        main=[pn.Tabs(("PTJoin partitions", PTJoinExplorer()))],
+        main=[
+            pn.Tabs(
+                ("Deployment (simulated)", DeploymentExplorer()),
+                ("PTJoin partitions", PTJoinExplorer()),
+            )
+        ],
     ).servable()

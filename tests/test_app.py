@@ -69,3 +69,19 @@ def test_template_index_is_bounded_by_the_stream():
     app.stream_a = random_templates(np.random.default_rng(1), 7, name="A")
     app.template = 6
     assert app.partitions()["loose"].lpr_lo < app.t_det
+
+
+def test_deployment_explorer_on_the_simulated_default():
+    from workbench.app import DeploymentExplorer
+
+    app = DeploymentExplorer()
+    assert app.source.startswith("simulated")
+    eager, lazy, _ = app.extents()
+    assert len(lazy) > eager.stored > 0
+    app.quantum = 2.0
+    coarser, _, _ = app.extents()
+    assert coarser.stored < eager.stored
+    assert "same view: yes" in app.summary().object
+    hv.renderer("bokeh").get_plot(app.extent_view())
+    hv.renderer("bokeh").get_plot(app.map_view())
+    assert pn.panel(app).get_root() is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workbench.app.deployment import DeploymentExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 
-__all__ = ["PTJoinExplorer"]
+__all__ = ["DeploymentExplorer", "PTJoinExplorer"]
