@@ -64,10 +64,10 @@ class Equivalence:
 
     def same(self, a: object, b: object) -> bool:
         """Whether a value ``b`` right after ``a`` coalesces with it (all elements, for tuples)."""
+        if self.kind == "equal":
+            return a == b  # tuples compare element by element already
         if isinstance(a, tuple) and isinstance(b, tuple):
             return len(a) == len(b) and all(self.same(x, y) for x, y in zip(a, b, strict=True))
-        if self.kind == "equal":
-            return a == b
         if self.kind == "quantized":
             return math.floor(a / self.quantum) == math.floor(b / self.quantum)
         if self.kind == "absolute":

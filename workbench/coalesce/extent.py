@@ -163,7 +163,7 @@ class WindowExtent:
 
     def _expire(self) -> None:
         if self.window.kind == "tuples":
-            while self._n > self.window.size:
+            if self._n > self.window.size:  # one arrival pushes out at most one tuple
                 self._remove_oldest()
                 self._n -= 1
         else:
@@ -277,20 +277,23 @@ class EagerExtent(WindowExtent):
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
         runs = self._groups.get(group)
-        if not runs or key < runs[0].keys[0]:
-            heapq.heappush(self._heads, (key, group))  # the key becomes the group's head
-        self._insert_into(self._groups.setdefault(group, []), key, value)
-
-    def _insert_into(self, runs: list[_Run], key: Key, value: object) -> None:
-        same = self.equivalence.same
         if runs and key > runs[-1].keys[-1]:  # in order for its group: only the last run
             last = runs[-1]
-            if same(self._value(last, len(last.keys) - 1), value):
+            previous = last.values[-1] if self._keep_values else last.values[0]
+            if self.equivalence.same(previous, value):
                 self._merge(last, len(last.keys), key, value)
             else:
                 self.counters.inserts += 1
                 runs.append(_Run([key], [value]))
             return
+        if not runs or key < runs[0].keys[0]:
+            heapq.heappush(self._heads, (key, group))  # the key becomes the group's head
+        if runs is None:
+            runs = self._groups[group] = []
+        self._insert_into(runs, key, value)
+
+    def _insert_into(self, runs: list[_Run], key: Key, value: object) -> None:
+        same = self.equivalence.same
         i = bisect_right(runs, key, key=lambda r: r.keys[0]) - 1
         if i >= 0:
             run = runs[i]
