@@ -111,8 +111,12 @@ class DeploymentExplorer(pn.viewable.Viewer):
         return pn.Row(
             controls,
             pn.Column(
-                pn.pane.HoloViews(self.map_view, height=320, sizing_mode="stretch_width"),
-                pn.pane.HoloViews(self.extent_view, height=340, sizing_mode="stretch_width"),
+                pn.pane.HoloViews(
+                    self.map_view, height=320, sizing_mode="stretch_width", linked_axes=False
+                ),
+                pn.pane.HoloViews(
+                    self.extent_view, height=340, sizing_mode="stretch_width", linked_axes=False
+                ),
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",
