@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,3 +14,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session shared by every Spark test (Java 17+ is checked by ./dev)."""
+    from workbench.spark import spark_session
+
+    session = spark_session("local[2]", app_name="workbench-tests")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
