@@ -40,6 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("--grid-tuples", type=int, default=200_000, help="tuples per cp x oop cell")
     co.add_argument("--readings", type=int, default=2_300_000, help="deployment readings")
     co.add_argument("--seed", type=int, default=0)
+    sp = bench_sub.add_parser("spark", help="streaming PTJoin vs Spark's interval join")
+    sp.add_argument("--events", type=int, default=100_000, help="events per stream")
+    sp.add_argument("--master", default="local[*]", help="local[*], spark://h:p or sc://h:p")
+    sp.add_argument("--seed", type=int, default=0)
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
@@ -75,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         elif args.benchmark == "interval":
             report = bench.bench_interval(events_per_stream=args.events, seed=args.seed)
+        elif args.benchmark == "spark":
+            from workbench.spark.bench import bench_spark
+
+            report = bench_spark(events_per_stream=args.events, master=args.master, seed=args.seed)
         elif args.benchmark == "wjoin":
             report = bench.bench_wjoin(max_rate=args.max_rate, seed=args.seed)
         else:

@@ -84,8 +84,14 @@ def ptjoin_query(
     output_dir: str,
     checkpoint_dir: str,
     available_now: bool = True,
+    decide: bool = True,
 ) -> StreamingQuery:
-    """Start the streaming PTJoin; times are milliseconds, as in the replay files."""
+    """Start the streaming PTJoin; times are milliseconds, as in the replay files.
+
+    ``decide=False`` writes every candidate pair of the band instead: Spark's own
+    deterministic interval join with the same watermarks, range and bucket key (the baseline
+    of ``workbench bench spark``).
+    """
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r} must lie strictly between 0 and 1")
     if not d >= 0:
@@ -119,7 +125,10 @@ def ptjoin_query(
             f"b_ts <= a_ts + interval {int(np.ceil(after))} milliseconds"
         ),
     )
-    pairs = joined.mapInPandas(_decider(streams, d, delta), PAIR_SCHEMA)
+    if decide:
+        pairs = joined.mapInPandas(_decider(streams, d, delta), PAIR_SCHEMA)
+    else:
+        pairs = joined.select("a_id", "b_id")
     writer = (
         pairs.writeStream.format("parquet")
         .option("path", output_dir)

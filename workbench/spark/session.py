@@ -28,6 +28,7 @@ def spark_session(
     return (
         builder.master(master)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
