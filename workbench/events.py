@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["Events"]
+__all__ = ["COLUMNS", "Events"]
+
+COLUMNS = ("stream", "id", "template", "t_det", "arrival")
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +62,10 @@ class Events:
 
     def _columns(self) -> tuple[np.ndarray, ...]:
         return (self.stream, self.id, self.template, self.t_det, self.arrival)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The events as a pandas frame, one column per field, in arrival order."""
+        return pd.DataFrame(dict(zip(COLUMNS, self._columns(), strict=True)))
 
     def rows(self) -> zip:
         """Python-typed rows ``(stream, id, template, t_det, arrival)`` for ``push``."""

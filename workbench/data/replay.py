@@ -125,17 +125,20 @@ def readings_to_events(
 
 
 class Replayer:
-    """Write events as JSON-lines micro-batch files, paced by arrival time.
+    """Write events (or any records with an ``arrival`` column) as JSON-lines micro-batch
+    files, paced by arrival time.
 
-    ``speed`` None replays as fast as possible; otherwise one second of arrival time (ms in the
-    events) takes ``1 / speed`` seconds.  ``batch_ms`` of arrival time go in one file.  Run it
-    with :meth:`run` (blocking) or :meth:`start` (a thread); :meth:`pause`, :meth:`resume`,
-    :meth:`stop` steer it; :attr:`written` counts events written.
+    ``records`` is an :class:`Events` or a pandas frame sorted by ``arrival`` whose columns all
+    become JSON fields (W-join tuples with keys, coalescing tuples with values).  ``speed`` None
+    replays as fast as possible; otherwise one second of arrival time (ms in the records) takes
+    ``1 / speed`` seconds.  ``batch_ms`` of arrival time go in one file.  Run it with
+    :meth:`run` (blocking) or :meth:`start` (a thread); :meth:`pause`, :meth:`resume`,
+    :meth:`stop` steer it; :attr:`written` counts records written.
     """
 
     def __init__(
         self,
-        events: Events,
+        records: Events | pd.DataFrame,
         out_dir: str | os.PathLike[str],
         batch_ms: float = 1000.0,
         speed: float | None = None,
@@ -146,7 +149,15 @@ class Replayer:
             raise ValueError(f"batch_ms = {batch_ms!r} must be positive")
         if speed is not None and not speed > 0:
             raise ValueError(f"speed = {speed!r} must be positive (or None for no pacing)")
-        self.events = events
+        if isinstance(records, Events):
+            records = records.to_frame()
+        if "arrival" not in records.columns:
+            raise ValueError(f"records have no arrival column (columns: {list(records.columns)})")
+        arrival = records["arrival"].to_numpy(dtype=np.float64)
+        if np.any(np.diff(arrival) < 0):
+            raise ValueError("records are not sorted by arrival")
+        self.records = records.reset_index(drop=True)
+        self._arrival = arrival
         self.out_dir = Path(out_dir)
         self.batch_ms = batch_ms
         self.speed = speed
@@ -181,44 +192,32 @@ class Replayer:
     def run(self) -> int:
         """Write every batch (or until stopped); return the number of events written."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        ev = self.events
-        if not len(ev):
+        arrival, n = self._arrival, len(self._arrival)
+        if not n:
             return 0
-        batch = np.floor((ev.arrival - ev.arrival[0]) / self.batch_ms).astype(np.int64)
+        batch = np.floor((arrival - arrival[0]) / self.batch_ms).astype(np.int64)
         bounds = np.flatnonzero(np.diff(batch)) + 1
         starts = np.concatenate(([0], bounds))
-        ends = np.concatenate((bounds, [len(ev)]))
+        ends = np.concatenate((bounds, [n]))
         for k, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
             if self.speed is not None and k > 0:
-                gap = (ev.arrival[lo] - ev.arrival[starts[k - 1]]) / 1000.0 / self.speed
+                gap = (arrival[lo] - arrival[starts[k - 1]]) / 1000.0 / self.speed
                 self._sleep(max(gap, 0.0))
             self._running.wait()
             if self._stopped.is_set():
                 break
             self._write(k, lo, hi)
             if self.progress:
-                print(f"\rreplayed {self.written:,}/{len(ev):,} events", end="", file=sys.stderr)
+                print(f"\rreplayed {self.written:,}/{n:,} records", end="", file=sys.stderr)
         if self.progress:
             print(file=sys.stderr)
         return self.written
 
     def _write(self, k: int, lo: int, hi: int) -> None:
-        ev = self.events
         tmp = self.out_dir / f".batch-{k:06d}.json.tmp"
+        rows = self.records.iloc[lo:hi].to_dict("records")  # Python scalars: exact floats
         with open(tmp, "w", encoding="utf-8") as out:
-            for i in range(lo, hi):
-                out.write(
-                    json.dumps(
-                        {
-                            "stream": int(ev.stream[i]),
-                            "id": int(ev.id[i]),
-                            "template": int(ev.template[i]),
-                            "t_det": float(ev.t_det[i]),
-                            "arrival": float(ev.arrival[i]),
-                        }
-                    )
-                    + "\n"
-                )
+            out.writelines(json.dumps(row) + "\n" for row in rows)
         tmp.replace(self.out_dir / f"batch-{k:06d}.json")  # atomic: a reader never sees half
         self.written += hi - lo
         self.files += 1

@@ -31,6 +31,7 @@ def spark_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
         .getOrCreate()
     )

@@ -1,0 +1,143 @@
+"""Replay files as a Spark stream, with every record accepted or rejected for a named reason.
+
+The replay (:class:`workbench.data.replay.Replayer`) writes JSON lines.  :func:`read_stream`
+reads them with a fixed schema plus Spark's ``_corrupt_record`` column (PERMISSIVE mode), so a
+malformed line becomes a row instead of a failure.  :func:`with_reason` gives each row a
+``reason``: ``"malformed"`` when the line did not parse or a field is missing, null or not a
+finite number, else the first failing check (unknown stream, unknown template, late), else
+null (accepted).  Accepted rows feed the joins; rejected rows go to a Parquet rejects sink
+(:func:`rejects_query`), so bad input is counted and kept, never crashes a query and never
+reaches the results.  Late means PTJoin Definition 6: ``arrival > t_det + D`` of its stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import DoubleType
+
+from workbench.operators.base import StreamSpec
+
+__all__ = [
+    "CORRUPT",
+    "EVENT_FIELDS",
+    "REJECT_SCHEMA",
+    "accepted_events",
+    "event_checks",
+    "read_rejects",
+    "read_stream",
+    "rejects_query",
+    "with_reason",
+]
+
+CORRUPT = "_corrupt_record"
+EVENT_FIELDS = "stream INT, id LONG, template INT, t_det DOUBLE, arrival DOUBLE"
+REJECT_SCHEMA = "reason STRING, stream INT, id LONG, record STRING"
+
+
+def read_stream(
+    spark: SparkSession,
+    source_dir: str,
+    fields: str = EVENT_FIELDS,
+    max_files_per_trigger: int | None = None,
+) -> DataFrame:
+    """The replay files under ``source_dir`` as a stream of ``fields`` plus ``_corrupt_record``."""
+    reader = (
+        spark.readStream.schema(f"{fields}, {CORRUPT} STRING")
+        .option("mode", "PERMISSIVE")
+        .option("columnNameOfCorruptRecord", CORRUPT)
+    )
+    if max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
+    return reader.json(source_dir)
+
+
+def _well_formed(raw: DataFrame) -> Column:
+    """The line parsed and every field is present; doubles are finite."""
+    ok = F.col(CORRUPT).isNull()
+    for field in raw.schema.fields:
+        if field.name == CORRUPT:
+            continue
+        col = F.col(field.name)
+        ok = ok & col.isNotNull()
+        if isinstance(field.dataType, DoubleType):
+            ok = ok & ~F.isnan(col) & (F.abs(col) < float("inf"))
+    return ok
+
+
+def with_reason(raw: DataFrame, checks: Sequence[tuple[str, Column]] = ()) -> DataFrame:
+    """Add ``reason``: null when accepted, else ``"malformed"`` or the first failing check's
+    name (each check is ``(name, condition that holds for acceptable rows)``)."""
+    reason = F.when(~_well_formed(raw), F.lit("malformed"))
+    for name, ok in checks:
+        reason = reason.when(~ok, F.lit(name))
+    return raw.withColumn("reason", reason.otherwise(F.lit(None).cast("string")))
+
+
+def event_checks(streams: Sequence[StreamSpec]) -> list[tuple[str, Column]]:
+    """Checks of the event schema: a known stream, a known template of it, on time (Def. 6)."""
+    stream, template = F.col("stream"), F.col("template")
+    known_template = F.lit(False)
+    on_time = F.lit(False)
+    for s, spec in enumerate(streams):
+        known_template = known_template | (
+            (stream == s) & template.between(0, len(spec.templates) - 1)
+        )
+        on_time = on_time | ((stream == s) & (F.col("arrival") <= F.col("t_det") + spec.max_delay))
+    return [
+        ("unknown stream", stream.between(0, len(streams) - 1)),
+        ("unknown template", known_template),
+        ("late", on_time),
+    ]
+
+
+def accepted_events(raw: DataFrame, streams: Sequence[StreamSpec]) -> DataFrame:
+    """The accepted events (reason null) with ``ts``, the detection time as a timestamp."""
+    return (
+        with_reason(raw, event_checks(streams))
+        .filter(F.col("reason").isNull())
+        .drop("reason", CORRUPT)
+        .withColumn("ts", F.timestamp_micros(F.round(F.col("t_det") * 1000).cast("long")))
+    )
+
+
+def rejects_query(
+    classified: DataFrame,
+    output_dir: str,
+    checkpoint_dir: str,
+    available_now: bool = True,
+    query_name: str | None = None,
+) -> StreamingQuery:
+    """Write the rejected rows of a :func:`with_reason` stream to a Parquet sink (exactly once):
+    the reason, stream and id where they parsed, and the record (the raw line if it did not)."""
+    fields = [c for c in classified.columns if c not in (CORRUPT, "reason")]
+    rejects = classified.filter(F.col("reason").isNotNull()).select(
+        "reason",
+        (F.col("stream") if "stream" in fields else F.lit(None)).cast("int").alias("stream"),
+        (F.col("id") if "id" in fields else F.lit(None)).cast("long").alias("id"),
+        F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*fields))).alias("record"),
+    )
+    writer = (
+        rejects.writeStream.format("parquet")
+        .option("path", output_dir)
+        .option("checkpointLocation", checkpoint_dir)
+        .outputMode("append")
+    )
+    if query_name:
+        writer = writer.queryName(query_name)
+    writer = writer.trigger(availableNow=True) if available_now else writer
+    return writer.start()
+
+
+def read_rejects(spark: SparkSession, output_dir: str) -> pd.DataFrame:
+    """The committed rejects of a :func:`rejects_query` (empty frame before its first batch)."""
+    try:
+        return spark.read.schema(REJECT_SCHEMA).parquet(output_dir).toPandas()
+    except Exception as exc:  # no batch committed yet: the folder does not exist
+        if "PATH_NOT_FOUND" not in str(exc):
+            raise
+        return pd.DataFrame(columns=["reason", "stream", "id", "record"])
