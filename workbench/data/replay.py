@@ -133,7 +133,8 @@ class Replayer:
     replays as fast as possible; otherwise one second of arrival time (ms in the records) takes
     ``1 / speed`` seconds.  ``batch_ms`` of arrival time go in one file.  Run it with
     :meth:`run` (blocking) or :meth:`start` (a thread); :meth:`pause`, :meth:`resume`,
-    :meth:`stop` steer it; :attr:`written` counts records written.
+    :meth:`stop` steer it; :attr:`written` counts records written.  Files are named
+    ``<prefix>-<k>.json``, so several replays can feed one folder.
     """
 
     def __init__(
@@ -144,6 +145,7 @@ class Replayer:
         speed: float | None = None,
         progress: bool = False,
         sleep: Callable[[float], None] = time.sleep,
+        prefix: str = "batch",
     ) -> None:
         if not batch_ms > 0:
             raise ValueError(f"batch_ms = {batch_ms!r} must be positive")
@@ -163,6 +165,7 @@ class Replayer:
         self.speed = speed
         self.progress = progress
         self._sleep = sleep
+        self.prefix = prefix
         self._running = threading.Event()
         self._running.set()
         self._stopped = threading.Event()
@@ -214,10 +217,11 @@ class Replayer:
         return self.written
 
     def _write(self, k: int, lo: int, hi: int) -> None:
-        tmp = self.out_dir / f".batch-{k:06d}.json.tmp"
+        name = f"{self.prefix}-{k:06d}.json"
+        tmp = self.out_dir / f".{name}.tmp"
         rows = self.records.iloc[lo:hi].to_dict("records")  # Python scalars: exact floats
         with open(tmp, "w", encoding="utf-8") as out:
             out.writelines(json.dumps(row) + "\n" for row in rows)
-        tmp.replace(self.out_dir / f"batch-{k:06d}.json")  # atomic: a reader never sees half
+        tmp.replace(self.out_dir / name)  # atomic: a reader never sees half
         self.written += hi - lo
         self.files += 1

@@ -33,6 +33,7 @@ __all__ = ["PAIR_SCHEMA", "Decider", "ptjoin_candidates", "ptjoin_query", "read_
 
 PAIR_SCHEMA = "a_id LONG, b_id LONG"
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
+CANDIDATE_SCHEMA = "a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, b_t DOUBLE"
 
 
 class Decider:
@@ -72,15 +73,15 @@ class Decider:
         return self._tables[delta]
 
     def decide(self, candidates: DataFrame, d: float, delta: float) -> DataFrame:
-        """The pairs of ``candidates`` that satisfy jc(d, delta): columns of PAIR_SCHEMA."""
+        """The candidate pairs that satisfy jc(d, delta), with their ``CANDIDATE_COLUMNS``."""
         if self.fast(d):
             g0 = F.col("a_t") - F.col("max_a")  # as StimeTable.decide, same operation order
             later = (F.col("sat") + d) + g0 >= F.col("b_t")  # Eq. 8
             earlier = (F.col("inv") - d) + g0 <= F.col("b_t")  # Eq. 9
             ok = F.when(F.col("b_t") >= F.col("a_t"), later).otherwise(earlier)
             joined = candidates.join(self.table(delta), ["a_template", "b_template"])
-            return joined.filter(ok).select("a_id", "b_id")
-        return candidates.mapInPandas(_band_decider(self.streams, d, delta), PAIR_SCHEMA)
+            return joined.filter(ok).select(*CANDIDATE_COLUMNS)
+        return candidates.mapInPandas(_band_decider(self.streams, d, delta), CANDIDATE_SCHEMA)
 
 
 def _band_decider(
@@ -101,7 +102,7 @@ def _band_decider(
             ea, pa = packed[0][0][u] + t_a[:, None], packed[0][1][u]
             eb, pb = packed[1][0][v] + t_b[:, None], packed[1][1][v]
             band = ge_eq1_batch(eb + d, pb, ea, pa) + ge_eq1_batch(ea + d, pa, eb, pb) - 1.0
-            yield pdf.loc[band >= delta, ["a_id", "b_id"]]
+            yield pdf.loc[band >= delta, CANDIDATE_COLUMNS]
 
     return decide
 
@@ -175,11 +176,9 @@ def ptjoin_query(
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r} must lie strictly between 0 and 1")
     candidates, _ = ptjoin_candidates(spark, source_dir, streams, d)
-    pairs = (
-        Decider(spark, streams).decide(candidates, d, delta)
-        if decide
-        else candidates.select("a_id", "b_id")
-    )
+    if decide:
+        candidates = Decider(spark, streams).decide(candidates, d, delta)
+    pairs = candidates.select("a_id", "b_id")
     writer = (
         pairs.writeStream.format("parquet")
         .option("path", output_dir)

@@ -1,0 +1,217 @@
+"""The live Spark PTJoin: steering, bad input, a hard driver kill, a standalone cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from spark_cases import in_process_pairs, scenario, sorted_pairs
+
+from workbench.data.replay import Replayer
+from workbench.operators.oracle import on_time
+from workbench.spark.cluster import standalone_cluster
+from workbench.spark.live import LiveJoin, read_live_pairs
+
+pytestmark = pytest.mark.spark
+
+DRIVER = Path(__file__).with_name("live_driver.py")
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def _idle_after(live: LiveJoin, batch: int) -> bool:
+    """The join query has run a batch after ``batch`` and found no new input."""
+    progress = live._queries[0].lastProgress
+    return bool(progress) and progress["batchId"] > batch and progress["numInputRows"] == 0
+
+
+def test_delta_changes_live_without_losing_state(spark, tmp_path):
+    streams, events = scenario(11)
+    d, strict, loose = 700.0, 0.9, 0.5  # d >= pi: the broadcast stime-table path
+    half = len(events) // 2
+    frame = events.to_frame()
+    Replayer(frame.iloc[:half], tmp_path / "in", batch_ms=2000, prefix="first").run()
+    live = LiveJoin(
+        spark, tmp_path / "in", streams, d, strict, tmp_path / "work", trigger_seconds=0.3
+    )
+    live.start()
+    try:
+        query_id = live._queries[0].id
+        _wait(lambda: _idle_after(live, 0), 120, "the first half")
+        seen = max(b["batch"] for b in live.batches)
+        assert "no restart" in live.set_delta(loose)
+        Replayer(frame.iloc[half:], tmp_path / "in", batch_ms=2000, prefix="second").run()
+        _wait(lambda: _idle_after(live, seen + 1), 120, "the second half")
+        assert live._queries[0].id == query_id and live.run == 1  # never restarted
+    finally:
+        live.close()
+    out = live.pairs()
+    got = sorted_pairs(out)
+    assert len(np.unique(got, axis=0)) == len(got)  # none twice
+    strict_set = {tuple(p) for p in in_process_pairs(streams, events, d, strict)}
+    loose_set = {tuple(p) for p in in_process_pairs(streams, events, d, loose)}
+    # each batch judged its pairs exactly by its own delta ...
+    for value, oracle in ((strict, strict_set), (loose, loose_set)):
+        part = {tuple(p) for p in sorted_pairs(out[out["delta"] == value])}
+        assert part and part <= oracle
+    # ... and with the state kept across the change nothing that qualifies under both is lost
+    assert strict_set <= {tuple(p) for p in got} <= loose_set
+    later = [b for b in live.batches if b["batch"] > seen + 1]
+    assert later and all(b["delta"] == loose for b in later)  # in force within one batch
+
+
+def test_d_within_the_envelope_is_live_beyond_it_restarts_on_a_new_checkpoint(spark, tmp_path):
+    streams, events = scenario(12, n=250)
+    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    live = LiveJoin(
+        spark,
+        tmp_path / "in",
+        streams,
+        600.0,
+        0.7,
+        tmp_path / "work",
+        d_max=800.0,
+        available_now=True,
+    )
+    message = live.set_d(550.0)  # before start: the first batch already uses it
+    assert "within" in message and "no restart" in message
+    live.start()
+    live.await_termination()
+    np.testing.assert_array_equal(
+        sorted_pairs(live.pairs()), in_process_pairs(streams, events, 550.0, 0.7)
+    )
+    message = live.set_trigger(2.0)
+    assert "from its checkpoint (run 1)" in message and live.run == 1
+    message = live.set_d(1000.0)
+    assert "new checkpoint (run 2)" in message and live.run == 2
+    assert live.pairs().empty  # the new run starts from nothing and re-reads the replay
+    live.start()
+    live.await_termination()
+    live.close()
+    np.testing.assert_array_equal(
+        sorted_pairs(live.pairs()), in_process_pairs(streams, events, 1000.0, 0.7)
+    )
+    assert (tmp_path / "work" / "run-001" / "chk").is_dir()
+    assert (tmp_path / "work" / "run-002" / "chk").is_dir()
+
+
+def test_bad_records_are_counted_and_never_change_the_pairs(spark, tmp_path):
+    streams, events = scenario(13, n=300)
+    d, delta = 350.0, 0.6  # d < pi: the exact band probability path
+    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    good = {"stream": 0, "id": 9_000, "template": 1, "t_det": 500.0, "arrival": 510.0}
+    bad_lines = [
+        "this is not json",
+        '{"stream": 0, "id": 9001, "template": 1, "t_det": 500.0',  # cut short
+        json.dumps({**good, "id": "nine"}),  # a field of the wrong type
+        json.dumps({k: v for k, v in good.items() if k != "t_det"}),  # a field missing
+        json.dumps(good).replace("500.0", "NaN"),  # not a finite time
+    ]
+    unknown = [
+        json.dumps({**good, "id": 9_100, "template": 99}),
+        json.dumps({**good, "id": 9_101, "template": -1}),
+        json.dumps({**good, "id": 9_102, "stream": 2}),
+    ]
+    (tmp_path / "in" / "zz-bad.json").write_text("\n".join(bad_lines + unknown) + "\n")
+    live = LiveJoin(
+        spark, tmp_path / "in", streams, d, delta, tmp_path / "work", available_now=True
+    )
+    live.start()
+    live.await_termination()
+    counts = live.rejects().to_dict()
+    live.close()
+    late = int((~on_time(events, [s.max_delay for s in streams])).sum())
+    assert late > 0
+    assert counts == {"malformed": 5, "unknown template": 2, "unknown stream": 1, "late": late}
+    np.testing.assert_array_equal(
+        sorted_pairs(live.pairs()), in_process_pairs(streams, events, d, delta)
+    )
+
+
+def _pickle_case(tmp_path: Path, streams, d: float, delta: float) -> Path:  # noqa: ANN001
+    case = tmp_path / "case.pkl"
+    with open(case, "wb") as f:
+        pickle.dump((streams, d, delta), f)
+    return case
+
+
+@pytest.mark.slow
+def test_a_killed_driver_restarts_from_its_checkpoint_losing_and_repeating_nothing(spark, tmp_path):
+    streams, events = scenario(14, n=600)
+    d, delta = 700.0, 0.8
+    files = Replayer(events, tmp_path / "in", batch_ms=1000)
+    files.run()
+    case = _pickle_case(tmp_path, streams, d, delta)
+    work = tmp_path / "work"
+    log = (tmp_path / "driver.log").open("wb")
+    driver = subprocess.Popen(
+        [sys.executable, str(DRIVER), str(case), "local[2]", str(tmp_path / "in"), str(work)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # the driver's JVM is in its group: kill them together
+    )
+    pairs_dir = work / "run-001" / "pairs"
+    try:
+        _wait(
+            lambda: len(list(pairs_dir.glob("batch-*.parquet"))) >= 4 or driver.poll() is not None,
+            180,
+            "the driver's first batches",
+        )
+        assert driver.poll() is None, (tmp_path / "driver.log").read_text()
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)  # hard: no shutdown hook runs
+        driver.wait()
+        log.close()
+    done = len(list(pairs_dir.glob("batch-*.parquet")))
+    assert done < files.files  # killed in the middle of the replay
+    live = LiveJoin(spark, tmp_path / "in", streams, d, delta, work, available_now=True)
+    assert live.run == 1  # resumes the killed run's checkpoint
+    live.start()
+    live.await_termination()
+    live.close()
+    got = sorted_pairs(live.pairs())
+    assert len(np.unique(got, axis=0)) == len(got)  # nothing twice
+    np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))  # nor lost
+
+
+@pytest.mark.slow
+def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
+    streams, events = scenario(15, n=300)
+    d, delta = 350.0, 0.7
+    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    case = _pickle_case(tmp_path, streams, d, delta)
+    with standalone_cluster(cores=1, memory="1g", log_dir=tmp_path) as cluster:
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(DRIVER),
+                str(case),
+                cluster.master_url,
+                str(tmp_path / "in"),
+                str(tmp_path / "work"),
+                "--available-now",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert run.returncode == 0, run.stdout + run.stderr
+    expected = in_process_pairs(streams, events, d, delta)
+    assert f"pairs {len(expected)}" in run.stdout
+    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
+    np.testing.assert_array_equal(got, expected)

@@ -1,0 +1,126 @@
+"""A standalone Spark cluster (one master, one worker) on loopback, from the pip installation.
+
+Spark's own launcher (``bin/spark-class``) starts ``deploy.master.Master`` and
+``deploy.worker.Worker``; ``SPARK_LOCAL_IP=127.0.0.1`` keeps every socket on loopback.  Point a
+session at it with ``spark_session(cluster.master_url)``: the master is configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import pyspark
+
+__all__ = ["StandaloneCluster", "free_port", "spark_home", "standalone_cluster"]
+
+
+def spark_home() -> Path:
+    """The pyspark package folder, which is a complete SPARK_HOME."""
+    return Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class StandaloneCluster:
+    """A running master and worker (their processes and the master URL)."""
+
+    master_url: str
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    logs: list[IO[bytes]] = field(default_factory=list)
+
+    def stop(self) -> None:
+        """Stop worker then master (their whole process groups)."""
+        for proc in reversed(self.processes):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        for log in self.logs:
+            log.close()
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[2]} exited with code {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout:g} s")
+
+
+@contextmanager
+def standalone_cluster(
+    cores: int = 2,
+    memory: str = "1g",
+    log_dir: str | os.PathLike[str] | None = None,
+    timeout: float = 60.0,
+) -> Iterator[StandaloneCluster]:
+    """Start a master and a worker on free loopback ports; stop both on exit."""
+    home = spark_home()
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1")
+    logs = Path(log_dir) if log_dir is not None else None
+    port, web, worker_web = free_port(), free_port(), free_port()
+    url = f"spark://127.0.0.1:{port}"
+    commands = [
+        [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(web),
+        ],
+        [
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            "127.0.0.1",
+            "--cores",
+            str(cores),
+            "--memory",
+            memory,
+            "--webui-port",
+            str(worker_web),
+            url,
+        ],
+    ]
+    cluster = StandaloneCluster(url)
+    try:
+        for cmd in commands:
+            out = None
+            if logs is not None:
+                out = (logs / f"{cmd[0].rsplit('.', 1)[1]}.log").open("wb")
+                cluster.logs.append(out)
+            proc = subprocess.Popen(
+                [str(home / "bin" / "spark-class"), *cmd],
+                env=env,
+                stdout=out or subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            cluster.processes.append(proc)
+            _wait_for_port(port if len(cluster.processes) == 1 else worker_web, proc, timeout)
+        yield cluster
+    finally:
+        cluster.stop()
