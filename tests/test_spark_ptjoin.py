@@ -4,38 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from spark_cases import in_process_pairs, scenario
 
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
-from workbench.operators import PTJoin, StreamSpec, replay
+from workbench.events import Events
+from workbench.operators import StreamSpec
 from workbench.spark import ptjoin_query, read_pairs
 from workbench.timestamps import random_templates
 
 pytestmark = pytest.mark.spark
 
 
-def _in_process(streams, events, d, delta):
-    matches, _ = replay(PTJoin(streams=streams, d=d, threshold=delta, mode="loose"), events)
-    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
-
-
 @pytest.mark.parametrize(("d", "delta"), [(700.0, 0.8), (350.0, 0.6), (120.0, 0.3)])
 def test_spark_ptjoin_equals_the_operator(spark, tmp_path, d, delta):
-    rng = np.random.default_rng(int(d))
-    a = random_templates(rng, 8, 6, 400, "A")
-    b = random_templates(rng, 6, 8, 500, "B")
-    streams = (StreamSpec(a, 300.0), StreamSpec(b, 200.0))
-    events = synthetic_events(
-        rng, 400, (8, 6), mean_interarrival=20, max_delay=(300, 200), late_fraction=0.05
-    )
+    streams, events = scenario(int(d))
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
     query = ptjoin_query(
         spark, str(tmp_path / "in"), streams, d, delta, str(tmp_path / "out"), str(tmp_path / "chk")
     )
     query.awaitTermination()
     got = read_pairs(spark, str(tmp_path / "out"))
-    expected = _in_process(streams, events, d, delta)
+    expected = in_process_pairs(streams, events, d, delta)
     assert len(expected) > 50
     np.testing.assert_array_equal(got, expected)
 
@@ -71,3 +61,28 @@ def test_progress_metrics_arrive_as_a_frame(spark, tmp_path):
     assert not frame.empty and frame["input_rows"].sum() >= len(events)
     assert {"state_rows", "state_memory_bytes", "watermark", "batch_ms"} <= set(frame.columns)
     assert (frame["state_memory_bytes"] >= 0).all()
+
+
+def test_detection_times_at_and_below_zero_are_joined(spark, tmp_path):
+    """Event-time timestamps are offset: the first batch's watermark (0) must not drop t = 0."""
+    streams, events = scenario(5, n=150)
+    shift = events.t_det[10]  # that event lands on exactly 0, the ten before it below
+    events = Events(
+        events.stream, events.id, events.template, events.t_det - shift, events.arrival - shift
+    )
+    assert (events.t_det == 0).sum() == 1 and (events.t_det < 0).sum() >= 5
+    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    query = ptjoin_query(
+        spark,
+        str(tmp_path / "in"),
+        streams,
+        700.0,
+        0.5,
+        str(tmp_path / "out"),
+        str(tmp_path / "chk"),
+    )
+    query.awaitTermination()
+    expected = in_process_pairs(streams, events, 700.0, 0.5)
+    zero = events.id[events.t_det == 0][0], events.stream[events.t_det == 0][0]
+    assert (expected[:, zero[1]] == zero[0]).any()  # the event at 0 has partners
+    np.testing.assert_array_equal(read_pairs(spark, str(tmp_path / "out")), expected)

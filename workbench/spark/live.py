@@ -132,6 +132,11 @@ class LiveJoin:
         return self.work_dir / f"run-{self.run:03d}"
 
     @property
+    def query_id(self) -> str | None:
+        """The running join query's id (it survives restarts from the same checkpoint)."""
+        return self._queries[0].id if self._queries else None
+
+    @property
     def active(self) -> bool:
         """Whether the join query is running."""
         return bool(self._queries) and self._queries[0].isActive
@@ -187,6 +192,22 @@ class LiveJoin:
             self.batches.append(
                 {"batch": batch_id, "time": time.time(), "pairs": table.num_rows, **vars(params)}
             )
+
+    def wait_until_idle(self, timeout: float = 120.0) -> None:
+        """Block until a micro-batch that started after this call found no new input."""
+        query = self._queries[0]
+        last = query.lastProgress
+        after = last["batchId"] if last else -1
+        deadline = time.monotonic() + timeout
+        while True:
+            p = query.lastProgress
+            if p and p["batchId"] > after and p["numInputRows"] == 0:
+                return
+            if not query.isActive:
+                raise RuntimeError(f"the join query stopped: {query.exception()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the join query was not idle within {timeout:g} s")
+            time.sleep(0.1)
 
     def await_termination(self, timeout: float | None = None) -> None:
         """Wait for the queries (``available_now`` runs end by themselves)."""

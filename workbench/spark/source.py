@@ -24,9 +24,11 @@ from workbench.operators.base import StreamSpec
 
 __all__ = [
     "CORRUPT",
+    "EPOCH_OFFSET_MS",
     "EVENT_FIELDS",
     "REJECT_SCHEMA",
     "accepted_events",
+    "event_time",
     "event_checks",
     "read_rejects",
     "read_stream",
@@ -37,6 +39,16 @@ __all__ = [
 CORRUPT = "_corrupt_record"
 EVENT_FIELDS = "stream INT, id LONG, template INT, t_det DOUBLE, arrival DOUBLE"
 REJECT_SCHEMA = "reason STRING, stream INT, id LONG, record STRING"
+EPOCH_OFFSET_MS = 10**12
+"""Added to replay times (ms) to make event-time timestamps: Spark's join drops input rows at
+or below the watermark, and the first batch's watermark is 0, so a time of 0 would be lost."""
+
+
+def event_time(ms: Column | str) -> Column:
+    """A replay time in milliseconds as a Spark timestamp (microseconds, offset by
+    ``EPOCH_OFFSET_MS`` so every time from -31 years on lies above the initial watermark)."""
+    col = F.col(ms) if isinstance(ms, str) else ms
+    return F.timestamp_micros(F.round(col * 1000).cast("long") + EPOCH_OFFSET_MS * 1000)
 
 
 def read_stream(
@@ -101,7 +113,7 @@ def accepted_events(raw: DataFrame, streams: Sequence[StreamSpec]) -> DataFrame:
         with_reason(raw, event_checks(streams))
         .filter(F.col("reason").isNull())
         .drop("reason", CORRUPT)
-        .withColumn("ts", F.timestamp_micros(F.round(F.col("t_det") * 1000).cast("long")))
+        .withColumn("ts", event_time("t_det"))
     )
 
 
