@@ -2,17 +2,9 @@
 
 import panel as pn
 
-from workbench.app import DeploymentExplorer, PTJoinExplorer
+from workbench.app import build_dashboard
 
-pn.extension(sizing_mode="stretch_width")
+pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 
 if pn.state.served:
-    pn.template.FastListTemplate(
-        title="Uncertain-time stream workbench",
-        main=[
-            pn.Tabs(
-                ("Deployment (simulated)", DeploymentExplorer()),
-                ("PTJoin partitions", PTJoinExplorer()),
-            )
-        ],
-    ).servable()
+    build_dashboard().servable()

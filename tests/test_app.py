@@ -59,7 +59,6 @@ def test_the_page_renders_to_bokeh_models():
     root = pn.panel(app).get_root()
     assert root is not None
     hv.renderer("bokeh").get_plot(app.curve_view())
-    hv.renderer("bokeh").get_plot(app.templates_view())
 
 
 def test_template_index_is_bounded_by_the_stream():
@@ -85,3 +84,201 @@ def test_deployment_explorer_on_the_simulated_default():
     hv.renderer("bokeh").get_plot(app.extent_view())
     hv.renderer("bokeh").get_plot(app.map_view())
     assert pn.panel(app).get_root() is not None
+
+
+# -- the dashboard's tabs ----------------------------------------------------------------------
+
+
+def _markers(el: hv.Overlay) -> dict[str, float]:
+    """The LH/LL/RL/RH labels as plotted (name -> x)."""
+    labels = [
+        e for e in el.traverse(lambda x: x, [hv.Labels]) if "marker" in e.dimensions("all", True)
+    ]
+    (lab,) = labels
+    return dict(zip(lab.dimension_values("marker"), lab.dimension_values("x"), strict=True))
+
+
+def test_markers_are_the_envelopes_crossings_of_delta():
+    app = PTJoinExplorer(d=60.0, delta=0.8)
+    xs, probs = app.curves()
+    marks = app.markers()
+    upper, lower = probs.max(axis=0), probs.min(axis=0)
+    step = xs[1] - xs[0]
+    # LH: the upper envelope first reaches delta; LL: the lower one does (Figure 1(b))
+    assert abs(xs[np.argmax(upper >= 0.8)] - marks["LH"]) <= step
+    assert abs(xs[np.argmax(lower >= 0.8)] - marks["LL"]) <= step
+    assert abs(xs[len(xs) - 1 - np.argmax(lower[::-1] >= 0.8)] - marks["RL"]) <= step
+    assert abs(xs[len(xs) - 1 - np.argmax(upper[::-1] >= 0.8)] - marks["RH"]) <= step
+    assert _markers(app.curve_view()) == pytest.approx(marks)
+
+
+def test_delta_d_pi_and_t_det_move_the_markers():
+    app = PTJoinExplorer()
+    before = app.markers()
+    app.delta = 0.6
+    lower = app.markers()
+    assert lower["LH"] < before["LH"] and lower["RH"] > before["RH"]
+    app.t_det += 100.0
+    assert app.markers()["LL"] == pytest.approx(lower["LL"] + 100.0)
+    app.d = 200.0
+    assert app.markers()["RL"] > lower["RL"] + 100.0
+    widths = app.partners.pi
+    app.pi = 2 * widths
+    assert app.partners.pi == pytest.approx(2 * widths) and app.table.min_d == 2 * widths
+
+
+def test_interval_model_uses_the_closed_forms():
+    from workbench.interval_bounds import interval_bounds
+
+    app = PTJoinExplorer(model="intervals", d=100.0, pi=40.0, delta=0.7)
+    hi = app.base_event()
+    assert hi.n_buckets == 1
+    closed = interval_bounds(hi.min, hi.max, 100.0, 0.7, 40.0)
+    assert app.markers() == pytest.approx(
+        {"LH": closed.lh, "LL": closed.ll, "RL": closed.rl, "RH": closed.rh}
+    )
+    xs, probs = app.curves()  # the envelope over lengths in (0, pi] crosses delta there too
+    step = xs[1] - xs[0]
+    assert abs(xs[np.argmax(probs.min(axis=0) >= 0.7)] - closed.ll) <= 2 * step
+
+
+def test_template_editor_rejects_invalid_edits_and_stores_valid_ones():
+    from workbench.app import TemplateEditor
+
+    ed = TemplateEditor(source="PTJoin Example 3")
+    assert len(ed.stream_a) == 2 and ed.buckets.count("\n") == 2  # phi_1: three buckets
+    before = ed.stream_a
+    ed.buckets = "0, 20, 0.5\n20, 30, 0.6"
+    ed.apply(ed)
+    assert ed.failed and "sum to" in ed.message and ed.stream_a is before
+    ed.buckets = "0, 20, 0.5\n25, 30, 0.5"
+    ed.apply(ed)
+    assert ed.failed and "contiguous" in ed.message
+    ed.buckets = "0 10 x"
+    ed.apply(ed)
+    assert ed.failed and "line 1" in ed.message
+    ed.buckets = "0, 10, 0.25\n10, 50, 0.75"
+    ed.apply(ed)
+    assert not ed.failed and ed.stream_a[0].length == 50
+    assert ed.stream_a[1] == before[1] and ed.stream_b.templates == before.templates
+    ed.param.update(count=5, n_buckets=3, max_length=100.0, seed=2)
+    ed.generate(ed)
+    assert len(ed.stream_b) == 5 and ed.stream_b[4].n_buckets == 3 and ed.stream_b.pi <= 100
+    assert ed.param.pair_v.bounds == (0, 4)
+
+
+def test_template_editor_shows_templates_and_adjusted_histograms():
+    from workbench.app import TemplateEditor
+    from workbench.probability import adjusted_histograms
+
+    ed = TemplateEditor()  # the simulated deployment's learned templates
+    assert "motes" in ed.stream_a.name and len(ed.stream_a) == 27
+    bars = ed.templates_a()
+    picked = bars.get(1)
+    assert len(picked) == ed.stream_a[0].n_buckets  # the picked template on top
+    ed.param.update(pair_u=3, pair_v=5, offset=200.0)
+    hi, hj = ed.pair()
+    _, p_i, p_j = adjusted_histograms(hi, hj)
+    hists = ed.adjusted_view().traverse(lambda x: x, [hv.Histogram])
+    widths = np.diff(hists[0].edges)
+    assert np.allclose(hists[0].dimension_values(1) * widths, p_i)
+    assert np.allclose(hists[1].dimension_values(1) * widths, p_j)
+    assert "P(Xi >= Xj)" in ed.pair_summary().object
+    hv.renderer("bokeh").get_plot(ed.adjusted_view())
+
+
+def test_dashboard_tabs_share_the_edited_templates():
+    from workbench.app import dashboard_tabs
+
+    tabs = dict(dashboard_tabs())
+    assert list(tabs)[:3] == ["Templates", "Satisfaction probability", "Partition regions"]
+    editor, explorer = tabs["Templates"], tabs["Satisfaction probability"]
+    editor.source = "PTJoin Example 3"
+    assert explorer.stream_b is editor.stream_b and explorer.pi == 40.0
+
+
+def test_partition_regions_agree_with_the_exact_probability():
+    from workbench.app import PartitionRegions
+
+    app = PartitionRegions(d=8000.0, delta=0.8)
+    assert app.fast_path
+    xs, probs, _, _ = app.nearby()
+    regions = app.partitions().classify(xs)
+    assert np.all(probs[regions == 2] >= 0.8 - 1e-9)  # SR: every partner satisfies
+    assert np.all(probs[regions == 0] < 0.8 + 1e-9)  # VR: none does
+    c = app.counts()
+    assert c["SR"] >= 5 and sum(c[k] for k in ("SR", "LPR", "RPR", "VR")) == len(app._b_max)
+    bound = app.obsolete_bound()
+    assert bound < app.partitions().lpr_lo and c["obsolete"] > 0
+    before = c["obsolete"]
+    app.base += 100  # a later base event makes more partners obsolete (Theorem 4)
+    assert app.counts()["obsolete"] > before
+    app.d = 500.0  # below max pi: the loose partitions, no obsolete bound
+    assert not app.fast_path and app.obsolete_bound() is None
+    assert "Eq. 4-6" in app.regions_view().opts.get().kwargs["title"]
+
+
+def test_coalescing_explorer_streams_and_switches_schemes():
+    from workbench.app import CoalescingExplorer
+    from workbench.coalesce import recoalesce
+
+    app = CoalescingExplorer()
+    assert app.source.startswith("simulated") and app.position > 0
+    eager = app.extent()
+    app.scheme = "lazy"
+    lazy = app.extent()
+    assert len(lazy) > len(eager) and all(c.count == 1 for c in lazy)
+    assert sum(c.count for c in eager) == len(lazy)  # same window, stored coalesced
+    q = app.query()
+    oracle = recoalesce(app._lazy.raw(), q.equivalence)
+    assert [(c.ts, c.te) for c in oracle] == [(c.ts, c.te) for c in eager]
+    position = app.position
+    assert app.step(100) == 100 and app.position == position + 100
+    cp, oop = app.cp_oop()
+    assert 0 < cp < 1 and 0 < oop < 0.1
+    app.equivalence = "equal"  # reconfiguring replays the latest readings
+    assert app.position == position + 100 and app._eager.stored > len(eager)
+    table = app.selection()
+    assert set(table["optimal"]) <= {"eager", "lazy"} and len(table) == 4
+    eager_cost, lazy_cost = app.surfaces()
+    app.w_update = 100.0  # update-heavy weights favour lazy (coalescing paper, Figure 3)
+    eager_heavy, lazy_heavy = app.surfaces()
+    assert (eager_heavy < lazy_heavy).sum() < (eager_cost < lazy_cost).sum()
+    hv.renderer("bokeh").get_plot(app.extent_view())
+    assert pn.panel(app).get_root() is not None
+
+
+def test_wjoin_explorer_runs_bew_and_few():
+    from workbench.app import WJoinExplorer
+    from workbench.operators import brute_force_wjoin
+
+    app = WJoinExplorer(hours=2.0, window=120.0)
+    bew, few = app.run()
+    assert bew.results == few.results > 0 and bew.tuples == few.tuples
+    assert few.response_ms.mean() > bew.response_ms.mean()  # FEW waits for its periods
+    rows = app.rows()
+    groups = [rows[rows["stream"] == s] for s in range(3)]
+    oracle = brute_force_wjoin(
+        [g["value"].tolist() for g in groups],
+        [g["ts"].tolist() for g in groups],
+        [g["id"].tolist() for g in groups],
+        app.constraints(),
+    )
+    assert len(oracle) == bew.results
+    assert set(app.measures()["algorithm"]) == {"BEW", "FEW"}
+    app.graph = "path"
+    assert app.constraints().form == "path" and len(app.run()) == 2
+    app.motes = [1]
+    assert app.run() == [] and "2 to 6 motes" in app.message
+    hv.renderer("bokeh").get_plot(app.graph_view())
+
+
+def test_launcher_binds_localhost_and_takes_origins():
+    from workbench.app.serve import serve_command
+
+    cmd = serve_command(port=5100)
+    assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
+    assert "127.0.0.1:5100" in cmd and "--show" not in cmd
+    cmd = serve_command(5100, "0.0.0.0", allow_websocket_origin=["lab.example:80"])
+    origins = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--allow-websocket-origin"]
+    assert origins == ["lab.example:80"]

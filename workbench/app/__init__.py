@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from workbench.app.coalescing import CoalescingExplorer
+from workbench.app.dashboard import build_dashboard, dashboard_tabs
 from workbench.app.deployment import DeploymentExplorer
 from workbench.app.ptjoin import PTJoinExplorer
+from workbench.app.regions import PartitionRegions
+from workbench.app.templates import TemplateEditor
+from workbench.app.wjoin import WJoinExplorer
 
-__all__ = ["DeploymentExplorer", "PTJoinExplorer"]
+__all__ = [
+    "CoalescingExplorer",
+    "DeploymentExplorer",
+    "PTJoinExplorer",
+    "PartitionRegions",
+    "TemplateEditor",
+    "WJoinExplorer",
+    "build_dashboard",
+    "dashboard_tabs",
+]

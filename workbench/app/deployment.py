@@ -112,10 +112,16 @@ class DeploymentExplorer(pn.viewable.Viewer):
             controls,
             pn.Column(
                 pn.pane.HoloViews(
-                    self.map_view, height=320, sizing_mode="stretch_width", linked_axes=False
+                    hv.DynamicMap(self.map_view),
+                    height=320,
+                    sizing_mode="stretch_width",
+                    linked_axes=False,
                 ),
                 pn.pane.HoloViews(
-                    self.extent_view, height=340, sizing_mode="stretch_width", linked_axes=False
+                    hv.DynamicMap(self.extent_view),
+                    height=340,
+                    sizing_mode="stretch_width",
+                    linked_axes=False,
                 ),
                 sizing_mode="stretch_width",
             ),

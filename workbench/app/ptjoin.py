@@ -1,5 +1,7 @@
-"""The PTJoin explorer: steer delta, d and an arriving event; see templates, satisfaction
-curves and the tight partitions of Theorem 3 against the loose ones of Eq. 4-6."""
+"""The satisfaction-probability explorer: for a base event and the partner templates, the
+curves of P(|Xi - Xj| <= d) against the partner's max time, their envelopes, delta, and the
+crossing points LH, LL, RL, RH (interval timing paper, Figure 1; PTJoin paper, Figure 3,
+Theorem 3), against the loose partitions of Eq. 4-6."""
 
 from __future__ import annotations
 
@@ -8,13 +10,29 @@ import numpy as np
 import panel as pn
 import param
 
+from workbench.app.panes import plot
+from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.stime import StimeTable
-from workbench.timestamps import TemplateSet
-from workbench.viz.ptjoin import histogram_element, partition_spans, satisfaction_curves
+from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.viz.ptjoin import (
+    MARKERS,
+    marker_lines,
+    partition_spans,
+    satisfaction_grid,
+    satisfaction_plot,
+)
 
-__all__ = ["PTJoinExplorer"]
+__all__ = ["MODELS", "PTJoinExplorer", "scaled"]
+
+MODELS = ("histograms", "intervals")
+"""Timestamp models: histogram templates (PTJoin) or uniform intervals (interval paper)."""
+
+CURVE_POINTS = 200
+"""Partner max times evaluated per curve."""
+INTERVAL_LENGTHS = 48
+"""Partner lengths in (0, pi] standing for every uniform target in the interval model."""
 
 
 def _default_streams() -> tuple[TemplateSet, TemplateSet]:
@@ -23,8 +41,25 @@ def _default_streams() -> tuple[TemplateSet, TemplateSet]:
     return TemplateSet("A", templates), TemplateSet("B", templates)
 
 
+def scaled(templates: TemplateSet, pi: float) -> TemplateSet:
+    """The templates stretched in time so that their longest has length ``pi`` (Def. 5).
+
+    >>> u = HistogramTimestamp.uniform
+    >>> scaled(TemplateSet("B", (u(0, 10), u(0, 20))), 40.0).pi
+    40.0
+    """
+    if not pi > 0:
+        raise ValueError(f"pi = {pi!r} must be a positive length")
+    if pi == templates.pi:
+        return templates
+    factor = pi / templates.pi
+    return TemplateSet(
+        templates.name, tuple(HistogramTimestamp(t.edges * factor, t.probs) for t in templates)
+    )
+
+
 class PTJoinExplorer(pn.viewable.Viewer):
-    """Interactive PTJoin partitions for one arriving event a_i of stream A."""
+    """Satisfaction probability of a base event a_i against the partner stream's templates."""
 
     delta = param.Number(
         0.8,
@@ -35,23 +70,36 @@ class PTJoinExplorer(pn.viewable.Viewer):
     )
     d = param.Number(
         60.0,
-        bounds=(0.0, 2000.0),
+        bounds=(0.0, 20_000.0),
         step=1.0,
         label="window d (ms)",
         doc="Join window d: pairs need P(|Xa - Xb| <= d) >= delta.",
     )
+    pi = param.Number(
+        40.0,
+        bounds=(1.0, None),
+        step=1.0,
+        label="partner pi (ms)",
+        doc="Longest partner template (Definition 5): the partner templates are stretched to it.",
+    )
     t_det = param.Number(
         210.0,
-        bounds=(0.0, 10_000.0),
+        bounds=(0.0, 20_000.0),
+        step=1.0,
         label="detection time of a_i (ms)",
-        doc="Detection time of the arriving event a_i, so max(H_i) = t_det.",
+        doc="Detection time of the base event a_i, so max(H_i) = t_det.",
     )
     template = param.Integer(
         0, bounds=(0, None), label="template u of a_i", doc="Template index u of a_i in stream A."
     )
+    model = param.Selector(
+        objects=list(MODELS),
+        default="histograms",
+        doc="Histogram templates (Theorem 3) or uniform intervals of length <= pi (Section 4.1).",
+    )
     stream_a = param.ClassSelector(class_=TemplateSet, doc="Templates of stream A.")
-    stream_b = param.ClassSelector(class_=TemplateSet, doc="Templates of stream B.")
-    table = param.ClassSelector(class_=StimeTable, doc="stime tables for the current delta.")
+    stream_b = param.ClassSelector(class_=TemplateSet, doc="Templates of stream B (partners).")
+    table = param.ClassSelector(class_=StimeTable, doc="stime tables for delta and partners.")
 
     def __init__(self, **params: object) -> None:
         if "stream_a" not in params or "stream_b" not in params:
@@ -59,79 +107,167 @@ class PTJoinExplorer(pn.viewable.Viewer):
             params.setdefault("stream_a", a)
             params.setdefault("stream_b", b)
         super().__init__(**params)
+        self._grid: tuple[tuple, np.ndarray, np.ndarray] | None = None
         self._bound_template()
-        self._rebuild_table()
+        self._bound_pi(reset="pi" not in params)
 
     @param.depends("stream_a", watch=True)
     def _bound_template(self) -> None:
         self.param.template.bounds = (0, len(self.stream_a) - 1)
         self.template = min(self.template, len(self.stream_a) - 1)
 
-    @param.depends("delta", "stream_a", "stream_b", watch=True)
+    @param.depends("stream_b", watch=True)
+    def _bound_pi(self, reset: bool = True) -> None:
+        """pi ranges around the partner stream's own pi (and resets to it on a new stream)."""
+        own = self.stream_b.pi
+        self.param.pi.softbounds = (own / 10, own * 4)
+        self.param.pi.step = max(own / 200, 0.01)
+        if reset and self.pi != own:
+            self.pi = own  # rebuilds the table
+        else:
+            self._rebuild_table()
+
+    @param.depends("delta", "pi", "stream_a", watch=True)
     def _rebuild_table(self) -> None:
-        self.table = StimeTable.build(self.stream_a, self.stream_b, self.delta)
+        self.table = StimeTable.build(self.stream_a, self.partners, self.delta)
+
+    @property
+    def partners(self) -> TemplateSet:
+        """The partner templates: stream B stretched to pi (histogram model)."""
+        return scaled(self.stream_b, self.pi)
+
+    def base_event(self) -> HistogramTimestamp:
+        """H_i of a_i: template u detected at t_det (or the uniform interval of its length)."""
+        hi = self.stream_a.event(self.template, self.t_det)
+        if self.model == "intervals":
+            return HistogramTimestamp.uniform(hi.min, hi.max)
+        return hi
+
+    def partner_set(self) -> TemplateSet:
+        """The partner templates the curves range over (uniform lengths in the interval model)."""
+        if self.model == "intervals":
+            lengths = self.pi * np.linspace(1.0 / INTERVAL_LENGTHS, 1.0, INTERVAL_LENGTHS)
+            return TemplateSet(
+                "uniform", tuple(HistogramTimestamp.uniform(0.0, x) for x in lengths)
+            )
+        return self.partners
 
     @property
     def fast_path(self) -> bool:
-        """Whether d >= max(pi_A, pi_B), so Theorem 3's tight partitions apply."""
+        """Whether the exact bounds apply: d >= max(pi_A, pi_B) (Theorem 3; Corollary 3)."""
+        if self.model == "intervals":
+            hi = self.base_event()
+            return self.d >= max(self.pi, hi.length)
         return self.d >= self.table.min_d
 
     def partitions(self) -> dict[str, Partitions]:
-        """The loose partitions (Eq. 4-6) and, on the fast path, the tight ones (Theorem 3)."""
-        hi = self.stream_a.event(self.template, self.t_det)
-        out = {"loose": loose_partitions(hi, self.d, self.stream_b.pi)}
+        """The loose partitions (Eq. 4-6) and, when they apply, the tight ones."""
+        hi = self.base_event()
+        out = {"loose": loose_partitions(hi, self.d, self.pi)}
         if self.fast_path:
-            out["tight"] = tight_partitions(self.table, self.template, self.t_det, self.d)
+            if self.model == "intervals":
+                b = interval_bounds(hi.min, hi.max, self.d, self.delta, self.pi)
+                out["tight"] = b.partitions()
+            else:
+                out["tight"] = tight_partitions(self.table, self.template, self.t_det, self.d)
         return out
 
-    @param.depends("template", "stream_a", "stream_b")
-    def templates_view(self) -> hv.Overlay:
-        """The template histograms of both streams (Figure 2)."""
-        hists = [histogram_element(t, f"A: phi_{k}") for k, t in enumerate(self.stream_a)]
-        hists += [histogram_element(t, f"B: phi_{k}") for k, t in enumerate(self.stream_b)]
-        return hv.Overlay(hists).opts(
-            hv.opts.Histogram(alpha=0.5), hv.opts.Overlay(title="Template histograms")
-        )
-
-    @param.depends("delta", "d", "t_det", "template", "table")
-    def curve_view(self) -> hv.Overlay:
-        """Satisfaction probability against the partner's max time, with the partitions."""
+    def markers(self) -> dict[str, float]:
+        """LH, LL, RL, RH: the tight partition bounds, or the loose ones off the fast path."""
         parts = self.partitions()
         p = parts.get("tight", parts["loose"])
-        lo, hi = parts["loose"].lpr_lo - 50, parts["loose"].rpr_hi + 50
-        xs = np.linspace(lo, hi, 600)
-        hi_event = self.stream_a.event(self.template, self.t_det)
-        title = "Theorem 3 partitions" if "tight" in parts else "Eq. 4-6 partitions (d < max pi)"
+        return dict(zip(MARKERS, (p.lpr_lo, p.lpr_hi, p.rpr_lo, p.rpr_hi), strict=True))
+
+    def curves(self) -> tuple[np.ndarray, np.ndarray]:
+        """Partner max times and the probability of every partner template at each.
+
+        The probabilities depend on max(H_j) - t_det only, and not on delta: the grid is
+        computed relative to t_det and kept until u, d, pi, the model or the streams change.
+        """
+        key = (self.template, self.d, self.pi, self.model, self.stream_a, self.stream_b)
+        if self._grid is None or self._grid[0] != key:
+            loose = self.partitions()["loose"]
+            margin = 0.1 * (loose.rpr_hi - loose.lpr_lo)
+            rel = np.linspace(loose.lpr_lo - margin, loose.rpr_hi + margin, CURVE_POINTS)
+            rel -= self.t_det
+            hi = self.base_event() - self.t_det
+            self._grid = (key, rel, satisfaction_grid(hi, self.partner_set(), self.d, rel))
+        _, rel, probs = self._grid
+        return rel + self.t_det, probs
+
+    def _title(self) -> str:
+        if not self.fast_path:
+            return "Eq. 4-6 partitions (d < max pi: no tight bounds)"
+        if self.model == "intervals":
+            return "Interval bounds LH, LL, RL, RH (interval paper, Section 4.1)"
+        return "Theorem 3 partitions: LH, LL, RL, RH"
+
+    @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
+    def curve_view(self) -> hv.Overlay:
+        """Curves, envelopes, delta, LH/LL/RL/RH and the loose bounds (1), (4), (5), (8)."""
+        xs, probs = self.curves()
+        loose = self.partitions()["loose"]
+        marks = self.markers()
+        shaded = Partitions(*marks.values()) if marks["LL"] <= marks["RL"] else loose
+        loose_marks = dict(
+            zip(
+                ("(1)", "(4)", "(5)", "(8)"),
+                (loose.lpr_lo, loose.lpr_hi, loose.rpr_lo, loose.rpr_hi),
+                strict=True,
+            )
+        )
         return (
-            partition_spans(p, lo, hi)
-            * satisfaction_curves(hi_event, self.stream_b, self.d, xs)
-            * hv.HLine(self.delta).opts(color="black", line_dash="dashed")
+            partition_spans(shaded, xs[0], xs[-1])
+            * satisfaction_plot(xs, probs)
+            * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed", line_width=1.5)
+            * marker_lines(loose_marks, "loose", "gray", 0.02, dash="dashed")
+            * marker_lines(marks, "marker", "black", 1.02)
         ).opts(
             hv.opts.Overlay(
-                title=title,
-                xlim=(lo, hi),
-                ylim=(-0.02, 1.02),
+                title=self._title(),
+                xlim=(xs[0], xs[-1]),
+                ylim=(-0.02, 1.1),
                 xlabel="max(H_j) of the partner b_j (ms)",
                 ylabel="P(|Xi - Xj| <= d)",
                 responsive=True,
-                height=350,
+                height=420,
+                show_legend=False,
             )
         )
 
+    @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
+    def summary(self) -> pn.pane.Markdown:
+        """The four crossing points against the loose bounds, in ms."""
+        marks = self.markers()
+        loose = self.partitions()["loose"]
+        exact = "exact" if self.fast_path else "loose fallback"
+        rows = [
+            f"| LH | {marks['LH']:.1f} | (1) {loose.lpr_lo:.1f} |",
+            f"| LL | {marks['LL']:.1f} | (4) {loose.lpr_hi:.1f} |",
+            f"| RL | {marks['RL']:.1f} | (5) {loose.rpr_lo:.1f} |",
+            f"| RH | {marks['RH']:.1f} | (8) {loose.rpr_hi:.1f} |",
+        ]
+        return pn.pane.Markdown(
+            f"**Bounds ({exact})**\n\n| | tight | Eq. 4-6 |\n|---|---|---|\n"
+            + "\n".join(rows)
+            + f"\n\nSR width {marks['RL'] - marks['LL']:.1f} ms vs "
+            f"{loose.rpr_lo - loose.lpr_hi:.1f} ms loose"
+        )
+
     def __panel__(self) -> pn.viewable.Viewable:
+        w = pn.widgets
         controls = pn.Column(
-            pn.widgets.FloatSlider.from_param(self.param.delta),
-            pn.widgets.FloatSlider.from_param(self.param.d),
-            pn.widgets.FloatInput.from_param(self.param.t_det),
-            pn.widgets.IntInput.from_param(self.param.template),
-            width=280,
+            w.FloatSlider.from_param(self.param.delta),
+            w.FloatSlider.from_param(self.param.d),
+            w.FloatSlider.from_param(self.param.pi),
+            w.FloatSlider.from_param(self.param.t_det),
+            w.IntInput.from_param(self.param.template),
+            w.RadioButtonGroup.from_param(self.param.model),
+            self.summary,
+            width=300,
         )
         return pn.Row(
             controls,
-            pn.Column(
-                pn.pane.HoloViews(self.templates_view, sizing_mode="stretch_width", height=250),
-                pn.pane.HoloViews(self.curve_view, sizing_mode="stretch_width", height=380),
-                sizing_mode="stretch_width",
-            ),
+            plot(hv.DynamicMap(self.curve_view), sizing_mode="stretch_width", height=440),
             sizing_mode="stretch_width",
         )

@@ -4,34 +4,41 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["APP_FILE", "serve"]
+__all__ = ["APP_FILE", "serve", "serve_command"]
 
 APP_FILE = Path(__file__).resolve().parents[2] / "apps" / "dashboard.py"
 
 
-def serve(port: int = 5006, address: str = "127.0.0.1", show: bool = True) -> None:
-    """Serve ``apps/dashboard.py`` until interrupted."""
+def serve_command(
+    port: int = 5006,
+    address: str = "127.0.0.1",
+    allow_websocket_origin: Sequence[str] = (),
+    show: bool = False,
+) -> list[str]:
+    """The ``panel serve`` command line; websocket origins default to the bound address."""
     if not APP_FILE.exists():
         raise FileNotFoundError(f"dashboard app file not found: {APP_FILE}")
-    cmd = [
-        sys.executable,
-        "-m",
-        "panel",
-        "serve",
-        str(APP_FILE),
-        "--address",
-        address,
-        "--port",
-        str(port),
-        "--allow-websocket-origin",
-        f"{address}:{port}",
-        "--allow-websocket-origin",
-        f"localhost:{port}",
-    ]
+    origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
+    cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
+    cmd += ["--port", str(port)]
+    for origin in origins:
+        cmd += ["--allow-websocket-origin", origin]
     if show:
         cmd.append("--show")
+    return cmd
+
+
+def serve(
+    port: int = 5006,
+    address: str = "127.0.0.1",
+    show: bool = True,
+    allow_websocket_origin: Sequence[str] = (),
+) -> None:
+    """Serve ``apps/dashboard.py`` until interrupted."""
+    cmd = serve_command(port, address, allow_websocket_origin, show)
     print(f"workbench dashboard at http://{address}:{port}/dashboard", flush=True)
     try:
         subprocess.run(cmd, check=True)

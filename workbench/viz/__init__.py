@@ -5,22 +5,51 @@ from __future__ import annotations
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and its options)
 
+from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
 from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
 from workbench.viz.ptjoin import (
+    MARKERS,
     REGION_COLORS,
+    adjusted_bars,
     histogram_element,
+    marker_lines,
     partition_spans,
+    partner_points,
     satisfaction_curves,
+    satisfaction_grid,
+    satisfaction_plot,
+    template_bars,
+)
+from workbench.viz.wjoin import (
+    ALGORITHM_COLORS,
+    constraint_graph,
+    measure_bars,
+    results_over_time,
 )
 
 hv.Store.set_current_backend("bokeh")
 
 __all__ = [
+    "ALGORITHM_COLORS",
+    "MARKERS",
     "REGION_COLORS",
+    "SCHEME_COLORS",
+    "adjusted_bars",
     "coalesced_segments",
+    "constraint_graph",
+    "cost_surface",
+    "extent_timeline",
     "histogram_element",
+    "marker_lines",
+    "measure_bars",
     "mote_map",
     "partition_spans",
+    "partner_points",
+    "query_points",
     "reading_curve",
+    "results_over_time",
     "satisfaction_curves",
+    "satisfaction_grid",
+    "satisfaction_plot",
+    "template_bars",
 ]

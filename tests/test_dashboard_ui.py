@@ -1,0 +1,248 @@
+"""The served dashboard in real headless Chromium (Debian ``chromium`` through Playwright's
+``executable_path``; ``./dev`` installs it when missing).  Tests wait on conditions, never sleep.
+
+Screenshots go to the session's temporary folder and, when ``WORKBENCH_SCREENSHOTS`` names a
+folder, there too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ui
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TABS = (
+    "Templates",
+    "Satisfaction probability",
+    "Partition regions",
+    "Coalescing",
+    "Multi-way join",
+    "Deployment (simulated)",
+)
+READY = {  # a label each tab shows once rendered
+    "Templates": "Edit a template",
+    "Satisfaction probability": "partner pi (ms)",
+    "Partition regions": "base event a_i",
+    "Coalescing": "weight: scan",
+    "Multi-way join": "temperature band (C)",
+    "Deployment (simulated)": "quantum (C)",
+}
+# every Bokeh ColumnDataSource whose data has ``column``, as lists of its x values / lengths
+SOURCES_WITH = """(column) => {
+  const out = [];
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (m.data && m.data[column] !== undefined) out.push(Array.from(m.data[column]));
+  return out;
+}"""
+MARKERS = """() => {
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (m.data && m.data.marker && Array.from(m.data.marker).includes("LH"))
+        return Object.fromEntries(Array.from(m.data.marker).map((k, i) => [k, m.data.x[i]]));
+  return null;
+}"""
+
+PUSHED = """() => {
+  const found = [];
+  const walk = (root) => {
+    const m = (root.textContent || "").match(/([0-9,]+) of [0-9,]+ readings pushed/);
+    if (m && root !== document) found.push(parseInt(m[1].replace(/,/g, "")));
+    for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
+  };
+  walk(document);
+  return found.length ? Math.max(...found) : -1;
+}"""
+
+TITLED = """(start) => {
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (typeof m.text === "string" && m.text.startsWith(start)) return true;
+  return false;
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The dashboard served by the project's launcher on a free localhost port."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the launcher and its panel server: one group to end
+    )
+    url = f"http://127.0.0.1:{port}/dashboard"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                _end(proc)
+                raise RuntimeError(f"dashboard did not start: {proc.stderr.read()!r}") from None
+            time.sleep(0.2)  # polling the server's socket, not waiting on the page
+    yield url
+    _end(proc)
+    proc.stderr.close()
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Stop the launcher's process group (it runs ``panel serve`` as a child), by its id."""
+    group = proc.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)  # anyone left in the group?
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (no downloaded browser)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium not found on PATH (./dev installs Debian's chromium as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    """One loaded page for the module; records requests leaving localhost and page errors."""
+    pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+    pg.external_requests = []
+    pg.page_errors = []
+    pg.on(
+        "request",
+        lambda r: (
+            pg.external_requests.append(r.url)
+            if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+            else None
+        ),
+    )
+    pg.on("pageerror", lambda e: pg.page_errors.append(str(e)))
+    pg.set_default_timeout(30_000)
+    pg.goto(server)
+    pg.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
+    yield pg
+    pg.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> list[Path]:
+    """Folders receiving screenshots: the session's, and WORKBENCH_SCREENSHOTS if set."""
+    folders = [tmp_path_factory.mktemp("screenshots")]
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        folders.append(Path(os.environ["WORKBENCH_SCREENSHOTS"]))
+        folders[-1].mkdir(parents=True, exist_ok=True)
+    return folders
+
+
+def _open(page, tab: str) -> None:
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{re.escape(tab)}$")).click()
+    page.get_by_text(READY[tab], exact=False).first.wait_for(state="visible")
+    page.locator(".bk-panel-models-layout-Column canvas, canvas").first.wait_for(state="visible")
+
+
+def test_every_tab_renders_offline_and_is_saved(page, screenshots):
+    page.get_by_text("data: simulated replica of the Intel Berkeley lab deployment").wait_for()
+    for k, tab in enumerate(TABS):
+        _open(page, tab)
+        for folder in screenshots:
+            page.screenshot(path=str(folder / f"{k + 1}-{tab.split()[0].lower()}.png"))
+    assert all(
+        (screenshots[0] / f"{k + 1}-{t.split()[0].lower()}.png").stat().st_size > 10_000
+        for k, t in enumerate(TABS)
+    )
+    assert page.external_requests == [] and page.page_errors == []
+
+
+def test_delta_slider_moves_the_markers(page):
+    _open(page, "Satisfaction probability")
+    page.wait_for_function(f"() => ({MARKERS})() !== null")
+    before = page.evaluate(MARKERS)
+    handle = page.locator(".noUi-handle").first  # the delta slider comes first
+    handle.focus()
+    for _ in range(10):
+        handle.press("ArrowLeft")
+    page.wait_for_function(f"(lh) => ({MARKERS})().LH < lh - 1e-6", arg=before["LH"])
+    page.wait_for_function(f"(rh) => ({MARKERS})().RH > rh + 1e-6", arg=before["RH"])
+    after = page.evaluate(MARKERS)
+    # a lower delta widens the join: LH and LL move left, RL and RH right
+    assert after["LH"] < before["LH"] and after["LL"] < before["LL"]
+    assert after["RL"] > before["RL"] and after["RH"] > before["RH"]
+    page.get_by_text("0.70", exact=True).first.wait_for()  # the slider's label
+
+
+def test_switching_the_coalescing_scheme_changes_the_extent(page):
+    _open(page, "Coalescing")
+    lengths = f"() => ({SOURCES_WITH})('group_end').map(c => c.length)"
+    page.wait_for_function(f"() => ({lengths})().length === 1")
+    (eager,) = page.evaluate(lengths)
+    page.get_by_role("button", name="lazy", exact=True).click()
+    page.wait_for_function(f"(n) => ({lengths})()[0] > n", arg=eager)
+    (lazy,) = page.evaluate(lengths)
+    assert lazy > eager  # the lazy extent stores every raw tuple
+    page.get_by_role("button", name="eager", exact=True).click()
+    page.wait_for_function(f"(n) => ({lengths})()[0] < n", arg=lazy)
+
+
+def test_the_stream_runs_without_blocking(page):
+    _open(page, "Coalescing")
+    start = page.evaluate(PUSHED)
+    page.get_by_role("button", name="Run / pause").click()
+    page.wait_for_function(f"(n) => ({PUSHED})() > n + 300", arg=start)
+    page.get_by_role("button", name="lazy", exact=True).click()  # answers while running
+    page.wait_for_function(TITLED, arg="lazy extent")  # the timeline's title
+    page.get_by_role("button", name="Run / pause").click()
+    assert page.evaluate(PUSHED) > start + 300
+
+
+def test_an_invalid_template_edit_shows_its_message(page):
+    _open(page, "Templates")
+    page.locator("textarea").first.fill("0, 10, 0.5\n10, 5, 0.5")
+    page.get_by_role("button", name="Apply").click()
+    page.get_by_text("Rejected: edges[1] = 10.0 and edges[2] = 5.0").wait_for()
+    page.locator("textarea").first.fill("0, 10, 0.5\n10, 30, 0.5")
+    page.get_by_role("button", name="Apply").click()
+    page.get_by_text("Stored phi_0 of stream A").wait_for()
+
+
+def test_a_multiway_run_reports_its_measures(page):
+    _open(page, "Multi-way join")
+    page.get_by_role("button", name="Run", exact=True).click()  # runs in a worker thread
+    page.get_by_text("tuples from 3 motes").wait_for()
+    page.get_by_text("FEW", exact=True).last.wait_for()

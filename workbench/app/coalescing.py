@@ -1,0 +1,397 @@
+"""The coalescing explorer: the (simulated) deployment's readings stream, in arrival order,
+into an eager and a lazy window extent and into an adaptive eager/lazy selection over a set of
+queries (coalescing paper, Sections 2-6; :class:`~workbench.coalesce.AdaptiveCoalescing`).
+
+The stream advances in small batches from a periodic callback, so the server never blocks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from workbench.app.data import default_readings
+from workbench.app.panes import plot
+from workbench.coalesce import (
+    AdaptiveCoalescing,
+    Coalesced,
+    Dcq,
+    EagerExtent,
+    Equivalence,
+    LazyExtent,
+    Query,
+    Weights,
+    Window,
+    select,
+)
+from workbench.coalesce.cost import costs
+from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
+
+__all__ = ["CoalescingExplorer", "uncoalesced"]
+
+MEASURES = ("temperature", "humidity", "light", "voltage")
+PERIOD_MS = 500
+"""Period of the stream's periodic callback."""
+PRELOAD = 1500
+"""Readings pushed before the first view, so the window is not empty."""
+REPLAY_CAP = 1500
+"""At most this many of the latest readings are replayed when the configuration changes."""
+GRID = np.linspace(0.0, 1.0, 21)
+"""cp and oop values of the cost surfaces."""
+OTHER_QUERIES = (
+    Query("humidity (1 %RH bands)", ("humidity",), ("mote",), Equivalence("quantized", quantum=1)),
+    Query("light (equal)", ("light",), ("mote",), Equivalence()),
+    Query(
+        "voltage (0.01 V bands)", ("voltage",), ("mote",), Equivalence("quantized", quantum=0.01)
+    ),
+)
+"""Queries served next to the configured one by the adaptive selection."""
+REEVALUATE_EVERY = 500
+"""Arrivals between two re-evaluations of the adaptive selection."""
+_COST_INPUTS = ("w_memory", "w_update", "w_scan", "window_kind", "window_minutes", "window_tuples")
+
+
+def uncoalesced(raw: list[tuple[float, int, object, object]]) -> list[Coalesced]:
+    """Raw window tuples ``(ts, seq, group, value)`` as temporal tuples, one per reading.
+
+    A tuple is valid until its group's next tuple (Section 2.3), coalescing nothing.
+    """
+    by_group: dict[object, list[tuple[float, int, object]]] = defaultdict(list)
+    for ts, seq, group, value in raw:
+        by_group[group].append((ts, seq, value))
+    out = []
+    for group, rows in by_group.items():
+        for k, (ts, seq, value) in enumerate(rows):
+            te = rows[k + 1][0] if k + 1 < len(rows) else ts
+            out.append(Coalesced(ts, seq, te, group, value, 1))
+    out.sort()
+    return out
+
+
+class CoalescingExplorer(pn.viewable.Viewer):
+    """Stream readings into eager and lazy extents; see extents, costs and the selection."""
+
+    measure = param.Selector(
+        objects=list(MEASURES),
+        default="temperature",
+        doc="The coalescing attribute of the configured query.",
+    )
+    motes = param.ListSelector(
+        default=[1, 2, 3, 4, 5, 6],
+        objects=list(range(1, 55)),
+        doc="Motes streamed (the groups of every query).",
+    )
+    window_kind = param.Selector(
+        objects=["time", "tuples"],
+        default="time",
+        label="window",
+        doc="Time-based or tuple-based window (Section 2.1).",
+    )
+    window_minutes = param.Number(
+        60.0,
+        bounds=(1.0, 24 * 60.0),
+        step=1.0,
+        label="time window (min)",
+        doc="Size of a time window.",
+    )
+    window_tuples = param.Integer(
+        500, bounds=(1, 20_000), label="tuple window", doc="Size of a tuple window."
+    )
+    equivalence = param.Selector(
+        objects=["equal", "absolute", "relative", "increasing", "quantized"],
+        default="quantized",
+        doc="When consecutive values coalesce (Section 3, Appendix B).",
+    )
+    quantum = param.Number(
+        0.5, bounds=(1e-3, 100.0), step=0.05, doc="Band width of the quantized equivalence."
+    )
+    tolerance = param.Number(
+        0.2,
+        bounds=(0.0, 100.0),
+        step=0.05,
+        doc="Tolerance of the absolute and relative equivalences.",
+    )
+    scheme = param.Selector(
+        objects=["eager", "lazy"],
+        default="eager",
+        doc="The scheme whose stored extent the timeline shows.",
+    )
+    w_memory = param.Number(
+        1.0, bounds=(0.0, 100.0), step=0.5, label="weight: memory", doc="lambda_mu of Eq. 9-10."
+    )
+    w_update = param.Number(
+        1.0, bounds=(0.0, 100.0), step=0.5, label="weight: update", doc="lambda_nu of Eq. 9-10."
+    )
+    w_scan = param.Number(
+        2.0, bounds=(0.0, 100.0), step=0.5, label="weight: scan", doc="lambda_sigma of Eq. 9-10."
+    )
+    running = param.Boolean(False, doc="Whether the stream is advancing.")
+    speed = param.Integer(
+        150,
+        bounds=(1, 5000),
+        label="readings per tick",
+        doc=f"Readings pushed every {PERIOD_MS} ms while running.",
+    )
+    position = param.Integer(0, bounds=(0, None), doc="Readings pushed so far.")
+    readings = param.DataFrame(doc="Readings (time, mote, measures, arrival); simulated default.")
+
+    def __init__(self, **params: object) -> None:
+        if "readings" not in params:
+            params["readings"] = default_readings()
+        super().__init__(**params)
+        self._callback: pn.io.callbacks.PeriodicCallback | None = None
+        self._table = pn.widgets.Tabulator(
+            show_index=False, disabled=True, sizing_mode="stretch_width"
+        )
+        self._select_rows()
+        self._rebuild(upto=min(PRELOAD, len(self._ts)))
+        self._update_table()
+
+    @property
+    def source(self) -> str:
+        """Where the readings come from (the simulated replica says so)."""
+        return str(self.readings.attrs.get("source", "readings"))
+
+    def _select_rows(self) -> None:
+        """The chosen motes' readings in arrival order (out of order in reading time)."""
+        table = self.readings[self.readings["mote"].isin(self.motes)]
+        table = table.sort_values("arrival", kind="stable")
+        start = self.readings["time"].min()
+        self._ts = (table["time"] - start).dt.total_seconds().to_numpy()
+        self._rows = table[["mote", *MEASURES]].to_dict("records")
+
+    @param.depends("motes", "readings", watch=True)
+    def _restream(self) -> None:
+        self._select_rows()
+        self._rebuild(upto=min(self.position, len(self._ts)))
+
+    def window(self) -> Window:
+        """The configured window."""
+        if self.window_kind == "time":
+            return Window("time", self.window_minutes * 60.0)
+        return Window("tuples", self.window_tuples)
+
+    def query(self) -> Query:
+        """The configured query: the measure per mote under the chosen equivalence."""
+        eq = Equivalence(self.equivalence, tolerance=self.tolerance, quantum=self.quantum)
+        return Query(f"{self.measure} (configured)", (self.measure,), ("mote",), eq)
+
+    def weights(self) -> Weights:
+        """The cost weights (lambda_mu, lambda_nu, lambda_sigma)."""
+        return Weights(self.w_memory, self.w_update, self.w_scan)
+
+    @param.depends(
+        "measure",
+        "window_kind",
+        "window_minutes",
+        "window_tuples",
+        "equivalence",
+        "quantum",
+        "tolerance",
+        watch=True,
+    )
+    def _reconfigure(self) -> None:
+        self._rebuild(upto=self.position)
+
+    def _rebuild(self, upto: int) -> None:
+        """Fresh extents fed with the latest readings up to ``upto`` (at most REPLAY_CAP)."""
+        q = self.query()
+        self._eager = EagerExtent(self.window(), q.equivalence)
+        self._lazy = LazyExtent(self.window(), q.equivalence)
+        self._adaptive = AdaptiveCoalescing(
+            [q, *OTHER_QUERIES],
+            self.window(),
+            weights=self.weights(),
+            reevaluate_every=REEVALUATE_EVERY,
+        )
+        self._estimates = self._adaptive.estimates
+        self._start = max(0, upto - REPLAY_CAP)
+        self.position = self._start
+        self.step(upto - self._start)
+
+    @param.depends("w_memory", "w_update", "w_scan", watch=True)
+    def _reweigh(self) -> None:
+        self._adaptive.weights = self.weights()
+        self.param.trigger("position")
+
+    def step(self, n: int | None = None) -> int:
+        """Push the next ``n`` readings (``speed`` by default); return how many were pushed."""
+        n = self.speed if n is None else n
+        stop = min(self.position + n, len(self._ts))
+        q = self.query()
+        for k in range(self.position, stop):
+            ts, row = float(self._ts[k]), self._rows[k]
+            group, value = q.project(row)
+            self._eager.push(ts, value, group)
+            self._lazy.push(ts, value, group)
+            if (k - self._start + 1) % REEVALUATE_EVERY == 0:  # what this push decides on
+                self._estimates = self._adaptive.estimates
+            self._adaptive.push(ts, row)
+        pushed = stop - self.position
+        if stop >= len(self._ts):
+            self.running = False
+        self.position = stop
+        return pushed
+
+    @param.depends("running", watch=True)
+    def _run(self) -> None:
+        """Start or stop the periodic callback that advances the stream."""
+        if self.running and self._callback is None:
+            self._callback = pn.state.add_periodic_callback(self.step, period=PERIOD_MS)
+        elif not self.running and self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def cp_oop(self) -> tuple[float, float]:
+        """The configured query's measured cp (merges per accepted tuple) and oop."""
+        c = self._eager.counters
+        accepted = max(c.arrived - c.too_late, 1)
+        return c.merges / accepted, c.out_of_order / max(c.arrived, 1)
+
+    def extent(self) -> list[Coalesced]:
+        """What the chosen scheme stores: coalesced tuples (eager) or raw tuples (lazy)."""
+        if self.scheme == "eager":
+            return self._eager.view()
+        return uncoalesced(self._lazy.raw())
+
+    @param.depends("position", "scheme")
+    def extent_view(self) -> hv.Segments:
+        """The chosen scheme's window extent per group (Figure 2: uncoalesced vs coalesced)."""
+        tuples = self.extent()
+        what = "coalesced tuples" if self.scheme == "eager" else "raw tuples (coalesced on scan)"
+        return extent_timeline(
+            tuples,
+            f"{self.scheme} extent: {len(tuples):,} {what}",
+            SCHEME_COLORS[self.scheme],
+        ).opts(responsive=True, height=330)
+
+    def _window_tuples(self) -> int:
+        return self.window_tuples if self.window_kind == "tuples" else max(len(self._lazy), 1)
+
+    def surfaces(self) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted eager and lazy costs over the (cp, oop) grid (Eq. 1-10), oop by row.
+
+        k is the number of arrivals when the weights or the window last changed.
+        """
+        k, w, wt = max(self._eager.counters.arrived, 1), self._window_tuples(), self.weights()
+        eager = np.empty((GRID.size, GRID.size))
+        lazy = np.empty_like(eager)
+        for r, oop in enumerate(GRID):
+            for c, cp in enumerate(GRID):
+                e, z = costs(Dcq("cell", cp, oop), k, w, self._adaptive.atomic)
+                eager[r, c] = wt.memory * e.memory + wt.update * e.update + wt.scan * e.scan
+                lazy[r, c] = wt.memory * z.memory + wt.update * z.update + wt.scan * z.scan
+        return eager, lazy
+
+    def selection(self) -> pd.DataFrame:
+        """Every query's measured cp and oop, the optimal scheme (Theorem 1), the served one.
+
+        The estimates are those the adaptive selection last decided on (a re-evaluation period).
+        """
+        estimates = self._estimates
+        dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in estimates.items()]
+        k = max(self._eager.counters.arrived, 1)
+        chosen = select(dcqs, k, self._window_tuples(), self._adaptive.atomic, self.weights())
+        return pd.DataFrame(
+            {
+                "query": list(estimates),
+                "cp": [round(cp, 3) for cp, _ in estimates.values()],
+                "oop": [round(oop, 3) for _, oop in estimates.values()],
+                "optimal": ["eager" if n in chosen.eager else "lazy" for n in estimates],
+                "scheme": [self._adaptive.scheme[n] for n in estimates],
+            }
+        )
+
+    def _surface(self, which: int, title: str) -> hv.Image:
+        both = self.surfaces()
+        clim = (float(min(b.min() for b in both)), float(max(b.max() for b in both)))
+        return cost_surface(GRID, GRID, both[which], title, clim).opts(
+            width=430, height=300, xlabel="cp", ylabel="oop"
+        )
+
+    @param.depends(*_COST_INPUTS)
+    def eager_surface(self) -> hv.Image:
+        """The eager cost surface (Eq. 1, 3, 5 weighted)."""
+        return self._surface(0, "eager cost")
+
+    @param.depends(*_COST_INPUTS)
+    def lazy_surface(self) -> hv.Image:
+        """The lazy cost surface (Eq. 2, 4, 6 weighted)."""
+        return self._surface(1, "lazy cost")
+
+    @param.depends("position", "w_memory", "w_update", "w_scan")
+    def points_view(self) -> hv.Points:
+        """The queries at their measured (cp, oop), coloured by their served scheme."""
+        return query_points(self.selection())
+
+    def cost_views(self) -> tuple[hv.DynamicMap, hv.DynamicMap]:
+        """Eager and lazy cost surfaces (redrawn on new weights) with the live query points."""
+        return (
+            hv.DynamicMap(self.eager_surface) * hv.DynamicMap(self.points_view),
+            hv.DynamicMap(self.lazy_surface) * hv.DynamicMap(self.points_view),
+        )
+
+    @param.depends("position", "w_memory", "w_update", "w_scan", watch=True)
+    def _update_table(self) -> None:
+        """The query set's live estimates, optimal selection and served schemes."""
+        self._table.value = self.selection()
+
+    @param.depends("position", "scheme")
+    def readout(self) -> pn.pane.Markdown:
+        """cp, oop and what each scheme stores for the same view, side by side."""
+        cp, oop = self.cp_oop()
+        e, z = self._eager.counters, self._lazy.counters
+        return pn.pane.Markdown(
+            f"**{self.source}**: {self.position:,} of {len(self._ts):,} readings pushed "
+            f"(arrival order)\n\n"
+            f"cp = **{cp:.3f}**, oop = **{oop:.3f}**, too late: {e.too_late:,}\n\n"
+            f"| | eager | lazy |\n|---|---|---|\n"
+            f"| stored tuples | {self._eager.stored:,} | {len(self._lazy):,} |\n"
+            f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"
+            f"| merges / splits | {e.merges:,} / {e.splits:,} | - |\n"
+            f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n",
+            css_classes=["coalescing-readout"],
+        )
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        w = pn.widgets
+        controls = pn.Column(
+            pn.Row(
+                w.Toggle.from_param(self.param.running, name="Run / pause", width=130),
+                w.IntInput.from_param(self.param.speed, width=130),
+            ),
+            w.RadioButtonGroup.from_param(self.param.scheme),
+            w.Select.from_param(self.param.measure),
+            w.MultiChoice.from_param(self.param.motes),
+            w.RadioButtonGroup.from_param(self.param.window_kind),
+            w.FloatSlider.from_param(self.param.window_minutes),
+            w.IntInput.from_param(self.param.window_tuples),
+            w.Select.from_param(self.param.equivalence),
+            pn.Row(
+                w.FloatInput.from_param(self.param.quantum, width=130),
+                w.FloatInput.from_param(self.param.tolerance, width=130),
+            ),
+            w.FloatSlider.from_param(self.param.w_memory),
+            w.FloatSlider.from_param(self.param.w_update),
+            w.FloatSlider.from_param(self.param.w_scan),
+            width=300,
+        )
+        return pn.Row(
+            controls,
+            pn.Column(
+                pn.Row(
+                    plot(hv.DynamicMap(self.extent_view), sizing_mode="stretch_width", height=340),
+                    pn.Column(self.readout, width=330),
+                    sizing_mode="stretch_width",
+                ),
+                pn.Row(*(plot(view, height=320) for view in self.cost_views())),
+                self._table,
+                sizing_mode="stretch_width",
+            ),
+            sizing_mode="stretch_width",
+        )

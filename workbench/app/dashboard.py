@@ -1,0 +1,57 @@
+"""The dashboard: its tabs in one list, the template editor linked to the PTJoin explorer,
+failures shown in the page, and the served template."""
+
+from __future__ import annotations
+
+import panel as pn
+
+from workbench.app.coalescing import CoalescingExplorer
+from workbench.app.data import default_readings
+from workbench.app.deployment import DeploymentExplorer
+from workbench.app.ptjoin import PTJoinExplorer
+from workbench.app.regions import PartitionRegions
+from workbench.app.templates import TemplateEditor
+from workbench.app.wjoin import WJoinExplorer
+
+__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "show_error"]
+
+TITLE = "Uncertain-time stream workbench"
+
+
+def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
+    """The tabs in order (a live Spark join tab goes in at index 3, after the regions)."""
+    editor = TemplateEditor()
+    explorer = PTJoinExplorer(
+        stream_a=editor.stream_a, stream_b=editor.stream_b, d=3000.0, t_det=5000.0
+    )
+    editor.param.watch(
+        lambda *_: explorer.param.update(stream_a=editor.stream_a, stream_b=editor.stream_b),
+        ["stream_a", "stream_b"],
+    )
+    return [
+        ("Templates", editor),
+        ("Satisfaction probability", explorer),
+        ("Partition regions", PartitionRegions(d=8000.0)),
+        ("Coalescing", CoalescingExplorer()),
+        ("Multi-way join", WJoinExplorer()),
+        ("Deployment (simulated)", DeploymentExplorer(readings=default_readings())),
+    ]
+
+
+def show_error(exc: BaseException) -> None:
+    """Show an exception raised by a callback as a readable message; the app stays up."""
+    message = f"{type(exc).__name__}: {exc}"
+    if pn.state.notifications is not None:
+        pn.state.notifications.error(message, duration=10_000)
+    pn.state.log(message, level="error")
+
+
+def build_dashboard() -> pn.template.BootstrapTemplate:
+    """The served page: every tab, and the data source in the header (simulated by default)."""
+    pn.config.exception_handler = show_error
+    source = default_readings().attrs.get("source", "readings")
+    return pn.template.BootstrapTemplate(
+        title=TITLE,
+        header=[pn.pane.Markdown(f"data: **{source}**", styles={"color": "white"})],
+        main=[pn.Tabs(*dashboard_tabs(), dynamic=True, sizing_mode="stretch_width")],
+    )

@@ -1,0 +1,193 @@
+"""Partition regions over a replayed partner stream: for one base event, the max-time sorted
+partner events shaded into VR, LPR, SR, RPR (Theorem 3, or Eq. 4-6 below the fast path), with
+counts from the binary-searched index ranges and Theorem 4's obsolete bound."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+
+from workbench.app.data import ReplayedStreams, default_streams
+from workbench.app.panes import plot
+from workbench.partitions import (
+    Partitions,
+    loose_partitions,
+    obsolete_before,
+    tight_partitions,
+)
+from workbench.stime import StimeTable
+from workbench.viz.ptjoin import (
+    MARKERS,
+    marker_lines,
+    partition_spans,
+    partner_points,
+    satisfaction_grid,
+)
+
+__all__ = ["PartitionRegions"]
+
+
+class PartitionRegions(pn.viewable.Viewer):
+    """Pick a base event of stream A; see where stream B's real events fall."""
+
+    base = param.Integer(
+        0, bounds=(0, None), label="base event a_i", doc="Index of a_i in stream A (by time)."
+    )
+    delta = param.Number(
+        0.8,
+        bounds=(0.01, 0.99),
+        step=0.01,
+        label="confidence delta",
+        doc="Confidence threshold delta of jc(d, delta).",
+    )
+    d = param.Number(
+        3000.0, bounds=(0.0, 60_000.0), step=10.0, label="window d (ms)", doc="Join window d (ms)."
+    )
+    max_delay = param.Number(
+        2000.0,
+        bounds=(0.0, 60_000.0),
+        step=10.0,
+        label="D_A (ms)",
+        doc="Maximum network delay of stream A, for Theorem 4's obsolete bound.",
+    )
+    streams = param.ClassSelector(class_=ReplayedStreams, doc="The replayed event streams.")
+    table = param.ClassSelector(class_=StimeTable, doc="stime tables for the current delta.")
+
+    def __init__(self, **params: object) -> None:
+        if "streams" not in params:
+            params["streams"] = default_streams()
+        super().__init__(**params)
+        ev = self.streams.events
+        a, b = ev.stream == 0, ev.stream == 1
+        order_a = np.argsort(ev.t_det[a], kind="stable")
+        self._a_template = ev.template[a][order_a]
+        self._a_time = ev.t_det[a][order_a]
+        order_b = np.argsort(ev.t_det[b], kind="stable")
+        self._b_template = ev.template[b][order_b]
+        self._b_max = ev.t_det[b][order_b]  # max(H_j) = t_det: the max-time sorted buffer
+        self.param.base.bounds = (0, len(self._a_time) - 1)
+        if "base" not in params:
+            self.base = len(self._a_time) // 2
+        if "max_delay" not in params:
+            self.max_delay = self.streams.max_delay_ms
+        self._rebuild_table()
+
+    @param.depends("delta", watch=True)
+    def _rebuild_table(self) -> None:
+        a, b = self.streams.templates
+        self.table = StimeTable.build(a, b, self.delta)
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether d >= max(pi_A, pi_B), so Theorem 3 and Theorem 4 apply."""
+        return self.d >= self.table.min_d
+
+    def base_event(self) -> tuple[int, float]:
+        """(template u, detection time) of the chosen base event a_i."""
+        return int(self._a_template[self.base]), float(self._a_time[self.base])
+
+    def partitions(self) -> Partitions:
+        """Theorem 3's partitions on the fast path, else Eq. 4-6."""
+        u, t = self.base_event()
+        if self.fast_path:
+            return tight_partitions(self.table, u, t, self.d)
+        hi = self.streams.templates[0].event(u, t)
+        return loose_partitions(hi, self.d, self.streams.templates[1].pi)
+
+    def obsolete_bound(self) -> float | None:
+        """Theorem 4: partners with max time below this are obsolete (fast path only)."""
+        if not self.fast_path:
+            return None
+        return obsolete_before(self.table, self.base_event()[1], self.d, self.max_delay)
+
+    def counts(self) -> dict[str, int]:
+        """Partner events per region (binary-searched index ranges) and obsolete ones."""
+        ranges = self.partitions().index_ranges(self._b_max)
+        out = {name: hi - lo for name, (lo, hi) in ranges.items()}
+        out["VR"] = len(self._b_max) - sum(out.values())
+        bound = self.obsolete_bound()
+        out["obsolete"] = 0 if bound is None else int(np.searchsorted(self._b_max, bound))
+        return out
+
+    def nearby(self) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """Partner max times and exact probabilities of the events around a_i, and the range."""
+        u, t = self.base_event()
+        a, b = self.streams.templates
+        hi = a.event(u, t)
+        loose = loose_partitions(hi, self.d, b.pi)
+        bound = self.obsolete_bound()
+        lo = loose.lpr_lo if bound is None else min(loose.lpr_lo, bound)
+        margin = 0.05 * (loose.rpr_hi - lo) + 1.0
+        lo, hi_t = lo - margin, loose.rpr_hi + margin
+        i, j = np.searchsorted(self._b_max, [lo, hi_t])
+        xs, templates = self._b_max[i:j], self._b_template[i:j]
+        grid = satisfaction_grid(hi, b, self.d, xs)  # (templates, events): pick each own row
+        probs = grid[templates, np.arange(len(xs))] if len(xs) else np.zeros(0)
+        return xs, probs, lo, hi_t
+
+    @param.depends("base", "delta", "d", "max_delay", "table")
+    def regions_view(self) -> hv.Overlay:
+        """The partner events around a_i, shaded by region, with the obsolete bound."""
+        p = self.partitions()
+        xs, probs, lo, hi = self.nearby()
+        marks = dict(zip(MARKERS, (p.lpr_lo, p.lpr_hi, p.rpr_lo, p.rpr_hi), strict=True))
+        bound = self.obsolete_bound()
+        if bound is not None:
+            marks = {"obsolete <": bound, **marks}
+        t = self.base_event()[1]
+        kind = "Theorem 3" if self.fast_path else "Eq. 4-6 (d < max pi)"
+        return (
+            partition_spans(p, lo, hi)
+            * partner_points(xs, probs, p.classify(xs))
+            * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed")
+            * hv.VLine(t).opts(color="#1f77b4", line_width=2)
+            * marker_lines(marks, "bound", "black", 1.03)
+        ).opts(
+            hv.opts.Overlay(
+                title=f"Stream B around a_{self.base} (max(H_i) = {t:.0f} ms): {kind}",
+                xlim=(lo, hi),
+                ylim=(-0.03, 1.12),
+                xlabel="max(H_j) of the partner b_j (ms since the replay's start)",
+                ylabel="exact P(|Xi - Xj| <= d)",
+                responsive=True,
+                height=420,
+            )
+        )
+
+    @param.depends("base", "delta", "d", "max_delay", "table")
+    def summary(self) -> pn.pane.Markdown:
+        """Region counts over the whole partner stream and what the ranges guarantee."""
+        c = self.counts()
+        u, t = self.base_event()
+        mote = self.streams.motes[0][u]
+        bound = self.obsolete_bound()
+        obsolete = (
+            f"{c['obsolete']:,} (max time < {bound:.0f} ms, Theorem 4)"
+            if bound is not None
+            else "n/a (d below max pi)"
+        )
+        return pn.pane.Markdown(
+            f"**{self.streams.source}**, replayed: a_i from mote {mote} detected at {t:.0f} ms; "
+            f"{len(self._b_max):,} partner events\n\n"
+            f"| region | events |\n|---|---|\n| SR (all satisfy) | {c['SR']:,} |\n"
+            f"| LPR (probe) | {c['LPR']:,} |\n| RPR (probe) | {c['RPR']:,} |\n"
+            f"| VR (none satisfy) | {c['VR']:,} |\n| obsolete | {obsolete} |"
+        )
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        w = pn.widgets
+        controls = pn.Column(
+            w.IntSlider.from_param(self.param.base),
+            w.FloatSlider.from_param(self.param.delta),
+            w.FloatSlider.from_param(self.param.d),
+            w.FloatSlider.from_param(self.param.max_delay),
+            self.summary,
+            width=300,
+        )
+        return pn.Row(
+            controls,
+            plot(hv.DynamicMap(self.regions_view), sizing_mode="stretch_width", height=440),
+            sizing_mode="stretch_width",
+        )

@@ -1,0 +1,243 @@
+"""The template editor: see, pick, generate and edit the template histograms of both streams,
+and the adjusted histograms of a pair (PTJoin paper, Definitions 1, 3 and 4, Example 5)."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+
+from workbench.app.data import default_streams
+from workbench.app.panes import plot
+from workbench.paper_examples import example3_templates
+from workbench.probability import band_prob, ge_theorem1
+from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.viz.ptjoin import adjusted_bars, template_bars
+
+__all__ = ["SOURCES", "TemplateEditor", "format_buckets", "parse_buckets"]
+
+SOURCES = ("Intel Lab (simulated): learned per mote", "PTJoin Example 3", "random (Example 5)")
+"""Where the templates come from."""
+
+
+def format_buckets(h: HistogramTimestamp) -> str:
+    """One ``lo, hi, p`` line per bucket (Definition 1's triples)."""
+    return "\n".join(f"{lo:g}, {hi:g}, {p:.6g}" for lo, hi, p in h.buckets())
+
+
+def parse_buckets(text: str) -> HistogramTimestamp:
+    """A histogram from ``lo, hi, p`` lines; ValueError naming the line or the bad field.
+
+    >>> parse_buckets("0, 20, 0.1\\n20, 30, 0.3\\n30, 40, 0.6").n_buckets
+    3
+    """
+    triples = []
+    for number, line in enumerate(text.strip().splitlines(), start=1):
+        fields = [f for f in line.replace(",", " ").split() if f]
+        if len(fields) != 3:
+            raise ValueError(f"line {number}: {line!r} needs three numbers lo, hi, p")
+        try:
+            triples.append(tuple(float(f) for f in fields))
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {line!r} holds a value that is not a number") from exc
+    return HistogramTimestamp.from_buckets(triples)
+
+
+class TemplateEditor(pn.viewable.Viewer):
+    """Both streams' templates: pick one, generate a set, edit buckets, compare a pair."""
+
+    source = param.Selector(
+        objects=list(SOURCES), default=SOURCES[0], doc="Where the templates come from."
+    )
+    count = param.Integer(20, bounds=(1, 200), doc="Templates per stream when generating.")
+    n_buckets = param.Integer(10, bounds=(1, 40), label="buckets", doc="Buckets per template.")
+    max_length = param.Number(
+        1000.0, bounds=(1.0, 20_000.0), label="max length (ms)", doc="Longest template (ms)."
+    )
+    seed = param.Integer(0, bounds=(0, None), doc="Seed of the random generator.")
+    generate = param.Action(
+        lambda self: self._generate(), doc="Draw random templates (Example 5) for both streams."
+    )
+    stream = param.Selector(objects=["A", "B"], default="A", doc="Stream whose template to edit.")
+    picked = param.Integer(0, bounds=(0, None), label="template", doc="Template index to edit.")
+    buckets = param.String("", doc="The picked template's buckets, one 'lo, hi, p' per line.")
+    apply = param.Action(lambda self: self._apply(), doc="Validate and store the edited buckets.")
+    pair_u = param.Integer(0, bounds=(0, None), label="u (stream A)", doc="phi_u of the pair.")
+    pair_v = param.Integer(0, bounds=(0, None), label="v (stream B)", doc="phi_v of the pair.")
+    offset = param.Number(
+        0.0,
+        bounds=(-5000.0, 5000.0),
+        label="t_det(b) - t_det(a) (ms)",
+        doc="Detection time of the pair's b event relative to its a event.",
+    )
+    stream_a = param.ClassSelector(class_=TemplateSet, doc="Templates of stream A.")
+    stream_b = param.ClassSelector(class_=TemplateSet, doc="Templates of stream B.")
+    message = param.String("", doc="Outcome of the last edit (the validation message if any).")
+    failed = param.Boolean(False, doc="Whether the last edit was rejected.")
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        if self.stream_a is None or self.stream_b is None:
+            self._load_source()
+        self._bound_indices()
+
+    @param.depends("source", watch=True)
+    def _load_source(self) -> None:
+        """Templates from the chosen source (the simulated deployment by default)."""
+        if self.source == SOURCES[0]:
+            a, b = default_streams().templates
+        elif self.source == SOURCES[1]:
+            phis = tuple(example3_templates())
+            a, b = TemplateSet("A", phis), TemplateSet("B", phis)
+        else:
+            self._generate()
+            return
+        self.param.update(stream_a=a, stream_b=b)
+
+    def _generate(self) -> None:
+        rng = np.random.default_rng(self.seed)
+        a = random_templates(rng, self.count, self.n_buckets, self.max_length, name="A")
+        b = random_templates(rng, self.count, self.n_buckets, self.max_length, name="B")
+        self.param.update(stream_a=a, stream_b=b, message="", failed=False)
+
+    @param.depends("stream_a", "stream_b", watch=True)
+    def _bound_indices(self) -> None:
+        last_a, last_b = len(self.stream_a) - 1, len(self.stream_b) - 1
+        self.param.pair_u.bounds = (0, last_a)
+        self.param.pair_v.bounds = (0, last_b)
+        self.param.update(pair_u=min(self.pair_u, last_a), pair_v=min(self.pair_v, last_b))
+        self._bound_picked()
+
+    @param.depends("stream", watch=True)
+    def _bound_picked(self) -> None:
+        last = len(self._templates) - 1
+        self.param.picked.bounds = (0, last)
+        self.picked = min(self.picked, last)
+        self._show_picked()
+
+    @property
+    def _templates(self) -> TemplateSet:
+        return self.stream_a if self.stream == "A" else self.stream_b
+
+    @param.depends("picked", watch=True)
+    def _show_picked(self) -> None:
+        self.buckets = format_buckets(self._templates[self.picked])
+
+    def _apply(self) -> None:
+        """Replace the picked template by the edited buckets, or report why they are invalid."""
+        try:
+            h = parse_buckets(self.buckets)
+        except ValueError as exc:
+            self.param.update(message=f"Rejected: {exc}", failed=True)
+            return
+        current = self._templates
+        templates = list(current.templates)
+        templates[self.picked] = h
+        updated = TemplateSet(current.name, tuple(templates))
+        name = "stream_a" if self.stream == "A" else "stream_b"
+        self.param.update(
+            {
+                name: updated,
+                "message": f"Stored phi_{self.picked} of stream {self.stream}: "
+                f"{h.n_buckets} buckets, length {h.length:g} ms",
+                "failed": False,
+            }
+        )
+
+    def _bars(self, name: str) -> hv.Overlay:
+        ts = self.stream_a if name == "A" else self.stream_b
+        picked = self.picked if self.stream == name else None
+        title = f"{ts.name}: {len(ts)} templates, pi = {ts.pi:.4g} ms"
+        return template_bars(ts, picked, title).opts(hv.opts.Overlay(responsive=True, height=260))
+
+    @param.depends("stream_a", "stream", "picked")
+    def templates_a(self) -> hv.Overlay:
+        """Stream A's templates as bars over the offset from detection (Definition 4)."""
+        return self._bars("A")
+
+    @param.depends("stream_b", "stream", "picked")
+    def templates_b(self) -> hv.Overlay:
+        """Stream B's templates as bars over the offset from detection (Definition 4)."""
+        return self._bars("B")
+
+    def pair(self) -> tuple[HistogramTimestamp, HistogramTimestamp]:
+        """The chosen pair as events: a detected at 0, b detected at ``offset``."""
+        return self.stream_a.event(self.pair_u, 0.0), self.stream_b.event(self.pair_v, self.offset)
+
+    @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
+    def adjusted_view(self) -> hv.Overlay:
+        """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1)."""
+        hi, hj = self.pair()
+        return adjusted_bars(hi, hj).opts(
+            hv.opts.Overlay(
+                title=f"Adjusted histograms of phi_{self.pair_u} (A) and phi_{self.pair_v} (B): "
+                f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}",
+                xlabel="time (ms, a detected at 0)",
+                responsive=True,
+                height=260,
+            )
+        )
+
+    @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
+    def pair_summary(self) -> pn.pane.Markdown:
+        """Exact probabilities of the pair (Theorem 1 and the band probability)."""
+        hi, hj = self.pair()
+        return pn.pane.Markdown(
+            f"P(Xi >= Xj) = **{ge_theorem1(hi, hj):.4f}**; "
+            f"P(|Xi - Xj| <= pi_B) = **{band_prob(hi, hj, self.stream_b.pi):.4f}**"
+        )
+
+    @param.depends("message", "failed")
+    def status(self) -> pn.pane.Alert:
+        """The outcome of the last edit; a rejected edit shows its validation message."""
+        kind = "danger" if self.failed else "success"
+        text = self.message or "Edit the picked template's buckets and press Apply."
+        return pn.pane.Alert(text, alert_type=kind if self.message else "light")
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        w = pn.widgets
+        controls = pn.Column(
+            "### Source",
+            w.Select.from_param(self.param.source),
+            pn.Row(
+                w.IntInput.from_param(self.param.count, width=90),
+                w.IntInput.from_param(self.param.n_buckets, width=90),
+            ),
+            pn.Row(
+                w.FloatInput.from_param(self.param.max_length, width=90),
+                w.IntInput.from_param(self.param.seed, width=90),
+            ),
+            w.Button.from_param(self.param.generate, name="Generate random templates"),
+            "### Edit a template",
+            w.RadioButtonGroup.from_param(self.param.stream),
+            w.IntInput.from_param(self.param.picked),
+            w.TextAreaInput.from_param(self.param.buckets, height=180),
+            w.Button.from_param(self.param.apply, name="Apply", color="primary"),
+            self.status,
+            width=300,
+        )
+        pair = pn.Column(
+            pn.Row(
+                w.IntInput.from_param(self.param.pair_u, width=120),
+                w.IntInput.from_param(self.param.pair_v, width=120),
+                w.FloatSlider.from_param(self.param.offset, width=300),
+            ),
+            self.pair_summary,
+            plot(hv.DynamicMap(self.adjusted_view), sizing_mode="stretch_width", height=280),
+            sizing_mode="stretch_width",
+        )
+        return pn.Row(
+            controls,
+            pn.Column(
+                pn.Row(
+                    plot(hv.DynamicMap(self.templates_a), height=280, sizing_mode="stretch_width"),
+                    plot(hv.DynamicMap(self.templates_b), height=280, sizing_mode="stretch_width"),
+                    sizing_mode="stretch_width",
+                ),
+                "### Adjusted histograms of a pair (Definition 3)",
+                pair,
+                sizing_mode="stretch_width",
+            ),
+            sizing_mode="stretch_width",
+        )
