@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,11 +18,13 @@ from workbench.coalesce.cost import (
     measure_atomic_costs,
     select,
 )
+from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import SOURCE_LABEL, simulate_deployment
 from workbench.data.synthetic import coalescing_stream, synthetic_events
 from workbench.events import Events
 from workbench.operators import (
     BandJoin,
+    Counters,
     EagerCorrelation,
     LazyCorrelation,
     LazyLookupCorrelation,
@@ -36,7 +39,27 @@ from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
 from workbench.stime import StimeTable, stime, stime_table
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
-__all__ = ["bench_coalesce", "bench_interval", "bench_ptjoin", "bench_stime", "bench_wjoin"]
+__all__ = [
+    "PAPER_LIKE_COSTS",
+    "DeploymentReplay",
+    "JoinProfile",
+    "bench_coalesce",
+    "bench_interval",
+    "bench_ptjoin",
+    "bench_stime",
+    "bench_wjoin",
+    "coalesce_deployment",
+    "cost_surface",
+    "deployment_replay",
+    "join_table",
+    "profile_join",
+    "response_curves",
+    "table5_cps",
+    "table5_selection",
+    "wjoin_capacity_sweep",
+    "wjoin_response",
+    "wjoin_variants",
+]
 
 
 def _timed(fn: Callable[[], object]) -> tuple[object, float]:
@@ -89,45 +112,170 @@ def bench_stime(
     )
 
 
-def _drive(op: TwoStreamJoin, events: Events) -> dict[str, float]:
-    """Push every event (then flush), timing each call; simulate a single-server queue.
+@dataclass(frozen=True)
+class JoinProfile:
+    """One operator's replay of an event log: what every call cost and what it emitted.
 
-    Each call's measured service time is replayed against the events' arrival times: the
-    server starts a call at ``max(arrival, previous finish)``.  A pair's response time is the
-    finish of the call that emitted it minus the arrival of its later event.
+    Call k is the push of event k (the last call is the flush).  ``service_s`` is its measured
+    service time, ``results`` how many pairs it emitted and ``later_ms`` the sum, over those
+    pairs, of the arrival time of the pair's later event.  ``pairs`` holds every emitted
+    ``(a_id, b_id)``, sorted, so profiles of different operators can be compared.
     """
+
+    arrival_ms: np.ndarray
+    service_s: np.ndarray
+    results: np.ndarray
+    later_ms: np.ndarray
+    pairs: np.ndarray
+    counters: Counters
+
+    def response_ms(self, speed: float = 1.0) -> float:
+        """Mean response time of a pair with arrivals ``speed`` times faster (one FCFS server).
+
+        The server starts call k at ``max(arrival_k, finish_{k-1})``; a pair's response time
+        is the finish of the call that emitted it minus the arrival of its later event.
+        ``speed`` compresses the arrival times and keeps the measured service times: exact when
+        every time parameter of the join (templates, d, D, lazy waits) is compressed alike,
+        since the operator then makes the same decisions with the same work.
+        """
+        service_ms = 1000.0 * self.service_s
+        done = np.cumsum(service_ms)
+        finish = done + np.maximum.accumulate(self.arrival_ms / speed - (done - service_ms))
+        total = float(self.results.sum())
+        waited = float((self.results * finish).sum() - self.later_ms.sum() / speed)
+        return waited / max(total, 1.0)
+
+    def summary(self, speed: float = 1.0) -> dict[str, float]:
+        """Throughput, results, work per event and mean response time of the replay."""
+        c = self.counters
+        n = len(self.arrival_ms) - 1
+        busy = float(self.service_s.sum())
+        return {
+            "events": n,
+            "seconds": busy,
+            "events_per_s": n / busy,
+            "results": int(self.results.sum()),
+            "prob_evals": c.prob_evals / n,
+            "stime_lookups": c.stime_lookups / n,
+            "reuses": c.lookup_reuses / n,
+            "response_ms": self.response_ms(speed),
+            "late": c.late_events,
+        }
+
+
+def profile_join(op: TwoStreamJoin, events: Events) -> JoinProfile:
+    """Push every event (then flush), timing each call (see :class:`JoinProfile`)."""
     arrival_of = [np.full(int(events.id.max()) + 1, np.nan) for _ in (0, 1)]
     for s in (0, 1):
         mine = events.stream == s
         arrival_of[s][events.id[mine]] = events.arrival[mine]
-    finish, busy, results, response_sum = -np.inf, 0.0, 0, 0.0
     clock = time.perf_counter
-    arrivals = events.arrival.tolist()
     rows = list(events.rows())
-    for k in range(len(rows) + 1):
+    n = len(rows)
+    service, results, later = np.zeros(n + 1), np.zeros(n + 1), np.zeros(n + 1)
+    a_parts, b_parts = [], []
+    for k in range(n + 1):
         start = clock()
-        m = op.push(*rows[k]) if k < len(rows) else op.flush()
-        service = clock() - start
-        busy += service
-        now = arrivals[min(k, len(rows) - 1)]
-        finish = max(now, finish) + 1000.0 * service  # stream time is in ms
+        m = op.push(*rows[k]) if k < n else op.flush()
+        service[k] = clock() - start
         if len(m):
-            later = np.maximum(arrival_of[0][m.a_ids], arrival_of[1][m.b_ids])
-            results += len(m)
-            response_sum += float((finish - later).sum())
-    c = op.counters
-    n = len(events)
-    return {
-        "events": n,
-        "seconds": busy,
-        "events_per_s": n / busy,
-        "results": results,
-        "prob_evals": c.prob_evals / n,
-        "stime_lookups": c.stime_lookups / n,
-        "reuses": c.lookup_reuses / n,
-        "response_ms": response_sum / max(results, 1),
-        "late": c.late_events,
+            results[k] = len(m)
+            later[k] = float(np.maximum(arrival_of[0][m.a_ids], arrival_of[1][m.b_ids]).sum())
+            a_parts.append(m.a_ids)
+            b_parts.append(m.b_ids)
+    pairs = np.stack(
+        (
+            np.concatenate([*a_parts, np.zeros(0, np.int64)]),
+            np.concatenate([*b_parts, np.zeros(0, np.int64)]),
+        ),
+        axis=1,
+    )
+    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    arrivals = np.append(events.arrival, events.arrival[-1] if n else 0.0)
+    return JoinProfile(arrivals, service, results, later, pairs, op.counters)
+
+
+def join_table(profiles: Mapping[str, JoinProfile]) -> pd.DataFrame:
+    """One row per operator: throughput, results, work per event, mean response time, and
+    whether its pairs equal the first operator's."""
+    first = next(iter(profiles.values())).pairs
+    rows = {
+        name: {**p.summary(), "same_pairs": bool(np.array_equal(p.pairs, first))}
+        for name, p in profiles.items()
     }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def response_curves(
+    profiles: Mapping[str, JoinProfile], base_rate: float, speeds: Sequence[float]
+) -> pd.DataFrame:
+    """Throughput and mean response time of each operator at ``base_rate * speed`` events/s.
+
+    Throughput is what one server sustains: the arrival rate while the operator keeps up,
+    its capacity (events per busy second) beyond.
+    """
+    rows = []
+    for name, p in profiles.items():
+        capacity = p.summary()["events_per_s"]
+        for speed in speeds:
+            rate = base_rate * speed
+            rows.append(
+                {
+                    "algorithm": name,
+                    "arrival_rate": rate,
+                    "throughput": min(rate, capacity),
+                    "response_ms": p.response_ms(speed),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class DeploymentReplay:
+    """The (simulated) lab's readings as two out-of-order event streams (west, east motes).
+
+    ``histograms`` carry every mote's learned timing template (PTJoin); ``intervals`` the same
+    supports as uniform intervals (the interval timing paper's model).  ``rate`` is the
+    arrival rate in events per second of lab time.
+    """
+
+    events: Events
+    histograms: tuple[StreamSpec, StreamSpec]
+    intervals: tuple[StreamSpec, StreamSpec]
+    rate: float
+
+
+def deployment_replay(
+    hours: float = 1.0,
+    folds: int = 1,
+    max_delay: tuple[float, float] = (400.0, 600.0),
+    seed: int = 0,
+) -> DeploymentReplay:
+    """``hours`` of the simulated deployment replayed as the west (motes 1-27) and east
+    (28-54) streams, with per-mote templates learned from the readings.
+
+    ``folds`` > 1 overlays that many consecutive ``hours``-long stretches onto one: a lab with
+    ``folds`` times the motes, so ``folds`` times the arrival rate at the same timing.
+    """
+    if folds < 1:
+        raise ValueError(f"folds = {folds!r} must be at least 1")
+    readings = simulate_deployment(days=hours * folds / 24.0, seed=seed)
+    templates = learn_templates(readings)
+    span = pd.Timedelta(hours=hours)
+    layer = (readings["time"] - readings["time"].min()) // span
+    folded = readings[layer < folds].assign(time=readings["time"] - layer * span)
+    streams = [[m for m in motes if m in templates] for motes in (range(1, 28), range(28, 55))]
+    events, sets, _ = readings_to_events(folded, streams, templates, max_delay, seed=seed)
+    uniform = [
+        TemplateSet(s.name, tuple(HistogramTimestamp.uniform(0.0, t.length) for t in s))
+        for s in sets
+    ]
+    return DeploymentReplay(
+        events,
+        (StreamSpec(sets[0], max_delay[0]), StreamSpec(sets[1], max_delay[1])),
+        (StreamSpec(uniform[0], max_delay[0]), StreamSpec(uniform[1], max_delay[1])),
+        len(events) / (hours * 3600.0),
+    )
 
 
 def _table(rows: list[tuple[str, dict[str, float]]], columns: list[tuple[str, str, str]]) -> str:
@@ -162,15 +310,17 @@ def bench_ptjoin(
     )
     prefix = events.head(naive_prefix)
     tight_op, t_install = _timed(lambda: PTJoin(streams=streams, d=d, threshold=delta))
+    naive = PTJoin(streams=streams, d=d, threshold=delta, mode="naive")
+    loose = PTJoin(streams=streams, d=d, threshold=delta, mode="loose")
     runs = [
+        ("naive (prefix)", profile_join(naive, prefix).summary()),
+        ("tight (prefix)", profile_join(tight_op, prefix).summary()),
+        ("loose", profile_join(loose, events).summary()),
+        ("tight", profile_join(PTJoin(streams=streams, d=d, threshold=delta), events).summary()),
         (
-            "naive (prefix)",
-            _drive(PTJoin(streams=streams, d=d, threshold=delta, mode="naive"), prefix),
+            "band floor",
+            profile_join(BandJoin(streams=streams, d=d, threshold=delta), events).summary(),
         ),
-        ("tight (prefix)", _drive(tight_op, prefix)),
-        ("loose", _drive(PTJoin(streams=streams, d=d, threshold=delta, mode="loose"), events)),
-        ("tight", _drive(PTJoin(streams=streams, d=d, threshold=delta), events)),
-        ("band floor", _drive(BandJoin(streams=streams, d=d, threshold=delta), events)),
     ]
     r = dict(runs)
     columns = [
@@ -244,13 +394,14 @@ def bench_interval(
         )
         kw = {"streams": streams, "d": d, "threshold": ct}
         lazy_kw = {**kw, "max_pending": max_pending, "max_wait": max_wait}
-        runs = [
-            ("Simple", _drive(SimpleCorrelation(**kw), events)),
-            ("SSort", _drive(SSortCorrelation(**kw), events)),
-            ("Eager", _drive(EagerCorrelation(**kw), events)),
-            ("Lazy", _drive(LazyCorrelation(**lazy_kw), events)),
-            ("LazyWithLookup", _drive(LazyLookupCorrelation(**lazy_kw), events)),
-        ]
+        profiles = {
+            "Simple": profile_join(SimpleCorrelation(**kw), events),
+            "SSort": profile_join(SSortCorrelation(**kw), events),
+            "Eager": profile_join(EagerCorrelation(**kw), events),
+            "Lazy": profile_join(LazyCorrelation(**lazy_kw), events),
+            "LazyWithLookup": profile_join(LazyLookupCorrelation(**lazy_kw), events),
+        }
+        runs = [(name, p.summary()) for name, p in profiles.items()]
         total_rate = 2000.0 / rate
         out.append(f"  mean inter-arrival {rate:g} ms per stream ({total_rate:,.0f} events/s in):")
         out.append(_table(runs, columns))
@@ -310,6 +461,99 @@ def _drive_wjoin(
     }
 
 
+def wjoin_capacity_sweep(
+    cls: type[MultiWayJoin],
+    m: int,
+    implementation: str,
+    rng: np.random.Generator,
+    window_ms: float = 500.0,
+    keys: int = 10_000,
+    start_rate: float = 250.0,
+    max_rate: float = 64_000.0,
+    windows_per_run: float = 3.0,
+) -> pd.DataFrame:
+    """Capacity of an m-way uniform-clique join at doubling aggregate arrival rates.
+
+    The rate doubles from ``start_rate`` until the measured capacity (tuples/s of processing,
+    after one window of warm-up) no longer covers it (that rate is the last row) or
+    ``max_rate`` is passed.  Columns: ``rate``, ``capacity``, ``throughput`` (what the join
+    sustains: the rate while it keeps up, its capacity beyond).
+    """
+    wc = WindowConstraints.uniform(m, window_ms)
+    rows, rate = [], start_rate
+    while rate <= max_rate:
+        stream = _wjoin_streams(rng, m, rate, windows_per_run * window_ms, keys)
+        op = cls(constraints=wc, max_delay=[0.0] * m, implementation=implementation)
+        cap = _drive_wjoin(op, stream, warm_ms=window_ms)["capacity"]
+        rows.append({"rate": rate, "capacity": cap, "throughput": min(rate, cap)})
+        if cap < rate:
+            break
+        rate *= 2
+    return pd.DataFrame(rows)
+
+
+def wjoin_response(
+    rates: Sequence[float],
+    rng: np.random.Generator,
+    m: int = 3,
+    window_ms: float = 500.0,
+    keys: int = 1000,
+    windows: float = 12.0,
+) -> pd.DataFrame:
+    """Mean response time (arrival of a result's last tuple to its output) of hash BEW and FEW
+    on an m-way uniform clique at each aggregate arrival rate."""
+    wc = WindowConstraints.uniform(m, window_ms)
+    rows = []
+    for cls in (BEWJoin, FEWJoin):
+        for rate in rates:
+            stream = _wjoin_streams(rng, m, rate, windows * window_ms, keys)
+            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash")
+            r = _drive_wjoin(op, stream)
+            rows.append({"algorithm": cls.__name__, "rate": rate, "response_ms": r["response_ms"]})
+    return pd.DataFrame(rows)
+
+
+def wjoin_variants(
+    rng: np.random.Generator,
+    rate: float = 2000.0,
+    window_ms: float = 500.0,
+    windows: float = 3.0,
+    keys: int = 200,
+) -> pd.DataFrame:
+    """GCA vs LCA on a 4-way non-uniform clique and conservative vs modified BEW on a 4-way
+    path (nested loop): capacity, comparisons per tuple and results, one stream for all."""
+    short, long_ = window_ms / 5, window_ms
+    # S0 is close to every stream; S3 may lag S1 and S2 by the long window
+    nonuniform = np.full((4, 4), short)
+    nonuniform[3, 1:3] = nonuniform[1:3, 3] = long_
+    cases = [
+        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "gca"),
+        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "lca"),
+        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "gca"),
+        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "lca"),
+        ("path", WindowConstraints.path([short] * 3), BEWJoin, "gca"),
+        ("path", WindowConstraints.path([short] * 3), BEWJoin, "modified"),
+    ]
+    stream = _wjoin_streams(rng, 4, rate, windows * window_ms, keys)
+    rows = []
+    for form, wc, cls, strategy in cases:
+        op = cls(constraints=wc, max_delay=[0.0] * 4, strategy=strategy)
+        r = _drive_wjoin(op, stream, warm_ms=window_ms)
+        rows.append(
+            {
+                "form": form,
+                "algorithm": cls.__name__,
+                "strategy": "conservative (gca)"
+                if form == "path" and strategy == "gca"
+                else strategy,
+                "capacity": r["capacity"],
+                "comparisons": r["comparisons"],
+                "results": r["results"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def bench_wjoin(
     ways: tuple[int, ...] = (2, 3, 4, 5),
     window_ms: float = 500.0,
@@ -325,7 +569,6 @@ def bench_wjoin(
     capacity (tuples/s of processing, after one window of warm-up) no longer covers it.
     """
     rng = np.random.default_rng(seed)
-    duration = windows_per_run * window_ms
     lines = [
         f"W-join: {len(ways)} uniform clique sizes, window {window_ms:g} ms, synthetic integer "
         f"streams (keys 0..{keys - 1}, equality), exponential gaps, {windows_per_run:g} windows "
@@ -336,18 +579,16 @@ def bench_wjoin(
     for impl in ("nested", "hash"):
         lines.append(f"  {impl}:")
         for m in ways:
-            wc = WindowConstraints.uniform(m, window_ms)
             for cls in (BEWJoin, FEWJoin):
-                rate, cells, best = start_rate, [], None
-                while rate <= max_rate:
-                    rows = _wjoin_streams(rng, m, rate, duration, keys)
-                    op = cls(constraints=wc, max_delay=[0.0] * m, implementation=impl)
-                    cap = _drive_wjoin(op, rows, warm_ms=window_ms)["capacity"]
-                    cells.append(f"{rate / 1000:g}k:{cap / 1000:.1f}k")
-                    if cap < rate:
-                        break
-                    best = rate
-                    rate *= 2
+                sweep = wjoin_capacity_sweep(
+                    cls, m, impl, rng, window_ms, keys, start_rate, max_rate, windows_per_run
+                )
+                cells = [
+                    f"{r / 1000:g}k:{c / 1000:.1f}k"
+                    for r, c in zip(sweep["rate"], sweep["capacity"], strict=True)
+                ]
+                sustained = sweep["rate"][sweep["capacity"] >= sweep["rate"]]
+                best = float(sustained.max()) if len(sustained) else None
                 top = "none" if best is None else f"{best:,.0f}/s"
                 if best is not None and best * 2 > max_rate:
                     top = f">= {best:,.0f}/s"
@@ -356,44 +597,23 @@ def bench_wjoin(
                     f"(rate:capacity) {'  '.join(cells)}"
                 )
     m, rates, response_keys = 3, (250.0, 1000.0, 4000.0, 16000.0, 32000.0), 1000
-    wc = WindowConstraints.uniform(m, window_ms)
     lines.append(
         f"  hash, {m}-way, keys 0..{response_keys - 1}, {4 * windows_per_run:g} windows per "
         "run: mean response time in ms (arrival of a result's last tuple to its output)"
     )
     lines.append("  " + " " * 10 + "".join(f"{r:>11,.0f}/s" for r in rates))
-    for cls in (BEWJoin, FEWJoin):
-        cells = []
-        for rate in rates:
-            rows = _wjoin_streams(rng, m, rate, 4 * duration, response_keys)
-            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash")
-            cells.append(_drive_wjoin(op, rows)["response_ms"])
-        lines.append(f"  {cls.__name__:10s}" + "".join(f"{c:13,.1f}" for c in cells))
+    response = wjoin_response(rates, rng, m, window_ms, response_keys, 4 * windows_per_run)
+    for name, frame in response.groupby("algorithm", sort=False):
+        lines.append(f"  {name:10s}" + "".join(f"{c:13,.1f}" for c in frame["response_ms"]))
     rate, short, long_ = 2000.0, window_ms / 5, window_ms
-    # S0 is close to every stream; S3 may lag S1 and S2 by the long window
-    nonuniform = np.full((4, 4), short)
-    nonuniform[3, 1:3] = nonuniform[1:3, 3] = long_
-    cases = [
-        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "gca"),
-        ("non-uniform", WindowConstraints(nonuniform), FEWJoin, "lca"),
-        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "gca"),
-        ("non-uniform", WindowConstraints(nonuniform), BEWJoin, "lca"),
-        ("path", WindowConstraints.path([short] * 3), BEWJoin, "gca"),
-        ("path", WindowConstraints.path([short] * 3), BEWJoin, "modified"),
-    ]
     lines.append(
         f"  4-way non-uniform clique ({short:g} ms, {long_:g} ms between S3 and S1, S2) and "
         f"4-way path ({short:g} ms per edge), nested loop, {rate:,.0f} tuples/s, keys 0..199:"
     )
-    rows = _wjoin_streams(rng, 4, rate, duration, 200)
-    for form, wc, cls, strategy in cases:
-        r = _drive_wjoin(
-            cls(constraints=wc, max_delay=[0.0] * 4, strategy=strategy), rows, warm_ms=window_ms
-        )
-        label = "conservative (gca)" if form == "path" and strategy == "gca" else strategy
+    for r in wjoin_variants(rng, rate, window_ms, windows_per_run).itertuples():
         lines.append(
-            f"    {form:12s} {cls.__name__:8s} {label:18s} capacity {r['capacity']:9,.0f}/s  "
-            f"comparisons/tuple {r['comparisons']:8.1f}  results {r['results']:,}"
+            f"    {r.form:12s} {r.algorithm:8s} {r.strategy:18s} capacity {r.capacity:9,.0f}/s  "
+            f"comparisons/tuple {r.comparisons:8.1f}  results {r.results:,}"
         )
     return "\n".join(lines)
 
@@ -466,54 +686,116 @@ def bench_coalesce(
         "  measured atomic costs (us): "
         + ", ".join(f"{k} {1e6 * v:.2f}" for k, v in vars(atomic).items())
     )
-    k = 10 * window_tuples
     for weights in (Weights(1, 1, 1), Weights(1, 50, 1), Weights(1, 100, 1)):
         lines.append(
             f"  Figure 3, weights <{weights.memory:g},{weights.update:g},{weights.scan:g}>: "
             "cheaper scheme (E eager, L lazy), rows oop 0..1, columns cp 0..1"
         )
-        for oop in grid:
-            marks = ""
-            for cp in grid:
-                e, lazy = costs(Dcq("q", cp, oop), k, window_tuples, atomic)
-                ce = weights.memory * e.memory + weights.update * e.update + weights.scan * e.scan
-                cl = (
-                    weights.memory * lazy.memory
-                    + weights.update * lazy.update
-                    + weights.scan * lazy.scan
-                )
-                marks += "E" if ce <= cl else "L"
-            lines.append(f"    oop {oop:3.1f}  {' '.join(marks)}")
+        surface = cost_surface(atomic, weights, grid, 10 * window_tuples, window_tuples)
+        for oop, frame in surface.groupby("oop", sort=False):
+            marks = " ".join(
+                "E" if e <= lz else "L" for e, lz in zip(frame["eager"], frame["lazy"], strict=True)
+            )
+            lines.append(f"    oop {oop:3.1f}  {marks}")
     lines.append(
         "  Table 5 on the deployment (three days of readings, weights <1,1,2>, window "
         "10,000 tuples), with the measured atomic costs:"
     )
-    three_days = simulate_deployment(days=3.0, seed=seed)
-    lines += table5(three_days, atomic)
+    cps = table5_cps(simulate_deployment(days=3.0, seed=seed))
+    lines += _table5_lines(table5_selection(cps, atomic))
     lines.append("  ... and with paper-like costs (coalescing during a scan costs a read):")
-    lines += table5(three_days, AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1))
+    lines += _table5_lines(table5_selection(cps, PAPER_LIKE_COSTS))
     days = deployment_readings / (54 * 86400 / 31.0 * 0.5)
     start = time.perf_counter()
     table = simulate_deployment(days=days, seed=seed)
     simulated = time.perf_counter() - start
     table = table.head(deployment_readings)
-    extent = EagerExtent(Window("time", 24 * 3600.0), Equivalence("quantized", quantum=0.5))
-    seconds = (table["time"].astype("int64") // 10**3).to_numpy() / 1e6
-    data = list(
-        zip(seconds.tolist(), table["temperature"].tolist(), table["mote"].tolist(), strict=True)
-    )
-    start = time.perf_counter()
-    push = extent.push
-    for ts, value, mote in data:
-        push(ts, value, mote)
-    took = time.perf_counter() - start
+    run = coalesce_deployment(table, schemes=("eager",)).loc["eager"]
     lines.append(
-        f"  deployment ({SOURCE_LABEL}, {len(data):,} readings, {days:.1f} days, made in "
+        f"  deployment ({SOURCE_LABEL}, {run['readings']:,} readings, {days:.1f} days, made in "
         f"{simulated:.1f} s): eager temperature coalescing per mote (0.5 C quanta, 24 h time "
-        f"window) in {took:.1f} s = {len(data) / took:,.0f} readings/s (goal < 20 s); "
-        f"{extent.stored:,} coalesced tuples hold the last day's {len(extent):,} readings"
+        f"window) in {run['seconds']:.1f} s = {run['readings_per_s']:,.0f} readings/s (goal < "
+        f"20 s); {run['stored']:,} coalesced tuples hold the last day's {run['window']:,} "
+        "readings"
     )
     return "\n".join(lines)
+
+
+PAPER_LIKE_COSTS = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
+"""Atomic costs in the paper's proportions: coalescing during a scan costs a read."""
+
+
+def cost_surface(
+    atomic: AtomicCosts,
+    weights: Weights,
+    grid: Sequence[float],
+    k: int = 10_000,
+    w: int = 1000,
+) -> pd.DataFrame:
+    """Weighted normalised cost of eager and lazy coalescing of one query over cp x oop
+    (the paper's Figures 3 and 4): columns ``oop``, ``cp``, ``eager``, ``lazy``."""
+    rows = []
+    for oop in grid:
+        for cp in grid:
+            e, lazy = costs(Dcq("q", cp, oop), k, w, atomic)
+            rows.append(
+                {
+                    "oop": oop,
+                    "cp": cp,
+                    "eager": weights.memory * e.memory
+                    + weights.update * e.update
+                    + weights.scan * e.scan,
+                    "lazy": weights.memory * lazy.memory
+                    + weights.update * lazy.update
+                    + weights.scan * lazy.scan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def coalesce_deployment(
+    readings: pd.DataFrame,
+    quantum: float = 0.5,
+    window_s: float = 24 * 3600.0,
+    schemes: Sequence[str] = ("eager", "lazy"),
+) -> pd.DataFrame:
+    """Coalesce every mote's temperature (quantised, time-based window) eagerly and lazily.
+
+    One row per scheme: ``readings`` pushed, ``seconds`` and ``readings_per_s`` of the pushes,
+    ``stored`` tuples held (raw for lazy, coalesced for eager), ``window`` raw readings in the
+    final window, ``view`` coalesced tuples in its view, ``same_view`` whether the view equals
+    the first scheme's.
+    """
+    seconds = (readings["time"].astype("int64") // 10**3).to_numpy() / 1e6
+    data = list(
+        zip(
+            seconds.tolist(),
+            readings["temperature"].tolist(),
+            readings["mote"].tolist(),
+            strict=True,
+        )
+    )
+    kinds = {"eager": EagerExtent, "lazy": LazyExtent}
+    rows, first = {}, None
+    for scheme in schemes:
+        extent = kinds[scheme](Window("time", window_s), Equivalence("quantized", quantum=quantum))
+        push = extent.push
+        start = time.perf_counter()
+        for ts, value, mote in data:
+            push(ts, value, mote)
+        took = time.perf_counter() - start
+        view = [(c.ts, c.te, c.group, c.value, c.count) for c in extent.view()]
+        first = view if first is None else first
+        rows[scheme] = {
+            "readings": len(data),
+            "seconds": took,
+            "readings_per_s": len(data) / took,
+            "stored": extent.stored if isinstance(extent, EagerExtent) else len(extent),
+            "window": len(extent),
+            "view": len(view),
+            "same_view": view == first,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 _TABLE5_DCQS = [
@@ -540,9 +822,11 @@ def _cp(table: pd.DataFrame, values: tuple[str, ...], groups: tuple[str, ...], q
     return float((bands == previous).all(axis=1).mean())
 
 
-def _quantum_for(table: pd.DataFrame, values: tuple, groups: tuple, target: float) -> tuple:
+def _quantum_for(
+    table: pd.DataFrame, values: tuple, groups: tuple, target: float, iterations: int
+) -> tuple:
     lo, hi = 1e-4, 1e3
-    for _ in range(40):  # bisection in log space: cp grows with the quantum
+    for _ in range(iterations):  # bisection in log space: cp grows with the quantum
         mid = float(np.sqrt(lo * hi))
         if _cp(table, values, groups, mid) < target:
             lo = mid
@@ -551,21 +835,57 @@ def _quantum_for(table: pd.DataFrame, values: tuple, groups: tuple, target: floa
     return hi, _cp(table, values, groups, hi)
 
 
-def table5(readings: pd.DataFrame, atomic: AtomicCosts, window: int = 10_000) -> list[str]:
-    """The paper's Table 5 on deployment readings: quanta chosen to reach each target cp."""
+def table5_cps(readings: pd.DataFrame, iterations: int = 40) -> pd.DataFrame:
+    """The coalescing probability each of Table 5's queries reaches on deployment readings.
+
+    For every case and query, the quantum (in standard deviations of each attribute) is found
+    by ``iterations`` bisection steps to reach the case's target cp.  Columns: ``case``,
+    ``query``, ``target``, ``cp``, ``tuples`` (readings with every measure present).
+    """
     table = readings.dropna(subset=["humidity", "temperature", "voltage", "light"]).copy()
     table["light_band"] = (table["light"] // 100).astype(int)  # a few constant light levels
-    lines = []
-    for case, (targets, paper) in _TABLE5_CASES.items():
-        reached, dcqs = [], []
+    reached: dict[tuple, float] = {}  # the same query and target give the same cp
+    rows = []
+    for case, (targets, _) in _TABLE5_CASES.items():
         for (name, values, groups), target in zip(_TABLE5_DCQS, targets, strict=True):
-            _, cp = _quantum_for(table, values, groups, target)
-            reached.append(cp)
-            dcqs.append(Dcq(name, cp, 0.0))  # the file is in time order: oop = 0
-        chosen = select(dcqs, len(table), window, atomic, Weights(1, 1, 2)).eager
-        verdict = "matches" if chosen == paper else "differs from"
-        lines.append(
-            f"    {case}: cp reached {', '.join(f'{c:.2f}' for c in reached)}; eager on "
-            f"{sorted(chosen) or 'none'} ({verdict} the paper: {sorted(paper) or 'none'})"
+            if (name, target) not in reached:
+                reached[name, target] = _quantum_for(table, values, groups, target, iterations)[1]
+            rows.append(
+                {
+                    "case": case,
+                    "query": name,
+                    "target": target,
+                    "cp": reached[name, target],
+                    "tuples": len(table),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table5_selection(cps: pd.DataFrame, atomic: AtomicCosts, window: int = 10_000) -> pd.DataFrame:
+    """Theorem 1's selection for each Table 5 case (weights <1,1,2>, in-order data: oop 0),
+    beside the paper's: columns ``case``, ``cp``, ``eager``, ``paper``, ``matches``."""
+    rows = []
+    for case, frame in cps.groupby("case", sort=False):
+        dcqs = [Dcq(q, cp, 0.0) for q, cp in zip(frame["query"], frame["cp"], strict=True)]
+        tuples = int(frame["tuples"].iloc[0])
+        chosen = sorted(select(dcqs, tuples, window, atomic, Weights(1, 1, 2)).eager)
+        paper = sorted(_TABLE5_CASES[case][1])
+        rows.append(
+            {
+                "case": case,
+                "cp": ", ".join(f"{c:.2f}" for c in frame["cp"]),
+                "eager": chosen,
+                "paper": paper,
+                "matches": chosen == paper,
+            }
         )
-    return lines
+    return pd.DataFrame(rows)
+
+
+def _table5_lines(selection: pd.DataFrame) -> list[str]:
+    return [
+        f"    {r.case}: cp reached {r.cp}; eager on {r.eager or 'none'} "
+        f"({'matches' if r.matches else 'differs from'} the paper: {r.paper or 'none'})"
+        for r in selection.itertuples()
+    ]

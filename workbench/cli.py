@@ -1,10 +1,11 @@
-"""The ``workbench`` command line: paper examples, benchmarks and the dashboard launcher."""
+"""The ``workbench`` command line: paper examples, benchmarks, reports and the dashboard."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -44,9 +45,20 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--events", type=int, default=100_000, help="events per stream")
     sp.add_argument("--master", default="local[*]", help="local[*], spark://h:p or sc://h:p")
     sp.add_argument("--seed", type=int, default=0)
+    bench_sub.add_parser("dashboard", help="per-interaction latency of the dashboard tabs")
+    rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
+    rep.add_argument("--out", default="build/reports", help="folder for the HTML and index.html")
+    rep.add_argument("notebooks", nargs="*", help="notebooks to run (default: notebooks/*.ipynb)")
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
+    dash.add_argument(
+        "--allow-websocket-origin",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="accept websocket connections from this origin (repeatable; default: the address)",
+    )
     dash.add_argument("--show", action="store_true", help="open a browser tab")
     return parser
 
@@ -83,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from workbench.spark.bench import bench_spark
 
             report = bench_spark(events_per_stream=args.events, master=args.master, seed=args.seed)
+        elif args.benchmark == "dashboard":
+            from workbench.app.bench import bench_dashboard
+
+            report = bench_dashboard()
         elif args.benchmark == "wjoin":
             report = bench.bench_wjoin(max_rate=args.max_rate, seed=args.seed)
         else:
@@ -93,10 +109,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
             )
         print(report)
+    elif args.command == "reports":
+        from workbench.reports import build_reports
+
+        for report in build_reports(args.out, args.notebooks or None):
+            print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")
+        print(f"index: {Path(args.out) / 'index.html'}")
     elif args.command == "dashboard":
         from workbench.app.serve import serve
 
-        serve(port=args.port, address=args.address, show=args.show)
+        serve(
+            port=args.port,
+            address=args.address,
+            show=args.show,
+            allow_websocket_origin=args.allow_websocket_origin,
+        )
     return 0
 
 

@@ -1,14 +1,17 @@
-"""The worked examples of the PTJoin paper (Examples 3 and 4), as data the workbench can show."""
+"""The worked examples of the PTJoin paper (Examples 3, 4 and 5), as data the workbench can show."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.probability import prob_ge
-from workbench.stime import stime
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+import numpy as np
 
-__all__ = ["Example4", "example3_templates", "example4"]
+from workbench.partitions import Partitions, loose_partitions, tight_partitions
+from workbench.probability import prob_ge
+from workbench.stime import StimeTable, stime
+from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+
+__all__ = ["Example4", "Example5", "example3_templates", "example4", "example5"]
 
 
 def example3_templates() -> TemplateSet:
@@ -63,4 +66,52 @@ def example4() -> Example4:
         prob_90=prob_ge(h3, h2, -90.0),
         prob_100=prob_ge(h3, h2, -100.0),
         stime_08=stime(h3, h2, 0.8),
+    )
+
+
+@dataclass(frozen=True)
+class Example5:
+    """Example 5 (Figure 3): the partitions of stream B upon arrival of a_i, tight and loose."""
+
+    templates_a: TemplateSet
+    templates_b: TemplateSet
+    u: int
+    hi: HistogramTimestamp
+    d: float
+    delta: float
+    tight: Partitions
+    loose: Partitions
+
+
+def example5(
+    templates: int = 500,
+    buckets: int = 10,
+    max_length: float = 1000.0,
+    d: float = 1500.0,
+    delta: float = 0.8,
+    t_det: float = 5000.0,
+    seed: int = 0,
+) -> Example5:
+    """Example 5: ``templates`` random templates per stream, a_i from a random template of
+    H_A detected at ``t_det``; Theorem 3's tight and Eq. 4-6's loose partitions of B.
+
+    >>> e = example5(templates=20, seed=1)
+    >>> e.loose.lpr_lo <= e.tight.lpr_lo and e.tight.rpr_hi <= e.loose.rpr_hi
+    True
+    """
+    rng = np.random.default_rng(seed)
+    ha = random_templates(rng, templates, buckets, max_length, name="H_A")
+    hb = random_templates(rng, templates, buckets, max_length, name="H_B")
+    u = int(rng.integers(templates))
+    table = StimeTable.build(ha, hb, delta)
+    hi = ha.event(u, t_det)
+    return Example5(
+        templates_a=ha,
+        templates_b=hb,
+        u=u,
+        hi=hi,
+        d=d,
+        delta=delta,
+        tight=tight_partitions(table, u, t_det, d),
+        loose=loose_partitions(hi, d, hb.pi),
     )

@@ -1,0 +1,155 @@
+"""Shareable reports: execute every notebook and write self-contained HTML (``workbench reports``).
+
+Each notebook runs top to bottom in a fresh kernel (from its own folder) and becomes one HTML
+file that a browser shows offline: BokehJS is inlined by the notebooks themselves
+(``hv.extension("bokeh", inline=True)``), Panel's stylesheets that HoloViews plots reference
+on Panel's CDN are replaced by their inline text, and the page template loads neither
+require.js, MathJax nor Mermaid from the internet.  An ``index.html`` links the reports.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["NOTEBOOKS", "Report", "build_reports", "fetched_urls"]
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+"""The repository's notebooks folder."""
+
+_OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+_IMPORTED_SHEET = re.compile(
+    r'\{"type":"object","name":"ImportedStyleSheet","id":"(?P<id>[^"]+)",'
+    r'"attributes":\{"url":"(?P<url>[^"]+)"\}\}'
+)
+
+_FETCHED = [
+    re.compile(r"<script\b[^>]*\bsrc\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE),
+    re.compile(r"<link\b[^>]*\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE),
+    re.compile(r"@import\s+(?:url\()?[\"']?(https?://[^\"')\s]+)", re.IGNORECASE),
+    re.compile(r'"name":"ImportedStyleSheet"[^}]*"url":"(https?://[^"]+)"'),
+    re.compile(r"(?:js_urls|css_urls)\s*=\s*\[[^\]]*?[\"'](https?://[^\"']+)"),
+]
+
+
+@dataclass(frozen=True)
+class Report:
+    """One executed notebook: its HTML file, title and execution time in seconds."""
+
+    notebook: Path
+    html: Path
+    title: str
+    seconds: float
+
+
+def fetched_urls(page: str) -> list[str]:
+    """The http(s) URLs a browser would fetch on opening ``page``: script sources, stylesheet
+    links and imports, Bokeh's imported stylesheets and BokehJS autoload URLs.
+
+    >>> fetched_urls('<script src="https://cdn.example/x.js"></script><a href="https://a.b">')
+    ['https://cdn.example/x.js']
+    """
+    return sorted({m.group(1) for pattern in _FETCHED for m in pattern.finditer(page)})
+
+
+def _inline_stylesheets(text: str) -> str:
+    """Replace Bokeh ``ImportedStyleSheet`` references to Panel's CDN by their inline CSS."""
+    from panel.io.resources import CDN_DIST, DIST_DIR
+
+    def inline(match: re.Match[str]) -> str:
+        url = match.group("url")
+        if not url.startswith(CDN_DIST):
+            return match.group(0)
+        path = DIST_DIR / url[len(CDN_DIST) :].split("?")[0]
+        if not path.is_file():
+            return match.group(0)
+        css = json.dumps(path.read_text(encoding="utf-8")).replace("</", "<\\/")
+        return (
+            f'{{"type":"object","name":"InlineStyleSheet","id":"{match.group("id")}",'
+            f'"attributes":{{"css":{css}}}}}'
+        )
+
+    return _IMPORTED_SHEET.sub(inline, text)
+
+
+def _title(nb: object, fallback: str) -> str:
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
+
+
+def build_reports(
+    out: str | Path = "build/reports",
+    notebooks: Sequence[str | Path] | None = None,
+    timeout: int = 600,
+) -> list[Report]:
+    """Execute ``notebooks`` (default: every notebook in :data:`NOTEBOOKS`) and write one
+    HTML report each, plus ``index.html``, into ``out``.  Returns the reports in order."""
+    import nbformat
+    from jinja2 import DictLoader
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    paths = sorted(NOTEBOOKS.glob("*.ipynb")) if notebooks is None else [Path(p) for p in notebooks]
+    if not paths:
+        raise ValueError(f"no notebooks to run (looked in {NOTEBOOKS})")
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    exporter = HTMLExporter(
+        extra_loaders=[DictLoader({"offline.html.j2": _OFFLINE_TEMPLATE})],
+        template_file="offline.html.j2",
+    )
+    reports = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        start = time.perf_counter()
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
+        seconds = time.perf_counter() - start
+        for cell in nb.cells:
+            if "outputs" not in cell:
+                continue
+            # HoloViews also publishes empty display data: nothing to show, so drop it
+            cell.outputs = [
+                o
+                for o in cell.outputs
+                if o.output_type not in ("display_data", "execute_result") or o.get("data")
+            ]
+            for output in cell.outputs:
+                for mime, value in output.get("data", {}).items():
+                    if isinstance(value, str):
+                        output["data"][mime] = _inline_stylesheets(value)
+        page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        destination = target / f"{path.stem}.html"
+        destination.write_text(page, encoding="utf-8")
+        reports.append(Report(path, destination, _title(nb, path.stem), seconds))
+    items = "\n".join(
+        f'<li><a href="{html.escape(r.html.name)}">{html.escape(r.title)}</a> '
+        f"<small>({html.escape(r.notebook.name)}, executed in {r.seconds:.1f} s)</small></li>"
+        for r in reports
+    )
+    (target / "index.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>Workbench reports</title></head>\n<body>\n<h1>Workbench reports</h1>\n"
+        "<p>Notebooks reproducing the papers, executed on the default data (seeded).</p>\n"
+        f"<ol>\n{items}\n</ol>\n</body></html>\n",
+        encoding="utf-8",
+    )
+    return reports

@@ -1,0 +1,62 @@
+"""Plots for the notebooks that reproduce the papers: measured curves over arrival rates and the
+eager/lazy decision map of the coalescing cost model."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+
+__all__ = ["rate_curves", "scheme_map"]
+
+
+def rate_curves(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    by: str,
+    title: str,
+    xlabel: str = "arrival rate (events/s)",
+    ylabel: str | None = None,
+    logy: bool = False,
+) -> hv.Overlay:
+    """One line with markers per value of ``by``: ``y`` against ``x`` on a log x axis
+    (throughput or response time against arrival rate, as the papers plot them)."""
+    layers = []
+    for name, part in frame.groupby(by, sort=False):
+        data = part[[x, y]].sort_values(x)
+        layers.append(hv.Curve(data, x, y, label=str(name)))
+        layers.append(hv.Scatter(data, x, y, label=str(name)).opts(size=6))
+    return hv.Overlay(layers).opts(
+        hv.opts.Curve(logx=True, logy=logy, line_width=2),
+        hv.opts.Scatter(logx=True, logy=logy),
+        hv.opts.Overlay(
+            title=title,
+            xlabel=xlabel,
+            ylabel=ylabel or y,
+            width=620,
+            height=330,
+            legend_position="top_left",
+        ),
+    )
+
+
+def scheme_map(surface: pd.DataFrame, title: str) -> hv.HeatMap:
+    """The cheaper scheme over (cp, oop) from a cost surface with columns ``cp``, ``oop``,
+    ``eager``, ``lazy``: colour = lazy - eager (blue: eager cheaper, red: lazy cheaper)."""
+    data = surface.assign(
+        advantage=surface["lazy"] - surface["eager"],
+        scheme=np.where(surface["eager"] <= surface["lazy"], "eager", "lazy"),
+    )
+    bound = float(np.abs(data["advantage"]).max()) or 1.0
+    return hv.HeatMap(data, kdims=["cp", "oop"], vdims=["advantage", "scheme"]).opts(
+        cmap="RdBu",
+        clim=(-bound, bound),
+        colorbar=True,
+        tools=["hover"],
+        title=title,
+        width=330,
+        height=300,
+        xlabel="coalescing probability cp",
+        ylabel="out-of-order oop",
+    )
