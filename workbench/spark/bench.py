@@ -11,7 +11,7 @@ import numpy as np
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.operators import PTJoin, StreamSpec
-from workbench.spark.ptjoin import ptjoin_query
+from workbench.spark.ptjoin import Decider, ptjoin_query
 from workbench.spark.session import spark_session
 from workbench.timestamps import random_templates
 
@@ -26,8 +26,14 @@ def bench_spark(
     max_delay: float = 500.0,
     master: str = "local[*]",
     seed: int = 0,
+    rounds: int = 2,
 ) -> str:
-    """Time both queries on one replay (Example 5 parameters), plus the in-process operator."""
+    """Time both queries on one replay (Example 5 parameters), plus the in-process operator.
+
+    Query installation (the stime tables, broadcast) is timed apart, as in the paper; a small
+    warm-up replay runs both queries first (JIT, Python workers); then the two queries
+    alternate ``rounds`` times and the best time of each counts.
+    """
     rng = np.random.default_rng(seed)
     ha = random_templates(rng, templates, 10, 1000.0, "A")
     hb = random_templates(rng, templates, 10, 1000.0, "B")
@@ -40,32 +46,45 @@ def bench_spark(
     lines = [
         f"Spark streaming PTJoin vs deterministic interval join: {events_per_stream:,} events per "
         f"stream, {templates} templates x 10 buckets (<= 1000 ms), d = {d:g} ms, delta = "
-        f"{delta:g}, D = {max_delay:g} ms, master {master} (seed {seed})"
+        f"{delta:g}, D = {max_delay:g} ms, master {master} (seed {seed}); best of {rounds}"
     ]
+    start = time.perf_counter()
+    decider = Decider(spark, streams)
+    decider.table(delta).count()  # built, cached and ready to broadcast
+    lines.append(f"  query installation (stime tables) {time.perf_counter() - start:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "replay"
-        Replayer(events, source, batch_ms=20_000).run()
-        timings = {}
-        for name, decide in (("deterministic join", False), ("PTJoin", True)):
-            start = time.perf_counter()
-            out = Path(tmp) / name.replace(" ", "-")
-            query = ptjoin_query(
+        root = Path(tmp)
+        Replayer(events.head(2_000), root / "warm-up", batch_ms=20_000).run()
+        Replayer(events, root / "replay", batch_ms=20_000).run()
+
+        def run(source: str, decide: bool, out: Path) -> tuple[float, int]:
+            begin = time.perf_counter()
+            ptjoin_query(
                 spark,
-                str(source),
+                str(root / source),
                 streams,
                 d,
                 delta,
                 str(out / "pairs"),
                 str(out / "chk"),
                 decide=decide,
-            )
-            query.awaitTermination()
-            seconds = time.perf_counter() - start
-            rows = spark.read.parquet(str(out / "pairs")).count()
-            timings[name] = seconds
+                decider=decider,
+            ).awaitTermination()
+            return time.perf_counter() - begin, spark.read.parquet(str(out / "pairs")).count()
+
+        names = {"deterministic join": False, "PTJoin": True}
+        for decide in names.values():
+            run("warm-up", decide, root / f"warm-{decide}")
+        best: dict[str, float] = {}
+        rows: dict[str, int] = {}
+        for k in range(rounds):
+            for name, decide in names.items():
+                seconds, rows[name] = run("replay", decide, root / f"{k}-{decide}")
+                best[name] = min(best.get(name, np.inf), seconds)
+        for name in names:
             lines.append(
-                f"  {name:18s} {seconds:8.1f} s  {len(events) / seconds:10,.0f} events/s  "
-                f"{rows:,} pairs out"
+                f"  {name:18s} {best[name]:8.1f} s  {len(events) / best[name]:10,.0f} events/s  "
+                f"{rows[name]:,} pairs out"
             )
     op = PTJoin(streams=streams, d=d, threshold=delta)
     start = time.perf_counter()
@@ -73,7 +92,7 @@ def bench_spark(
         op.push(*row)
     op.flush()
     in_process = time.perf_counter() - start
-    ratio = timings["PTJoin"] / timings["deterministic join"]
+    ratio = best["PTJoin"] / best["deterministic join"]
     lines.append(
         f"  in-process PTJoin  {in_process:8.1f} s  {len(events) / in_process:10,.0f} events/s  "
         f"{op.counters.results_out:,} pairs"

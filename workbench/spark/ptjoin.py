@@ -166,18 +166,20 @@ def ptjoin_query(
     checkpoint_dir: str,
     available_now: bool = True,
     decide: bool = True,
+    decider: Decider | None = None,
 ) -> StreamingQuery:
     """Start the streaming PTJoin into a Parquet sink; times are milliseconds, as in the replay.
 
     ``decide=False`` writes every candidate pair of the band instead: Spark's own
     deterministic interval join with the same watermarks, range and bucket key (the baseline
     of ``workbench bench spark``).  Rejected input is left out (see :func:`rejects_query`).
+    A ``decider`` built earlier (query installation: its stime tables) can be passed in.
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r} must lie strictly between 0 and 1")
     candidates, _ = ptjoin_candidates(spark, source_dir, streams, d)
     if decide:
-        candidates = Decider(spark, streams).decide(candidates, d, delta)
+        candidates = (decider or Decider(spark, streams)).decide(candidates, d, delta)
     pairs = candidates.select("a_id", "b_id")
     writer = (
         pairs.writeStream.format("parquet")
