@@ -18,12 +18,13 @@ from spark_cases import in_process_pairs, scenario, sorted_pairs
 
 from workbench.data.replay import Replayer
 from workbench.operators.oracle import on_time
-from workbench.spark.cluster import standalone_cluster
+from workbench.spark.cluster import connect_server, standalone_cluster
 from workbench.spark.live import LiveJoin, read_live_pairs
 
 pytestmark = pytest.mark.spark
 
 DRIVER = Path(__file__).with_name("live_driver.py")
+CONNECT_CLIENT = Path(__file__).with_name("connect_client.py")
 
 
 def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -209,3 +210,30 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     assert f"pairs {len(expected)}" in run.stdout
     got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.slow
+def test_the_ptjoin_runs_over_spark_connect(tmp_path):
+    """Both decision paths (broadcast stime table, pandas band probability) over one server."""
+    streams, events = scenario(16, n=300)
+    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    with connect_server(log_dir=tmp_path) as server:
+        for d, delta in ((700.0, 0.8), (350.0, 0.6)):
+            case = _pickle_case(tmp_path, streams, d, delta)
+            out = tmp_path / f"out-{d:g}"
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    str(CONNECT_CLIENT),
+                    str(case),
+                    server.master_url,
+                    str(tmp_path / "in"),
+                    str(out),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert run.returncode == 0, run.stdout + run.stderr
+            got = np.load(out / "pairs.npy")
+            np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))

@@ -1,8 +1,10 @@
-"""A standalone Spark cluster (one master, one worker) on loopback, from the pip installation.
+"""Spark servers on loopback, from the pip installation: a standalone cluster (one master,
+one worker) and a Spark Connect server.
 
-Spark's own launcher (``bin/spark-class``) starts ``deploy.master.Master`` and
-``deploy.worker.Worker``; ``SPARK_LOCAL_IP=127.0.0.1`` keeps every socket on loopback.  Point a
-session at it with ``spark_session(cluster.master_url)``: the master is configuration.
+Spark's own launchers start them: ``bin/spark-class`` runs ``deploy.master.Master`` and
+``deploy.worker.Worker``, ``bin/spark-submit`` runs ``SparkConnectServer``;
+``SPARK_LOCAL_IP=127.0.0.1`` keeps every socket on loopback.  Point a session at either with
+``spark_session(server.master_url)``: the master is configuration.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +23,13 @@ from typing import IO
 
 import pyspark
 
-__all__ = ["StandaloneCluster", "free_port", "spark_home", "standalone_cluster"]
+__all__ = [
+    "StandaloneCluster",
+    "connect_server",
+    "free_port",
+    "spark_home",
+    "standalone_cluster",
+]
 
 
 def spark_home() -> Path:
@@ -37,7 +46,7 @@ def free_port() -> int:
 
 @dataclass
 class StandaloneCluster:
-    """A running master and worker (their processes and the master URL)."""
+    """Running Spark server processes and the URL a session uses (``spark://`` or ``sc://``)."""
 
     master_url: str
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -77,9 +86,6 @@ def standalone_cluster(
     timeout: float = 60.0,
 ) -> Iterator[StandaloneCluster]:
     """Start a master and a worker on free loopback ports; stop both on exit."""
-    home = spark_home()
-    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1")
-    logs = Path(log_dir) if log_dir is not None else None
     port, web, worker_web = free_port(), free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
     commands = [
@@ -105,22 +111,78 @@ def standalone_cluster(
             url,
         ],
     ]
+    with _launched(
+        url, [("spark-class", cmd) for cmd in commands], [port, worker_web], log_dir, timeout
+    ) as cluster:
+        yield cluster
+
+
+@contextmanager
+def connect_server(
+    master: str = "local[2]",
+    log_dir: str | os.PathLike[str] | None = None,
+    timeout: float = 90.0,
+) -> Iterator[StandaloneCluster]:
+    """Start a Spark Connect server (running ``master``) on a free loopback port; stop on exit.
+
+    Its Python workers run this interpreter, so ``mapInPandas`` steps see the workbench.
+    """
+    port = free_port()
+    command = [
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--master",
+        master,
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        "spark.sql.session.timeZone=UTC",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.execution.arrow.pyspark.enabled=true",
+    ]
+    with _launched(
+        f"sc://127.0.0.1:{port}", [("spark-submit", command)], [port], log_dir, timeout
+    ) as server:
+        yield server
+
+
+@contextmanager
+def _launched(
+    url: str,
+    commands: list[tuple[str, list[str]]],
+    ports: list[int],
+    log_dir: str | os.PathLike[str] | None,
+    timeout: float,
+) -> Iterator[StandaloneCluster]:
+    """Start each ``bin/<launcher> args`` in its own process group, waiting for its port."""
+    home = spark_home()
+    env = dict(
+        os.environ,
+        SPARK_HOME=str(home),
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
+    )
+    logs = Path(log_dir) if log_dir is not None else None
     cluster = StandaloneCluster(url)
     try:
-        for cmd in commands:
+        for (launcher, args), port in zip(commands, ports, strict=True):
             out = None
             if logs is not None:
-                out = (logs / f"{cmd[0].rsplit('.', 1)[1]}.log").open("wb")
+                out = (logs / f"{args[0].rsplit('.', 1)[-1].lstrip('-')}-{port}.log").open("wb")
                 cluster.logs.append(out)
             proc = subprocess.Popen(
-                [str(home / "bin" / "spark-class"), *cmd],
+                [str(home / "bin" / launcher), *args],
                 env=env,
                 stdout=out or subprocess.DEVNULL,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
             cluster.processes.append(proc)
-            _wait_for_port(port if len(cluster.processes) == 1 else worker_web, proc, timeout)
+            _wait_for_port(port, proc, timeout)
         yield cluster
     finally:
         cluster.stop()
