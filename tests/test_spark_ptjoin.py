@@ -16,17 +16,32 @@ from workbench.timestamps import random_templates
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize(("d", "delta"), [(700.0, 0.8), (350.0, 0.6), (120.0, 0.3)])
-def test_spark_ptjoin_equals_the_operator(spark, tmp_path, d, delta):
+@pytest.mark.parametrize(
+    ("d", "delta", "files_per_batch"), [(700.0, 0.8, 1), (350.0, 0.6, None), (120.0, 0.3, 2)]
+)
+def test_spark_ptjoin_equals_the_operator(spark, tmp_path, d, delta, files_per_batch):
+    """One file per micro-batch moves the watermark (and evicts join state) between batches,
+    with events out of order across files; None reads the whole replay in one batch."""
     streams, events = scenario(int(d))
-    Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    Replayer(events, tmp_path / "in", batch_ms=300).run()
     query = ptjoin_query(
-        spark, str(tmp_path / "in"), streams, d, delta, str(tmp_path / "out"), str(tmp_path / "chk")
+        spark,
+        str(tmp_path / "in"),
+        streams,
+        d,
+        delta,
+        str(tmp_path / "out"),
+        str(tmp_path / "chk"),
+        max_files_per_trigger=files_per_batch,
     )
     query.awaitTermination()
     got = read_pairs(spark, str(tmp_path / "out"))
     expected = in_process_pairs(streams, events, d, delta)
     assert len(expected) > 50
+    if files_per_batch:  # many batches, and the watermark evicted join state between them
+        progress = query.recentProgress
+        assert len(progress) > 5
+        assert sum(p["stateOperators"][0]["numRowsRemoved"] for p in progress) > 0
     np.testing.assert_array_equal(got, expected)
 
 

@@ -166,6 +166,7 @@ class Replayer:
         self.progress = progress
         self._sleep = sleep
         self.prefix = prefix
+        self._mtime_ns = 0
         self._running = threading.Event()
         self._running.set()
         self._stopped = threading.Event()
@@ -222,6 +223,10 @@ class Replayer:
         rows = self.records.iloc[lo:hi].to_dict("records")  # Python scalars: exact floats
         with open(tmp, "w", encoding="utf-8") as out:
             out.writelines(json.dumps(row) + "\n" for row in rows)
+        # a file source reads files in modification-time order (millisecond resolution): make
+        # it strictly increase, or two files written within a millisecond may swap
+        self._mtime_ns = max(time.time_ns(), self._mtime_ns + 1_000_000)
+        os.utime(tmp, ns=(self._mtime_ns, self._mtime_ns))
         tmp.replace(self.out_dir / name)  # atomic: a reader never sees half
         self.written += hi - lo
         self.files += 1

@@ -167,6 +167,7 @@ def ptjoin_query(
     available_now: bool = True,
     decide: bool = True,
     decider: Decider | None = None,
+    max_files_per_trigger: int | None = None,
 ) -> StreamingQuery:
     """Start the streaming PTJoin into a Parquet sink; times are milliseconds, as in the replay.
 
@@ -177,7 +178,7 @@ def ptjoin_query(
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r} must lie strictly between 0 and 1")
-    candidates, _ = ptjoin_candidates(spark, source_dir, streams, d)
+    candidates, _ = ptjoin_candidates(spark, source_dir, streams, d, max_files_per_trigger)
     if decide:
         candidates = (decider or Decider(spark, streams)).decide(candidates, d, delta)
     pairs = candidates.select("a_id", "b_id")

@@ -91,7 +91,8 @@ def with_reason(raw: DataFrame, checks: Sequence[tuple[str, Column]] = ()) -> Da
 
 
 def event_checks(streams: Sequence[StreamSpec]) -> list[tuple[str, Column]]:
-    """Checks of the event schema: a known stream, a known template of it, on time (Def. 6)."""
+    """Checks of the event schema: a known stream, a known template of it, an arrival not
+    before the detection (the in-process operators refuse such an event), on time (Def. 6)."""
     stream, template = F.col("stream"), F.col("template")
     known_template = F.lit(False)
     on_time = F.lit(False)
@@ -103,6 +104,7 @@ def event_checks(streams: Sequence[StreamSpec]) -> list[tuple[str, Column]]:
     return [
         ("unknown stream", stream.between(0, len(streams) - 1)),
         ("unknown template", known_template),
+        ("arrival before detection", F.col("arrival") >= F.col("t_det")),
         ("late", on_time),
     ]
 
