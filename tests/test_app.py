@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import holoviews as hv
 import numpy as np
+import pandas as pd
 import panel as pn
 import pytest
 
@@ -191,7 +194,12 @@ def test_dashboard_tabs_share_the_edited_templates():
     from workbench.app import dashboard_tabs
 
     tabs = dict(dashboard_tabs())
-    assert list(tabs)[:3] == ["Templates", "Satisfaction probability", "Partition regions"]
+    assert list(tabs)[:4] == [
+        "Templates",
+        "Satisfaction probability",
+        "Partition regions",
+        "Live join (Spark)",
+    ]
     editor, explorer = tabs["Templates"], tabs["Satisfaction probability"]
     editor.source = "PTJoin Example 3"
     assert explorer.stream_b is editor.stream_b and explorer.pi == 40.0
@@ -282,3 +290,262 @@ def test_launcher_binds_localhost_and_takes_origins():
     cmd = serve_command(5100, "0.0.0.0", allow_websocket_origin=["lab.example:80"])
     origins = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--allow-websocket-origin"]
     assert origins == ["lab.example:80"]
+
+
+# -- the live Spark join tab -------------------------------------------------------------------
+
+
+class FakeLive:
+    """Stands in for :class:`workbench.spark.live.LiveJoin`: :meth:`step` commits a
+    micro-batch of 5 pairs; restarts on a new checkpoint start run 2, 3, ..."""
+
+    instances: list[FakeLive] = []
+
+    def __init__(self, source_dir, streams, d, delta, work_dir, d_max, trigger_seconds):
+        self.source_dir, self.streams, self.work_dir = source_dir, streams, work_dir
+        self.d, self.delta, self.d_max, self.trigger = d, delta, d_max, trigger_seconds
+        self.run, self.batches, self.rows = 1, [], []
+        self.active, self.closed, self.error = False, False, None
+        self.progress = self
+        FakeLive.instances.append(self)
+
+    def start(self) -> None:
+        self.active = True
+
+    def close(self) -> None:
+        self.active, self.closed = False, True
+
+    def step(self) -> None:
+        k = len(self.batches)
+        self.batches.append({"batch": k, "pairs": 5, "d": self.d, "delta": self.delta})
+        self.rows.append(
+            {
+                "query": f"ptjoin-run{self.run}",
+                "batch": k,
+                "timestamp": pd.Timestamp.now(tz="UTC"),
+                "input_rows_per_s": 100.0,
+                "processed_rows_per_s": 90.0,
+                "batch_ms": 300,
+                "state_rows": 40 + k,
+                "dropped_by_watermark": 1,
+            }
+        )
+
+    def frame(self):
+        columns = ["query", "batch", "timestamp", "input_rows_per_s", "processed_rows_per_s"]
+        return pd.DataFrame(
+            self.rows, columns=[*columns, "batch_ms", "state_rows", "dropped_by_watermark"]
+        )
+
+    def set_delta(self, delta: float) -> str:
+        self.delta = delta
+        return f"delta = {delta:g} applies from the next micro-batch; no restart"
+
+    def set_d(self, d: float) -> str:
+        if d <= self.d_max:
+            self.d = d
+            return f"d = {d:g} ms is within the envelope: no restart"
+        self.d = self.d_max = d
+        self.run, self.batches, self.rows = self.run + 1, [], []
+        return f"d = {d:g} ms: restarted on a new checkpoint (run {self.run})"
+
+    def latest(self, n: int):
+        k = sum(b["pairs"] for b in self.batches)
+        return pd.DataFrame(
+            {
+                "a_id": range(k),
+                "a_template": 0,
+                "a_t": 1.0,
+                "b_id": range(k),
+                "b_template": 0,
+                "b_t": 2.0,
+                "d": self.d,
+                "delta": self.delta,
+                "probability": 0.91234,
+            }
+        ).tail(n)
+
+    def rejects(self):
+        return pd.Series({"late": 3}, name="records")
+
+
+@pytest.fixture
+def live_app(tmp_path):
+    """Makes live-join explorers on :class:`FakeLive`; closes them all afterwards."""
+    from workbench.app import LiveJoinExplorer
+
+    FakeLive.instances.clear()
+    apps = []
+
+    def make(**params):
+        params = {
+            "source": "synthetic events",
+            "speed": 20_000.0,
+            "live_factory": FakeLive,
+            "work_root": str(tmp_path),
+            **params,
+        }
+        apps.append(LiveJoinExplorer(**params))
+        return apps[-1]
+
+    yield make
+    for app in apps:
+        app.close(wait=True)
+
+
+def _settle(app) -> None:
+    """Apply what finished, then a snapshot taken after it."""
+    app.settle()
+    app.settle()
+
+
+def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app, tmp_path):
+    app = live_app()
+    assert app.state == "stopped" and pn.panel(app).get_root() is not None
+    app.start()
+    assert app.state == "starting"  # the work went to the worker thread
+    _settle(app)
+    (live,) = FakeLive.instances
+    assert app.state == "running" and "10,000 events of synthetic events" in app.message
+    assert live.active and live.d_max == 2 * app.d and live.streams[0].max_delay == 2000.0
+    live.step()
+    live.step()
+    _settle(app)
+    assert app.pairs == 10 and app.run == 1 and len(app.metrics.data) == 2
+    assert app.metrics.data["results_per_s"].iloc[-1] > 0
+    assert app.table.value["probability"].tolist()[0] == 0.9123
+    rejects = app.reject_pipe.data.set_index("reason")["records"]
+    assert rejects["late"] == 3 and rejects["dropped by watermark"] == 2
+    app.delta = 0.6  # applied at once, no worker round trip
+    assert live.delta == 0.6 and "no restart" in app.message and not app._jobs
+    app.d = 4000.0  # within the envelope: live
+    _settle(app)
+    assert live.d == 4000.0 and "no restart" in app.message and app.run == 1
+    app.d = 10_000.0  # beyond it: a new checkpoint, the charts start over
+    _settle(app)
+    assert "restarted on a new checkpoint" in app.message and app.run == 2
+    assert len(app.metrics.data) == 0
+    app.paused = True
+    assert app.state == "paused" and "keeps running" in app.message
+    assert not app._replayer._running.is_set()
+    app.paused = False
+    app.speed = 500.0
+    assert app.state == "running" and app._replayer.speed == 500.0
+    app.stop()
+    assert app.state == "stopping"
+    _settle(app)
+    assert app.state == "stopped" and live.closed and "Stopped after 0 pairs" in app.message
+    assert list(tmp_path.iterdir()) == []  # the run's folder is gone
+
+
+def test_live_join_failures_show_in_the_page_and_it_stays_usable(live_app):
+    def no_java(**_):
+        raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited\nstack...")
+
+    app = live_app(live_factory=no_java)
+    app.start()
+    _settle(app)
+    assert app.state == "stopped" and app.failed
+    assert "JAVA_GATEWAY_EXITED" in app.message and "stack" not in app.message
+    assert app.status().alert_type == "danger"
+    app.live_factory = FakeLive
+    app.start()
+    _settle(app)
+    assert app.state == "running" and not app.failed
+    (live,) = FakeLive.instances
+    live.active, live.error = False, "foreachBatch raised ValueError: boom"
+    _settle(app)  # the next snapshot finds the query dead
+    assert app.state == "stopped" and app.failed and "boom" in app.message and live.closed
+
+
+def test_one_live_join_per_server_process(live_app):
+    first, second = live_app(), live_app()
+    first.start()
+    _settle(first)
+    try:
+        second.start()
+        _settle(second)
+        assert second.failed and "another page" in second.message
+    finally:
+        first.stop()
+        _settle(first)
+    second.start()
+    _settle(second)
+    assert second.state == "running"
+    second.stop()
+    _settle(second)
+
+
+def test_live_join_data_sources(tmp_path):
+    from workbench.app.live import load_streams
+
+    rng = np.random.default_rng(0)
+    lines = ["stamp,node"] + [
+        f"{1_700_000_000 + 7 * k + 30 * i + rng.uniform(0, 2):.3f},n{k}"
+        for i in range(100)
+        for k in range(4)
+    ]
+    csv = "\n".join(lines).encode()
+    streams = load_streams(
+        "CSV file", csv_file=csv, csv_time="stamp", csv_sensor="node", csv_time_unit="s"
+    )
+    assert len(streams.events) == 400 and streams.source.startswith("CSV: 400 readings")
+    assert all(1000 < t.pi < 3000 for t in streams.templates)  # the 2 s jitter, learned
+    with pytest.raises(ValueError, match="choose a CSV file"):
+        load_streams("CSV file")
+    with pytest.raises(FileNotFoundError, match="no readings file at"):
+        load_streams("Intel Lab readings file", readings_path=str(tmp_path / "data.txt.gz"))
+    assert load_streams("simulated deployment").source.startswith("simulated")
+    assert len(load_streams("synthetic events").events) == 10_000
+
+
+def test_live_charts_render():
+    from workbench.app.live import batch_metrics
+    from workbench.viz import metric_curve, rate_curves, reject_bars
+
+    live = FakeLive(None, None, 1.0, 0.5, None, 2.0, 1.0)
+    for _ in range(3):
+        live.step()
+    frame = batch_metrics(live.frame(), live.batches, "ptjoin-run1", live.rows[0]["timestamp"])
+    assert frame["pairs"].tolist() == [5.0] * 3 and frame["elapsed_s"].iloc[0] == 0.0
+    renderer = hv.renderer("bokeh")
+    renderer.get_plot(rate_curves(frame))
+    renderer.get_plot(metric_curve(frame, "state_rows", "join state rows", "black"))
+    renderer.get_plot(reject_bars(pd.DataFrame({"reason": ["late"], "records": [3]})))
+
+
+def test_the_dashboard_loads_without_pyspark():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, panel as pn; from workbench.app import LiveJoinExplorer; "
+        "pn.panel(LiveJoinExplorer()).get_root(); "
+        "print('pyspark' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.spark
+def test_live_join_on_spark_changes_delta_live(spark, tmp_path):
+    from workbench.app import LiveJoinExplorer
+
+    app = LiveJoinExplorer(source="synthetic events", speed=5000.0, work_root=str(tmp_path))
+    app.start()
+    app.settle()
+    assert app.state == "running", app.message
+    try:
+        deadline = time.monotonic() + 120
+        while app.pairs == 0:
+            assert time.monotonic() < deadline and app.state == "running", app.message
+            time.sleep(0.2)
+            app.poll()
+        latest = app.table.value
+        assert len(latest) and (latest["probability"] >= latest["delta"] - 1e-4).all()
+        app.delta = 0.5
+        assert "no restart" in app.message and app._live.params.delta == 0.5
+    finally:
+        app.stop()
+        app.settle()
+    assert app.state == "stopped" and not app.failed and app.pairs > 0

@@ -28,6 +28,7 @@ TABS = (
     "Templates",
     "Satisfaction probability",
     "Partition regions",
+    "Live join (Spark)",
     "Coalescing",
     "Multi-way join",
     "Deployment (simulated)",
@@ -36,6 +37,7 @@ READY = {  # a label each tab shows once rendered
     "Templates": "Edit a template",
     "Satisfaction probability": "partner pi (ms)",
     "Partition regions": "base event a_i",
+    "Live join (Spark)": "speed (x real time)",
     "Coalescing": "weight: scan",
     "Multi-way join": "temperature band (C)",
     "Deployment (simulated)": "quantum (C)",
@@ -67,6 +69,17 @@ PUSHED = """() => {
   return found.length ? Math.max(...found) : -1;
 }"""
 
+PAIRS = """() => {
+  const found = [];
+  const walk = (root) => {
+    const m = (root.textContent || "").match(/([0-9,]+) pairs joined/);
+    if (m && root !== document) found.push(parseInt(m[1].replace(/,/g, "")));
+    for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
+  };
+  walk(document);
+  return found.length ? Math.max(...found) : -1;
+}"""
+
 TITLED = """(start) => {
   for (const doc of Bokeh.documents)
     for (const m of doc.all_models)
@@ -82,15 +95,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
-    """The dashboard served by the project's launcher on a free localhost port."""
+def server(tmp_path_factory):
+    """The dashboard served by the project's launcher on a free localhost port.
+
+    Its stderr goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
+    up and block the server."""
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # the launcher and its panel server: one group to end
-    )
+    log = tmp_path_factory.mktemp("server") / "stderr.txt"
+    with open(log, "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,  # the launcher and its panel server: one group to end
+        )
     url = f"http://127.0.0.1:{port}/dashboard"
     deadline = time.monotonic() + 60
     while True:
@@ -101,11 +119,10 @@ def server():
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 _end(proc)
-                raise RuntimeError(f"dashboard did not start: {proc.stderr.read()!r}") from None
+                raise RuntimeError(f"dashboard did not start: {log.read_text()!r}") from None
             time.sleep(0.2)  # polling the server's socket, not waiting on the page
     yield url
     _end(proc)
-    proc.stderr.close()
 
 
 def _end(proc: subprocess.Popen) -> None:
@@ -246,3 +263,31 @@ def test_a_multiway_run_reports_its_measures(page):
     page.get_by_role("button", name="Run", exact=True).click()  # runs in a worker thread
     page.get_by_text("tuples from 3 motes").wait_for()
     page.get_by_text("FEW", exact=True).last.wait_for()
+
+
+@pytest.mark.spark
+def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
+    _open(page, "Live join (Spark)")
+    page.get_by_role("button", name="Start", exact=True).click()
+    # the JVM starts, the replay begins, micro-batches commit pairs: the count grows
+    page.wait_for_function(f"() => ({PAIRS})() > 0", timeout=150_000)
+    first = page.evaluate(PAIRS)
+    page.wait_for_function(f"(n) => ({PAIRS})() > n", arg=first, timeout=60_000)
+    charted = f"() => ({SOURCES_WITH})('elapsed_s').map(c => c.length)"
+    page.wait_for_function(
+        f"() => ({charted})().length >= 5 && Math.min(...({charted})()) >= 3", timeout=90_000
+    )
+    handle = page.locator(".noUi-handle >> visible=true").first  # delta, the only slider
+    handle.focus()
+    pressed = time.monotonic()
+    handle.press("ArrowLeft")
+    page.get_by_text("delta = 0.79 applies from the next micro-batch").wait_for()
+    latency = time.monotonic() - pressed
+    print(f"delta 0.8 -> 0.79: message shown {1000 * latency:.0f} ms after the key press")
+    for folder in screenshots:
+        page.screenshot(path=str(folder / "4-live-running.png"))
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.get_by_text("Stopped after").wait_for(timeout=60_000)
+    assert page.evaluate(PAIRS) > first and latency < 5
+    assert (screenshots[0] / "4-live-running.png").stat().st_size > 10_000
+    assert page.external_requests == [] and page.page_errors == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.dashboard import build_dashboard, dashboard_tabs
 from workbench.app.deployment import DeploymentExplorer
+from workbench.app.live import LiveJoinExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
@@ -13,6 +14,7 @@ from workbench.app.wjoin import WJoinExplorer
 __all__ = [
     "CoalescingExplorer",
     "DeploymentExplorer",
+    "LiveJoinExplorer",
     "PTJoinExplorer",
     "PartitionRegions",
     "TemplateEditor",

@@ -8,6 +8,7 @@ import panel as pn
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.data import default_readings
 from workbench.app.deployment import DeploymentExplorer
+from workbench.app.live import LiveJoinExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
@@ -19,7 +20,7 @@ TITLE = "Uncertain-time stream workbench"
 
 
 def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
-    """The tabs in order (a live Spark join tab goes in at index 3, after the regions)."""
+    """The tabs in order."""
     editor = TemplateEditor()
     explorer = PTJoinExplorer(
         stream_a=editor.stream_a, stream_b=editor.stream_b, d=3000.0, t_det=5000.0
@@ -32,6 +33,7 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
         ("Templates", editor),
         ("Satisfaction probability", explorer),
         ("Partition regions", PartitionRegions(d=8000.0)),
+        ("Live join (Spark)", LiveJoinExplorer()),
         ("Coalescing", CoalescingExplorer()),
         ("Multi-way join", WJoinExplorer()),
         ("Deployment (simulated)", DeploymentExplorer(readings=default_readings())),

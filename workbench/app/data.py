@@ -1,22 +1,38 @@
-"""The dashboard's default data: the simulated Intel Lab deployment, made once per process.
+"""The dashboard's data: the simulated Intel Lab deployment, made once per process, and the
+other sources the live join replays (the real readings file, a user's CSV, synthetic events).
 
 Every tab reads these tables and never mutates them, so one copy serves every session.
 """
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from workbench.data.intel_lab import clean
+from workbench.data.csv_replay import read_sensor_csv
+from workbench.data.intel_lab import clean, load_readings
 from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
+from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
-from workbench.timestamps import TemplateSet
+from workbench.timestamps import TemplateSet, random_templates
 
-__all__ = ["ReplayedStreams", "default_readings", "default_streams"]
+__all__ = [
+    "READINGS_FILE",
+    "ReplayedStreams",
+    "csv_streams",
+    "default_readings",
+    "default_streams",
+    "readings_file_streams",
+    "replayed_streams",
+    "synthetic_streams",
+    "with_epochs",
+]
 
 DEFAULT_DAYS = 1.0
 """Days of simulated readings behind the dashboard."""
@@ -24,6 +40,8 @@ REPLAY_DAYS = 0.25
 """Days of readings replayed as two event streams (the first hours of the day)."""
 MAX_DELAY_MS = 2000.0
 """Network delay bound D of both replayed streams (ms)."""
+READINGS_FILE = Path(__file__).resolve().parents[2] / "data" / "intel-lab" / "data.txt.gz"
+"""Where the real readings file is looked for (``workbench.data.fetch_readings`` puts it)."""
 
 
 @cache
@@ -43,18 +61,107 @@ class ReplayedStreams:
     source: str
 
 
-@cache
-def default_streams() -> ReplayedStreams:
-    """Per-mote templates learned from the replica, and its first hours as two streams."""
-    readings = default_readings()
-    head = readings[readings["time"] < readings["time"].min() + pd.Timedelta(days=REPLAY_DAYS)]
-    templates = learn_templates(head)
+def replayed_streams(
+    readings: pd.DataFrame,
+    days: float | None = REPLAY_DAYS,
+    max_delay_ms: float = MAX_DELAY_MS,
+    epoch_seconds: float = 31.0,
+) -> ReplayedStreams:
+    """The first ``days`` (None: all) of readings (time, mote, epoch) as two streams of
+    alternate motes, each mote's template learned from its schedule deviations
+    (:func:`learn_templates`)."""
+    head = readings
+    if days is not None:
+        head = readings[readings["time"] < readings["time"].min() + pd.Timedelta(days=days)]
+    templates = learn_templates(head, epoch_seconds=epoch_seconds)
     motes = sorted(templates)
+    if len(motes) < 2:
+        raise ValueError(f"two streams need at least two sensors; the data has {len(motes)}")
     split = (tuple(motes[0::2]), tuple(motes[1::2]))
-    events, sets, _ = readings_to_events(head, split, templates, [MAX_DELAY_MS] * 2, seed=0)
+    events, sets, _ = readings_to_events(head, split, templates, [max_delay_ms] * 2, seed=0)
     named = tuple(
-        TemplateSet(f"{name} (motes {m[0]}, {m[1]}, ...)", s.templates)
+        TemplateSet(f"{name} (motes {', '.join(map(str, m[:2]))}, ...)", s.templates)
         for name, m, s in zip("AB", split, sets, strict=True)
     )
     source = str(readings.attrs.get("source", "readings"))
-    return ReplayedStreams(events, named, split, MAX_DELAY_MS, source)
+    return ReplayedStreams(events, named, split, max_delay_ms, source)
+
+
+@cache
+def default_streams() -> ReplayedStreams:
+    """Per-mote templates learned from the replica, and its first hours as two streams."""
+    return replayed_streams(default_readings())
+
+
+def readings_file_streams(path: str | Path = READINGS_FILE) -> ReplayedStreams:
+    """The real Intel Lab readings file (``data.txt`` or ``.gz``), replayed like the replica."""
+    readings, _ = load_readings(path)
+    readings = clean(readings)
+    readings.attrs["source"] = f"Intel Lab readings ({Path(path).name})"
+    return replayed_streams(readings)
+
+
+def with_epochs(readings: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Readings without epochs get them from the common sampling period: a sensor's reading
+    falls in slot ``round((time - its first time) / period)``.  The period starts as the median
+    gap between a sensor's readings and is refined as the slope of time over slot within
+    sensors (least squares), so a small error does not accumulate over a long replay.
+    Returns the readings with ``epoch``, and the period in seconds.
+
+    >>> t = pd.to_datetime([0, 10.2, 19.9, 5, 15.1], unit="s")
+    >>> out, period = with_epochs(pd.DataFrame({"time": t, "mote": [1, 1, 1, 2, 2]}))
+    >>> out["epoch"].tolist(), round(period, 2)
+    ([0, 1, 2, 0, 1], 9.98)
+    """
+    mote = readings["mote"]
+    seconds = (readings["time"] - readings["time"].min()).dt.total_seconds()
+    since_first = seconds - seconds.groupby(mote).transform("min")
+    gaps = seconds.groupby(mote).diff()
+    gaps = gaps[gaps > 0]
+    if gaps.empty:
+        raise ValueError("no sensor has two readings at different times: no sampling period")
+    epoch = np.rint(since_first / float(gaps.median()))
+    e = epoch - epoch.groupby(mote).transform("mean")
+    s = since_first - since_first.groupby(mote).transform("mean")
+    period = float((e * s).sum() / (e * e).sum())
+    return readings.assign(epoch=np.rint(since_first / period).astype(np.int64)), period
+
+
+def csv_streams(
+    data: bytes, time: str, sensor: str, time_unit: str | None = None
+) -> ReplayedStreams:
+    """A CSV of the user's own readings (``time`` and ``sensor`` columns named), replayed like
+    the replica: sensors numbered in order of their ids, epochs from :func:`with_epochs`."""
+    readings, report = read_sensor_csv(
+        io.BytesIO(data), time=time, sensor=sensor, values={}, time_unit=time_unit or None
+    )
+    if readings.empty:
+        raise ValueError(f"no CSV row has a parsable time and sensor ({report})")
+    codes, ids = pd.factorize(readings["mote"], sort=True)
+    readings = readings.assign(mote=codes + 1)
+    readings, period = with_epochs(readings)
+    readings.attrs["source"] = f"CSV: {len(readings):,} readings of {len(ids)} sensors"
+    return replayed_streams(readings, days=None, epoch_seconds=period)
+
+
+def synthetic_streams(
+    n_per_stream: int = 5000, mean_interarrival_ms: float = 2000.0, seed: int = 0
+) -> ReplayedStreams:
+    """Synthetic events: random templates (<= 1.5 s), Poisson detections, delays up to D and
+    2 % of the events late (:func:`workbench.data.synthetic.synthetic_events`)."""
+    rng = np.random.default_rng(seed)
+    counts = (6, 8)
+    templates = (
+        random_templates(rng, counts[0], 8, 1500.0, "A (synthetic)"),
+        random_templates(rng, counts[1], 8, 1500.0, "B (synthetic)"),
+    )
+    events = synthetic_events(
+        rng,
+        n_per_stream,
+        counts,
+        mean_interarrival=mean_interarrival_ms,
+        max_delay=(MAX_DELAY_MS, MAX_DELAY_MS),
+        late_fraction=0.02,
+    )
+    motes = (tuple(range(counts[0])), tuple(range(counts[1])))
+    return ReplayedStreams(events, templates, motes, MAX_DELAY_MS, "synthetic events")

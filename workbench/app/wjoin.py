@@ -242,7 +242,7 @@ class WJoinExplorer(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
-        button = w.Button(name="Run", color="primary")
+        button = w.Button(label="Run", color="primary")
         button.on_click(self.run_async)
         controls = pn.Column(
             w.MultiChoice.from_param(self.param.motes),

@@ -141,6 +141,12 @@ class LiveJoin:
         """Whether the join query is running."""
         return bool(self._queries) and self._queries[0].isActive
 
+    @property
+    def error(self) -> str | None:
+        """Why the join query failed, if it did (None while it runs, or after :meth:`stop`)."""
+        exc = self._queries[0].exception() if self._queries else None
+        return None if exc is None else str(exc)
+
     def start(self) -> None:
         """Start the join and rejects queries of the current run."""
         if self.active:

@@ -7,6 +7,13 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and 
 
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
 from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
+from workbench.viz.live import (
+    METRIC_COLUMNS,
+    REJECT_REASONS,
+    metric_curve,
+    rate_curves,
+    reject_bars,
+)
 from workbench.viz.ptjoin import (
     MARKERS,
     REGION_COLORS,
@@ -32,6 +39,8 @@ hv.Store.set_current_backend("bokeh")
 __all__ = [
     "ALGORITHM_COLORS",
     "MARKERS",
+    "METRIC_COLUMNS",
+    "REJECT_REASONS",
     "REGION_COLORS",
     "SCHEME_COLORS",
     "adjusted_bars",
@@ -42,11 +51,14 @@ __all__ = [
     "histogram_element",
     "marker_lines",
     "measure_bars",
+    "metric_curve",
     "mote_map",
     "partition_spans",
     "partner_points",
     "query_points",
+    "rate_curves",
     "reading_curve",
+    "reject_bars",
     "results_over_time",
     "satisfaction_curves",
     "satisfaction_grid",
