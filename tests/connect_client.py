@@ -1,7 +1,8 @@
 """A Spark Connect client process for the Connect test: the PTJoin on a replay, pairs saved.
 
-``python tests/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds ``(streams, d, delta)``;
-the committed pairs go to ``OUT/pairs.npy``.
+``python tests/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds ``(streams, settings)``
+with ``settings`` a list of ``(d, delta)``; the committed pairs of setting k go to
+``OUT/k/pairs.npy``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from workbench.spark import ptjoin_query, read_pairs, spark_session
 def main(argv: list[str]) -> None:
     case, url, source, out = argv[:4]
     with open(case, "rb") as f:
-        streams, d, delta = pickle.load(f)
+        streams, settings = pickle.load(f)
     spark = spark_session(url)  # the only change from a local run: the URL
-    ptjoin_query(spark, source, streams, d, delta, f"{out}/pairs", f"{out}/chk").awaitTermination()
-    np.save(Path(out) / "pairs.npy", read_pairs(spark, f"{out}/pairs"))
+    for k, (d, delta) in enumerate(settings):
+        folder = Path(out) / str(k)
+        ptjoin_query(
+            spark, source, streams, d, delta, str(folder / "pairs"), str(folder / "chk")
+        ).awaitTermination()
+        np.save(folder / "pairs.npy", read_pairs(spark, str(folder / "pairs")))
     spark.stop()
 
 

@@ -217,23 +217,25 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path):
     """Both decision paths (broadcast stime table, pandas band probability) over one server."""
     streams, events = scenario(16, n=300)
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
+    settings = [(700.0, 0.8), (350.0, 0.6)]
+    case = tmp_path / "case.pkl"
+    with open(case, "wb") as f:
+        pickle.dump((streams, settings), f)
     with connect_server(log_dir=tmp_path) as server:
-        for d, delta in ((700.0, 0.8), (350.0, 0.6)):
-            case = _pickle_case(tmp_path, streams, d, delta)
-            out = tmp_path / f"out-{d:g}"
-            run = subprocess.run(
-                [
-                    sys.executable,
-                    str(CONNECT_CLIENT),
-                    str(case),
-                    server.master_url,
-                    str(tmp_path / "in"),
-                    str(out),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert run.returncode == 0, run.stdout + run.stderr
-            got = np.load(out / "pairs.npy")
-            np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(CONNECT_CLIENT),
+                str(case),
+                server.master_url,
+                str(tmp_path / "in"),
+                str(tmp_path / "out"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+    assert run.returncode == 0, run.stdout + run.stderr
+    for k, (d, delta) in enumerate(settings):
+        got = np.load(tmp_path / "out" / str(k) / "pairs.npy")
+        np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))
