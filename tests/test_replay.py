@@ -9,6 +9,7 @@ import pytest
 
 from workbench.data.replay import Replayer, learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
+from workbench.data.synthetic import synthetic_events
 from workbench.operators import PTJoin, StreamSpec, brute_force_join, replay
 
 
@@ -100,3 +101,10 @@ def test_replayer_pause_resume_stop(tmp_path, readings):
     stopper = Replayer(events, tmp_path / "b", batch_ms=60_000, speed=1e9, sleep=stop_after_two)
     stopper.run()
     assert stopper.files == 2 and stopper.written < len(events)
+
+
+def test_a_long_replay_shows_a_progress_bar(tmp_path, capsys):
+    events = synthetic_events(np.random.default_rng(4), 50, (2, 2), mean_interarrival=100)
+    Replayer(events, tmp_path / "out", batch_ms=1000, progress=True).run()
+    err = capsys.readouterr().err
+    assert err.count("\r") > 5 and "100% 100/100 records" in err.splitlines()[-1]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,10 +37,8 @@ def serve(
     show: bool = True,
     allow_websocket_origin: Sequence[str] = (),
 ) -> None:
-    """Serve ``apps/dashboard.py`` until interrupted."""
+    """Serve ``apps/dashboard.py`` until interrupted: this process becomes ``panel serve``, so
+    stopping it stops the server (no orphaned child)."""
     cmd = serve_command(port, address, allow_websocket_origin, show)
     print(f"workbench dashboard at http://{address}:{port}/dashboard", flush=True)
-    try:
-        subprocess.run(cmd, check=True)
-    except KeyboardInterrupt:
-        pass
+    os.execv(cmd[0], cmd)

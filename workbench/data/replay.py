@@ -124,6 +124,17 @@ def readings_to_events(
     return events, tuple(sets), rows_of
 
 
+def progress_bar(done: int, total: int, width: int = 30) -> str:
+    """A text progress bar, e.g. for a long replay.
+
+    >>> progress_bar(45, 100, width=10)
+    '[####      ]  45% 45/100'
+    """
+    share = done / total if total else 1.0
+    filled = int(share * width)
+    return f"[{'#' * filled}{' ' * (width - filled)}] {share:4.0%} {done:,}/{total:,}"
+
+
 class Replayer:
     """Write events (or any records with an ``arrival`` column) as JSON-lines micro-batch
     files, paced by arrival time.
@@ -212,7 +223,7 @@ class Replayer:
                 break
             self._write(k, lo, hi)
             if self.progress:
-                print(f"\rreplayed {self.written:,}/{n:,} records", end="", file=sys.stderr)
+                print(f"\r{progress_bar(self.written, n)} records", end="", file=sys.stderr)
         if self.progress:
             print(file=sys.stderr)
         return self.written
