@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
+from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import PTJoin, StreamSpec, replay
@@ -35,3 +39,14 @@ def sorted_pairs(frame) -> np.ndarray:  # noqa: ANN001 (a pandas frame with a_id
     """``(a_id, b_id)`` of a frame, sorted ``(n, 2)``."""
     pairs = frame[["a_id", "b_id"]].to_numpy(dtype=np.int64).reshape(-1, 2)
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def replay_files(records, folder: Path, batch_ms: float, extra: str = "") -> None:  # noqa: ANN001
+    """Replay ``records`` (events or a record frame) into ``folder``, with an ``extra`` file
+    (e.g. garbage lines) read first: modification times one second apart in name order, so a
+    file source with one file per batch reads them in that order."""
+    Replayer(records, folder, batch_ms=batch_ms).run()
+    if extra:
+        (folder / "batch-000000-extra.json").write_text(extra)
+    for k, path in enumerate(sorted(folder.glob("*.json"))):
+        os.utime(path, (1_700_000_000 + k, 1_700_000_000 + k))

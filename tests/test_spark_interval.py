@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from spark_cases import replay_files
 
-from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.operators import EagerCorrelation, SimpleCorrelation, StreamSpec, replay
 from workbench.operators.oracle import on_time
@@ -42,16 +40,6 @@ def _events(seed: int):
     )
 
 
-def _replay(tmp_path, events, extra: str = "") -> None:
-    """Replay files, plus an ``extra`` first file; modification times one second apart, so
-    Spark's file source (which orders by them) reads one file per batch in arrival order."""
-    Replayer(events, tmp_path / "in", batch_ms=2000).run()
-    if extra:
-        (tmp_path / "in" / "batch-000000-extra.json").write_text(extra)
-    for k, path in enumerate(sorted((tmp_path / "in").glob("*.json"))):
-        os.utime(path, (1_700_000_000 + k, 1_700_000_000 + k))
-
-
 def _run(spark, tmp_path, d, ct) -> np.ndarray:
     query = interval_query(
         spark,
@@ -72,7 +60,7 @@ def _run(spark, tmp_path, d, ct) -> np.ndarray:
 def test_spark_interval_equals_the_operators(spark, tmp_path, d, ct):
     events = _events(int(d) + int(100 * ct))
     assert (~on_time(events, [s.max_delay for s in STREAMS])).sum() > 5  # late events rejected
-    _replay(tmp_path, events)
+    replay_files(events, tmp_path / "in", 2000)
     got = _run(spark, tmp_path, d, ct)
     expected = _in_process(EagerCorrelation, events, d, ct)
     assert len(expected) > 30
@@ -90,7 +78,7 @@ def test_malformed_lines_are_counted_and_change_nothing(spark, tmp_path):
         '{"stream": 7, "id": 9003, "template": 0, "t_det": 5.0, "arrival": 6.0}',
         '{"stream": 1, "id": 9004, "template": 9, "t_det": 5.0, "arrival": 6.0}',
     ]
-    _replay(tmp_path, events, "\n".join(garbage) + "\n")
+    replay_files(events, tmp_path / "in", 2000, "\n".join(garbage) + "\n")
     got = _run(spark, tmp_path, d, ct)
     np.testing.assert_array_equal(got, _in_process(EagerCorrelation, events, d, ct))
 

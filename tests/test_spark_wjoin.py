@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
+from spark_cases import replay_files
 
-from workbench.data.replay import Replayer
 from workbench.operators.windows import WindowConstraints
 from workbench.operators.wjoin import BEWJoin, brute_force_wjoin
 from workbench.spark.source import read_rejects, rejects_query
@@ -62,16 +60,6 @@ def _sorted(ids: np.ndarray) -> np.ndarray:
     return ids[np.lexsort(ids.T[::-1])]
 
 
-def _replay(tmp_path, rows: pd.DataFrame, extra: str = "") -> None:
-    """Replay files, plus an ``extra`` first file; modification times one second apart, so
-    Spark's file source (which orders by them) reads one file per batch in arrival order."""
-    Replayer(rows.drop(columns="delay"), tmp_path / "in", batch_ms=700).run()
-    if extra:
-        (tmp_path / "in" / "batch-000000-extra.json").write_text(extra)
-    for k, path in enumerate(sorted((tmp_path / "in").glob("*.json"))):
-        os.utime(path, (1_700_000_000 + k, 1_700_000_000 + k))
-
-
 def _spark(spark, tmp_path, constraints, delays) -> np.ndarray:
     query = wjoin_query(
         spark,
@@ -114,7 +102,7 @@ def _check(got: np.ndarray, rows: pd.DataFrame, constraints, delays) -> None:
 def test_spark_wjoin_equals_bew_and_brute_force(spark, tmp_path, case):
     constraints, delays, grid = CASES[case]
     rows = _rows(len(case), constraints, delays, grid)
-    _replay(tmp_path, rows)
+    replay_files(rows.drop(columns="delay"), tmp_path / "in", 700)
     _check(_spark(spark, tmp_path, constraints, delays), rows, constraints, delays)
 
 
@@ -129,7 +117,7 @@ def test_uniform_clique_with_malformed_lines(spark, tmp_path):
         '{"stream": 5, "id": 9003, "key": 1, "t": 5.0, "arrival": 6.0}',
         '{"stream": 2, "id": 9004, "key": 1, "t": 50.0, "arrival": 6.0}',
     ]
-    _replay(tmp_path, rows, "\n".join(garbage) + "\n")
+    replay_files(rows.drop(columns="delay"), tmp_path / "in", 700, "\n".join(garbage) + "\n")
     _check(_spark(spark, tmp_path, constraints, delays), rows, constraints, delays)
 
     _, classified = wjoin_results(spark, str(tmp_path / "in"), constraints, delays)
