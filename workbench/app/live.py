@@ -10,8 +10,8 @@ restart is in flight (then it queues behind it).  Nothing here imports pyspark b
 the page loads without Java and says why Spark could not start; any Spark failure stops the
 run, shows its message and leaves the page usable.
 
-Spark allows one active query per name and the LiveJoin names its queries by run, so one live
-join runs per server process; another page asking to start is told so.
+Every page's LiveJoin gets its own query name, so pages run live joins side by side on the
+process's one Spark session.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -83,8 +84,6 @@ HISTORY = 900
 PAIR_COLUMNS = ["a_id", "b_id", "a_t", "b_t", "d", "delta", "probability"]
 
 _SPARK_LOCK = threading.Lock()
-_SLOT_LOCK = threading.Lock()
-_slot_owner: LiveJoinExplorer | None = None
 
 
 def spark_live_join(
@@ -95,6 +94,7 @@ def spark_live_join(
     work_dir: Path,
     d_max: float,
     trigger_seconds: float,
+    name: str,
 ) -> LiveJoin:
     """A LiveJoin on this process's ``local[2]`` Spark session (made at the first Start, then
     reused; pyspark is imported here, not when the dashboard loads)."""
@@ -105,7 +105,15 @@ def spark_live_join(
         spark = spark_session("local[2]", app_name="workbench-dashboard", shuffle_partitions=2)
         spark.sparkContext.setLogLevel("ERROR")
     return LiveJoin(
-        spark, source_dir, streams, d, delta, work_dir, d_max=d_max, trigger_seconds=trigger_seconds
+        spark,
+        source_dir,
+        streams,
+        d,
+        delta,
+        work_dir,
+        d_max=d_max,
+        trigger_seconds=trigger_seconds,
+        name=name,
     )
 
 
@@ -297,7 +305,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     live_factory = param.Callable(
         spark_live_join,
         doc="Makes the LiveJoin (keywords: source_dir, streams, d, delta, work_dir, d_max, "
-        "trigger_seconds); tests inject a fake.",
+        "trigger_seconds, name); tests inject a fake.",
     )
     work_root = param.String(
         None, allow_None=True, doc="Where each run's temporary folder goes (system default)."
@@ -487,14 +495,6 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     # -- jobs (worker thread) --------------------------------------------------------------
 
     def _start_job(self, settings: RunSettings) -> dict[str, object]:
-        global _slot_owner
-        with _SLOT_LOCK:
-            if _slot_owner is not None and _slot_owner is not self:
-                raise RuntimeError(
-                    "a live join already runs in another page of this server (Spark runs one "
-                    "at a time per process); stop it there first"
-                )
-            _slot_owner = self
         streams = settings.streams()
         specs = tuple(
             StreamSpec(t, D) for t, D in zip(streams.templates, settings.max_delay, strict=True)
@@ -511,6 +511,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             work_dir=self._work / "join",
             d_max=d * D_MAX_FACTOR,
             trigger_seconds=settings.trigger_seconds,
+            name=f"ptjoin-{uuid.uuid4().hex[:8]}",  # one query name per page
         )
         self._live.start()
         self._wake = threading.Event()
@@ -578,13 +579,9 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         metrics = (
             _empty_metrics()
             if progress is None
-            else batch_metrics(
-                progress, list(live.batches), f"ptjoin-run{live.run}", self._start_time
-            )
+            else batch_metrics(progress, list(live.batches), live.query_name, self._start_time)
         )
-        rows = (
-            progress[progress["query"] == f"ptjoin-run{live.run}"] if progress is not None else None
-        )
+        rows = progress[progress["query"] == live.query_name] if progress is not None else None
         dropped = 0 if rows is None else int(rows["dropped_by_watermark"].sum())
         rejects = live.rejects() if with_rejects else None
         latest = live.latest(LATEST)[PAIR_COLUMNS].round({"a_t": 0, "b_t": 0, "probability": 4})
@@ -593,8 +590,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         )
 
     def _teardown(self) -> None:
-        """Stop the replay and the queries, free the process's slot and the run's folder."""
-        global _slot_owner
+        """Stop the replay and the queries, remove the run's folder."""
         replayer, thread, live, work = self._replayer, self._replay_thread, self._live, self._work
         self._replayer = self._replay_thread = self._live = self._work = None
         try:
@@ -606,9 +602,6 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             if live is not None:
                 live.close()
         finally:
-            with _SLOT_LOCK:
-                if _slot_owner is self:
-                    _slot_owner = None
             if work is not None:
                 shutil.rmtree(work, ignore_errors=True)
 

@@ -81,7 +81,9 @@ class LiveJoin:
     ``work_dir`` holds one folder per run (checkpoints, pairs, rejects); constructing a
     LiveJoin on a folder with runs resumes the latest one from its checkpoint.
     ``available_now`` processes what is there and stops (tests); otherwise a processing-time
-    trigger every ``trigger_seconds``.
+    trigger every ``trigger_seconds``.  Queries are named ``<name>-run<k>`` and
+    ``<name>-rejects-run<k>``; Spark runs one active query per name, so live joins that run
+    side by side in one session need different names.
     """
 
     def __init__(
@@ -96,8 +98,10 @@ class LiveJoin:
         trigger_seconds: float = 1.0,
         max_files_per_trigger: int | None = None,
         available_now: bool = False,
+        name: str = "ptjoin",
     ) -> None:
         self.spark = spark
+        self.name = name
         self.source_dir = str(source_dir)
         self.params = LiveParams(
             d=d,
@@ -132,6 +136,11 @@ class LiveJoin:
         return self.work_dir / f"run-{self.run:03d}"
 
     @property
+    def query_name(self) -> str:
+        """The join query's name in Spark's progress (changes with each new run)."""
+        return f"{self.name}-run{self.run}"
+
+    @property
     def query_id(self) -> str | None:
         """The running join query's id (it survives restarts from the same checkpoint)."""
         return self._queries[0].id if self._queries else None
@@ -164,7 +173,7 @@ class LiveJoin:
         writer = (
             candidates.writeStream.foreachBatch(self._write_batch)
             .option("checkpointLocation", str(self.run_dir / "chk"))
-            .queryName(f"ptjoin-run{self.run}")
+            .queryName(self.query_name)
         )
         rejects = str(self.run_dir / "rejects")
         self._queries = [
@@ -174,7 +183,7 @@ class LiveJoin:
                 rejects,
                 str(self.run_dir / "chk-rejects"),
                 available_now=self.available_now,
-                query_name=f"rejects-run{self.run}",
+                query_name=f"{self.name}-rejects-run{self.run}",
             ),
         ]
 
