@@ -301,9 +301,20 @@ class FakeLive:
 
     instances: list[FakeLive] = []
 
-    def __init__(self, source_dir, streams, d, delta, work_dir, d_max, trigger_seconds, name):
+    def __init__(
+        self,
+        source_dir,
+        streams,
+        d,
+        delta,
+        work_dir,
+        d_max,
+        trigger_seconds,
+        name,
+        extra_watermark_ms,
+    ):
         self.source_dir, self.streams, self.work_dir = source_dir, streams, work_dir
-        self.name = name
+        self.name, self.watermark = name, extra_watermark_ms
         self.d, self.delta, self.d_max, self.trigger = d, delta, d_max, trigger_seconds
         self.run, self.batches, self.rows = 1, [], []
         self.active, self.closed, self.error = False, False, None
@@ -353,6 +364,11 @@ class FakeLive:
         self.d = self.d_max = d
         self.run, self.batches, self.rows = self.run + 1, [], []
         return f"d = {d:g} ms: restarted on a new checkpoint (run {self.run})"
+
+    def set_watermark(self, extra_ms: float) -> str:
+        self.watermark = extra_ms
+        self.run, self.batches, self.rows = self.run + 1, [], []
+        return f"watermark +{extra_ms:g} ms: restarted on a new checkpoint (run {self.run})"
 
     def latest(self, n: int):
         k = sum(b["pairs"] for b in self.batches)
@@ -430,6 +446,9 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     _settle(app)
     assert "restarted on a new checkpoint" in app.message and app.run == 2
     assert len(app.metrics.data) == 0
+    app.watermark = 3000.0  # a later watermark: another new checkpoint
+    _settle(app)
+    assert live.watermark == 3000.0 and "new checkpoint" in app.message and app.run == 3
     app.paused = True
     assert app.state == "paused" and "keeps running" in app.message
     assert not app._replayer._running.is_set()
@@ -507,7 +526,7 @@ def test_live_charts_render():
     from workbench.app.live import batch_metrics
     from workbench.viz import metric_curve, rate_curves, reject_bars
 
-    live = FakeLive(None, None, 1.0, 0.5, None, 2.0, 1.0, "ptjoin")
+    live = FakeLive(None, None, 1.0, 0.5, None, 2.0, 1.0, "ptjoin", 0.0)
     for _ in range(3):
         live.step()
     frame = batch_metrics(live.frame(), live.batches, live.query_name, live.rows[0]["timestamp"])

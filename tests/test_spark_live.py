@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from spark_cases import in_process_pairs, scenario, sorted_pairs
 
@@ -97,12 +98,26 @@ def test_d_within_the_envelope_is_live_beyond_it_restarts_on_a_new_checkpoint(sp
     assert live.pairs().empty  # the new run starts from nothing and re-reads the replay
     live.start()
     live.await_termination()
-    live.close()
     np.testing.assert_array_equal(
         sorted_pairs(live.pairs()), in_process_pairs(streams, events, 1000.0, 0.7)
     )
     assert (tmp_path / "work" / "run-001" / "chk").is_dir()
     assert (tmp_path / "work" / "run-002" / "chk").is_dir()
+    least = _final_watermark(live)
+    message = live.set_watermark(5000.0)
+    assert "new checkpoint (run 3)" in message
+    live.start()
+    live.await_termination()
+    np.testing.assert_array_equal(  # a later watermark keeps state longer, changes no pair
+        sorted_pairs(live.pairs()), in_process_pairs(streams, events, 1000.0, 0.7)
+    )
+    assert (least - _final_watermark(live)).total_seconds() == pytest.approx(5.0, abs=0.002)
+    live.close()
+
+
+def _final_watermark(live: LiveJoin) -> pd.Timestamp:
+    """The join query's last event-time watermark."""
+    return pd.Timestamp(live._queries[0].lastProgress["eventTime"]["watermark"])
 
 
 def test_bad_records_are_counted_and_never_change_the_pairs(spark, tmp_path):

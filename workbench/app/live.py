@@ -95,6 +95,7 @@ def spark_live_join(
     d_max: float,
     trigger_seconds: float,
     name: str,
+    extra_watermark_ms: float,
 ) -> LiveJoin:
     """A LiveJoin on this process's ``local[2]`` Spark session (made at the first Start, then
     reused; pyspark is imported here, not when the dashboard loads)."""
@@ -114,6 +115,7 @@ def spark_live_join(
         d_max=d_max,
         trigger_seconds=trigger_seconds,
         name=name,
+        extra_watermark_ms=extra_watermark_ms,
     )
 
 
@@ -188,6 +190,7 @@ class RunSettings:
     delta: float
     max_delay: tuple[float, float]
     trigger_seconds: float
+    extra_watermark_ms: float
     speed: float
     paused: bool
 
@@ -275,17 +278,26 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         MAX_DELAY_MS,
         bounds=(0.0, 600_000.0),
         step=100.0,
-        label="D_A (ms): max delay, watermark",
+        label="D_A (ms): max delay",
         doc="Stream A's max network delay: later events are rejected as late, and the join's "
-        "event-time watermark trails by max(D_A, D_B) plus the band width. Restarts the query "
-        "on a new checkpoint.",
+        "event-time watermark trails by at least max(D_A, D_B) plus the band width. Restarts "
+        "the query on a new checkpoint.",
     )
     max_delay_b = param.Number(
         MAX_DELAY_MS,
         bounds=(0.0, 600_000.0),
         step=100.0,
-        label="D_B (ms): max delay, watermark",
+        label="D_B (ms): max delay",
         doc="Stream B's max network delay (as D_A).",
+    )
+    watermark = param.Number(
+        0.0,
+        bounds=(0.0, 600_000.0),
+        step=500.0,
+        label="watermark: extra delay (ms)",
+        doc="How much later than max(D_A, D_B) + the band width the event-time watermark runs "
+        "(an earlier one would drop on-time events). Later keeps join state longer. Restarts "
+        "the query on a new checkpoint.",
     )
     trigger_seconds = param.Number(
         1.0,
@@ -305,7 +317,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     live_factory = param.Callable(
         spark_live_join,
         doc="Makes the LiveJoin (keywords: source_dir, streams, d, delta, work_dir, d_max, "
-        "trigger_seconds, name); tests inject a fake.",
+        "trigger_seconds, name, extra_watermark_ms); tests inject a fake.",
     )
     work_root = param.String(
         None, allow_None=True, doc="Where each run's temporary folder goes (system default)."
@@ -368,6 +380,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             delta=self.delta,
             max_delay=(self.max_delay_a, self.max_delay_b),
             trigger_seconds=self.trigger_seconds,
+            extra_watermark_ms=self.watermark,
             speed=self.speed,
             paused=self.paused,
         )
@@ -456,6 +469,10 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     def _steer_max_delay(self) -> None:
         self._steer("set_max_delay", (self.max_delay_a, self.max_delay_b))
 
+    @param.depends("watermark", watch=True)
+    def _steer_watermark(self) -> None:
+        self._steer("set_watermark", self.watermark)
+
     @param.depends("trigger_seconds", watch=True)
     def _steer_trigger(self) -> None:
         self._steer("set_trigger", self.trigger_seconds)
@@ -512,6 +529,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             d_max=d * D_MAX_FACTOR,
             trigger_seconds=settings.trigger_seconds,
             name=f"ptjoin-{uuid.uuid4().hex[:8]}",  # one query name per page
+            extra_watermark_ms=settings.extra_watermark_ms,
         )
         self._live.start()
         self._wake = threading.Event()
@@ -688,6 +706,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             w.FloatInput.from_param(self.param.d),
             w.FloatInput.from_param(self.param.max_delay_a),
             w.FloatInput.from_param(self.param.max_delay_b),
+            w.FloatInput.from_param(self.param.watermark),
             w.FloatInput.from_param(self.param.trigger_seconds),
             width=300,
         )

@@ -11,9 +11,9 @@ Steering, and what each change costs:
 
 - delta, or d within ``d_max``: applied from the next micro-batch, no restart, state kept;
 - the trigger interval (pacing): restart **from the same checkpoint** (nothing recomputed);
-- d above ``d_max`` or a stream's max delay D: the join's range condition or on-time filter
-  changes, which a checkpoint's state cannot be reused for, so the query restarts on a **new
-  checkpoint** (a new run folder) and re-reads the replay from its start.
+- d above ``d_max``, a stream's max delay D or the watermark: the join's range condition,
+  on-time filter or state eviction changes, which a checkpoint's state cannot be reused for,
+  so the query restarts on a **new checkpoint** (a new run folder) and re-reads the replay.
 
 Rejected input (malformed, unknown stream or template, late) goes to a rejects sink of its own
 query; :meth:`LiveJoin.rejects` counts it by reason.
@@ -63,6 +63,7 @@ class LiveParams:
     d_max: float
     max_delay: tuple[float, float]
     trigger_seconds: float = 1.0
+    extra_watermark_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.delta < 1:
@@ -71,6 +72,10 @@ class LiveParams:
             raise ValueError(f"d = {self.d!r} must be a non-negative window")
         if not self.d_max >= self.d:
             raise ValueError(f"d_max = {self.d_max!r} must be at least d = {self.d!r}")
+        if not (np.isfinite(self.extra_watermark_ms) and self.extra_watermark_ms >= 0):
+            raise ValueError(
+                f"extra_watermark_ms = {self.extra_watermark_ms!r} must be finite and >= 0"
+            )
         if not self.trigger_seconds > 0:
             raise ValueError(f"trigger_seconds = {self.trigger_seconds!r} must be positive")
 
@@ -99,6 +104,7 @@ class LiveJoin:
         max_files_per_trigger: int | None = None,
         available_now: bool = False,
         name: str = "ptjoin",
+        extra_watermark_ms: float = 0.0,
     ) -> None:
         self.spark = spark
         self.name = name
@@ -109,6 +115,7 @@ class LiveJoin:
             d_max=d if d_max is None else d_max,
             max_delay=(streams[0].max_delay, streams[1].max_delay),
             trigger_seconds=trigger_seconds,
+            extra_watermark_ms=extra_watermark_ms,
         )
         self._streams = streams
         self.work_dir = Path(work_dir)
@@ -168,6 +175,7 @@ class LiveJoin:
             self.streams,
             self.params.d_max,
             max_files_per_trigger=self.max_files_per_trigger,
+            extra_watermark_ms=self.params.extra_watermark_ms,
         )
         (self.run_dir / "pairs").mkdir(parents=True, exist_ok=True)
         writer = (
@@ -267,6 +275,15 @@ class LiveJoin:
         return self._restart_new(
             replace(self.params, max_delay=tuple(float(x) for x in max_delay)),
             f"max delay D = {max_delay} changes which events are on time (Definition 6)",
+        )
+
+    def set_watermark(self, extra_ms: float) -> str:
+        """Delay the watermark ``extra_ms`` beyond the least exact one: restart on a new
+        checkpoint (the join's state eviction changes)."""
+        return self._restart_new(
+            replace(self.params, extra_watermark_ms=float(extra_ms)),
+            f"a watermark {extra_ms:g} ms later than D + the band changes the join's state "
+            "eviction",
         )
 
     def set_trigger(self, seconds: float) -> str:

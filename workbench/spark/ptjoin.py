@@ -113,14 +113,19 @@ def ptjoin_candidates(
     streams: tuple[StreamSpec, StreamSpec],
     d_max: float,
     max_files_per_trigger: int | None = None,
+    extra_watermark_ms: float = 0.0,
 ) -> tuple[DataFrame, DataFrame]:
     """The delta-independent join state: every pair whose B max-time lies in A's loose
     partitions for ``d_max`` (Eq. 4-5), and the classified raw stream (for a rejects sink).
 
-    Returns ``(candidates, classified)``; candidates have ``CANDIDATE_COLUMNS``.
+    Returns ``(candidates, classified)``; candidates have ``CANDIDATE_COLUMNS``.  The
+    watermark trails the newest detection by D + the band width, the least that never cuts an
+    on-time event, plus ``extra_watermark_ms`` (a later watermark only keeps state longer).
     """
     if not d_max >= 0:
         raise ValueError(f"d = {d_max!r} must be a non-negative window")
+    if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
+        raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
     raw = read_stream(spark, source_dir, max_files_per_trigger=max_files_per_trigger)
     classified = with_reason(raw, event_checks(streams))
     events = accepted_events(raw, streams)
@@ -128,7 +133,8 @@ def ptjoin_candidates(
     before, after = pi_a + d_max + 1.0, d_max + pi_b + 1.0  # loose partitions, 1 ms rounding
     width = max(before, after)
     # Theorem 4 with slack: the watermark trails by D + the band, so it never cuts an on-time row
-    slack = f"{int(np.ceil(max(s.max_delay for s in streams) + width))} milliseconds"
+    delay = max(s.max_delay for s in streams) + width + extra_watermark_ms
+    slack = f"{int(np.ceil(delay))} milliseconds"
     a = events.filter(F.col("stream") == 0).withWatermark("ts", slack).select(
         F.col("id").alias("a_id"),
         F.col("template").alias("a_template"),
