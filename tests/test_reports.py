@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.reports import NOTEBOOKS, build_reports, fetched_urls
+from workbench.viz.reports import NOTEBOOKS, build_reports, fetched_urls
 
 
 def test_fetched_urls_finds_what_a_browser_would_load():

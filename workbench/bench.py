@@ -57,6 +57,7 @@ __all__ = [
     "table5_cps",
     "table5_selection",
     "wjoin_capacity_sweep",
+    "example5_workload",
     "wjoin_response",
     "wjoin_variants",
 ]
@@ -288,6 +289,26 @@ def _table(rows: list[tuple[str, dict[str, float]]], columns: list[tuple[str, st
     return "\n".join(lines)
 
 
+def example5_workload(
+    events_per_stream: int = 100_000,
+    templates: int = 500,
+    buckets: int = 10,
+    max_length: float = 1000.0,
+    mean_interarrival: float = 10.0,
+    max_delay: float = 500.0,
+    seed: int = 0,
+) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
+    """The PTJoin benchmarks' workload (Example 5 scale): random templates per stream and
+    Poisson streams delayed up to D, out of order."""
+    rng = np.random.default_rng(seed)
+    ha = random_templates(rng, templates, buckets, max_length, name="A")
+    hb = random_templates(rng, templates, buckets, max_length, name="B")
+    events = synthetic_events(
+        rng, events_per_stream, (templates, templates), mean_interarrival, (max_delay, max_delay)
+    )
+    return (StreamSpec(ha, max_delay), StreamSpec(hb, max_delay)), events
+
+
 def bench_ptjoin(
     events_per_stream: int = 100_000,
     naive_prefix: int = 4_000,
@@ -301,12 +322,8 @@ def bench_ptjoin(
     seed: int = 0,
 ) -> str:
     """PTJoin naive / loose / tight against the deterministic band join (PTJoin Section 3)."""
-    rng = np.random.default_rng(seed)
-    ha = random_templates(rng, templates, buckets, max_length, name="A")
-    hb = random_templates(rng, templates, buckets, max_length, name="B")
-    streams = (StreamSpec(ha, max_delay), StreamSpec(hb, max_delay))
-    events = synthetic_events(
-        rng, events_per_stream, (templates, templates), mean_interarrival, (max_delay, max_delay)
+    streams, events = example5_workload(
+        events_per_stream, templates, buckets, max_length, mean_interarrival, max_delay, seed
     )
     prefix = events.head(naive_prefix)
     tight_op, t_install = _timed(lambda: PTJoin(streams=streams, d=d, threshold=delta))

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         print(report)
     elif args.command == "reports":
-        from workbench.reports import build_reports
+        from workbench.viz.reports import build_reports
 
         for report in build_reports(args.out, args.notebooks or None):
             print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")

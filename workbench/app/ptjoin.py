@@ -10,7 +10,7 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import plot
+from workbench.app.panes import controls_beside
 from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
@@ -256,7 +256,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
-        controls = pn.Column(
+        controls = [
             w.FloatSlider.from_param(self.param.delta),
             w.FloatSlider.from_param(self.param.d),
             w.FloatSlider.from_param(self.param.pi),
@@ -264,10 +264,5 @@ class PTJoinExplorer(pn.viewable.Viewer):
             w.IntInput.from_param(self.param.template),
             w.RadioButtonGroup.from_param(self.param.model),
             self.summary,
-            width=300,
-        )
-        return pn.Row(
-            controls,
-            plot(hv.DynamicMap(self.curve_view), sizing_mode="stretch_width", height=440),
-            sizing_mode="stretch_width",
-        )
+        ]
+        return controls_beside(controls, self.curve_view)

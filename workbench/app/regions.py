@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from workbench.app.data import ReplayedStreams, default_streams
-from workbench.app.panes import plot
+from workbench.app.panes import controls_beside
 from workbench.partitions import (
     Partitions,
     loose_partitions,
@@ -178,16 +178,11 @@ class PartitionRegions(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
-        controls = pn.Column(
+        controls = [
             w.IntSlider.from_param(self.param.base),
             w.FloatSlider.from_param(self.param.delta),
             w.FloatSlider.from_param(self.param.d),
             w.FloatSlider.from_param(self.param.max_delay),
             self.summary,
-            width=300,
-        )
-        return pn.Row(
-            controls,
-            plot(hv.DynamicMap(self.regions_view), sizing_mode="stretch_width", height=440),
-            sizing_mode="stretch_width",
-        )
+        ]
+        return controls_beside(controls, self.regions_view)

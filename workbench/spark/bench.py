@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.bench import example5_workload, profile_join
 from workbench.data.replay import Replayer
-from workbench.data.synthetic import synthetic_events
-from workbench.operators import PTJoin, StreamSpec
+from workbench.operators import PTJoin
 from workbench.spark.ptjoin import Decider, ptjoin_query
 from workbench.spark.session import spark_session
-from workbench.timestamps import random_templates
 
 __all__ = ["bench_spark"]
 
@@ -34,12 +33,8 @@ def bench_spark(
     warm-up replay runs both queries first (JIT, Python workers); then the two queries
     alternate ``rounds`` times and the best time of each counts.
     """
-    rng = np.random.default_rng(seed)
-    ha = random_templates(rng, templates, 10, 1000.0, "A")
-    hb = random_templates(rng, templates, 10, 1000.0, "B")
-    streams = (StreamSpec(ha, max_delay), StreamSpec(hb, max_delay))
-    events = synthetic_events(
-        rng, events_per_stream, (templates, templates), 10.0, (max_delay, max_delay)
+    streams, events = example5_workload(
+        events_per_stream, templates, max_delay=max_delay, seed=seed
     )
     spark = spark_session(master, app_name="workbench-bench")
     spark.sparkContext.setLogLevel("ERROR")
@@ -86,16 +81,11 @@ def bench_spark(
                 f"  {name:18s} {best[name]:8.1f} s  {len(events) / best[name]:10,.0f} events/s  "
                 f"{rows[name]:,} pairs out"
             )
-    op = PTJoin(streams=streams, d=d, threshold=delta)
-    start = time.perf_counter()
-    for row in events.rows():
-        op.push(*row)
-    op.flush()
-    in_process = time.perf_counter() - start
+    in_process = profile_join(PTJoin(streams=streams, d=d, threshold=delta), events).summary()
     ratio = best["PTJoin"] / best["deterministic join"]
     lines.append(
-        f"  in-process PTJoin  {in_process:8.1f} s  {len(events) / in_process:10,.0f} events/s  "
-        f"{op.counters.results_out:,} pairs"
+        f"  in-process PTJoin  {in_process['seconds']:8.1f} s  "
+        f"{in_process['events_per_s']:10,.0f} events/s  {in_process['results']:,} pairs"
     )
     lines.append(f"  PTJoin / deterministic join time: {ratio:.2f}x  (goal <= 1.3x)")
     return "\n".join(lines)

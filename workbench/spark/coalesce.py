@@ -85,6 +85,7 @@ from workbench.spark.source import (
     CORRUPT,
     EPOCH_OFFSET_MS,
     event_time,
+    parquet_sink,
     read_stream,
     with_reason,
 )
@@ -497,15 +498,12 @@ def raw_tuples_query(
 ) -> StreamingQuery:
     """Store the accepted raw tuples (the lazy extent's storage) in a Parquet file sink."""
     tuples, _ = coalesce_input(spark, source_dir, max_delay)
-    writer = (
-        tuples.select("group", "id", "value", "t", "arrival")
-        .writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
+    return parquet_sink(
+        tuples.select("group", "id", "value", "t", "arrival"),
+        output_dir,
+        checkpoint_dir,
+        available_now,
     )
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
 
 
 def _breaks(equivalence: Equivalence, prev: Column, value: Column) -> Column:

@@ -40,6 +40,7 @@ from pyspark.sql.streaming import StreamingQuery
 from workbench.interval_bounds import uniform_band_prob
 from workbench.operators.base import StreamSpec
 from workbench.spark.ptjoin import PAIR_SCHEMA, ptjoin_candidates
+from workbench.spark.source import parquet_sink
 
 __all__ = ["interval_bounds_columns", "interval_candidates", "interval_query"]
 
@@ -159,11 +160,4 @@ def interval_query(
     """
     candidates, _ = interval_candidates(spark, source_dir, streams, d, ct, max_files_per_trigger)
     pairs = candidates.mapInPandas(_probe(d, ct), PAIR_SCHEMA)
-    writer = (
-        pairs.writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
-    )
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
+    return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)

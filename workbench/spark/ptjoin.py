@@ -26,7 +26,13 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench.operators.base import StreamSpec
 from workbench.probability import ge_eq1_batch
-from workbench.spark.source import accepted_events, event_checks, read_stream, with_reason
+from workbench.spark.source import (
+    accepted_events,
+    event_checks,
+    parquet_sink,
+    read_stream,
+    with_reason,
+)
 from workbench.stime import StimeTable
 
 __all__ = ["PAIR_SCHEMA", "Decider", "ptjoin_candidates", "ptjoin_query", "read_pairs"]
@@ -135,21 +141,29 @@ def ptjoin_candidates(
     # Theorem 4 with slack: the watermark trails by D + the band, so it never cuts an on-time row
     delay = max(s.max_delay for s in streams) + width + extra_watermark_ms
     slack = f"{int(np.ceil(delay))} milliseconds"
-    a = events.filter(F.col("stream") == 0).withWatermark("ts", slack).select(
-        F.col("id").alias("a_id"),
-        F.col("template").alias("a_template"),
-        F.col("t_det").alias("a_t"),
-        F.col("ts").alias("a_ts"),
-        F.explode(F.array(*[F.floor(F.col("t_det") / width) + k for k in (-1, 0, 1)])).alias(
-            "a_bucket"
-        ),
+    a = (
+        events.filter(F.col("stream") == 0)
+        .withWatermark("ts", slack)
+        .select(
+            F.col("id").alias("a_id"),
+            F.col("template").alias("a_template"),
+            F.col("t_det").alias("a_t"),
+            F.col("ts").alias("a_ts"),
+            F.explode(F.array(*[F.floor(F.col("t_det") / width) + k for k in (-1, 0, 1)])).alias(
+                "a_bucket"
+            ),
+        )
     )
-    b = events.filter(F.col("stream") == 1).withWatermark("ts", slack).select(
-        F.col("id").alias("b_id"),
-        F.col("template").alias("b_template"),
-        F.col("t_det").alias("b_t"),
-        F.col("ts").alias("b_ts"),
-        F.floor(F.col("t_det") / width).alias("b_bucket"),
+    b = (
+        events.filter(F.col("stream") == 1)
+        .withWatermark("ts", slack)
+        .select(
+            F.col("id").alias("b_id"),
+            F.col("template").alias("b_template"),
+            F.col("t_det").alias("b_t"),
+            F.col("ts").alias("b_ts"),
+            F.floor(F.col("t_det") / width).alias("b_bucket"),
+        )
     )
     joined = a.join(
         b,
@@ -188,14 +202,7 @@ def ptjoin_query(
     if decide:
         candidates = (decider or Decider(spark, streams)).decide(candidates, d, delta)
     pairs = candidates.select("a_id", "b_id")
-    writer = (
-        pairs.writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
-    )
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
+    return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)
 
 
 def read_pairs(spark: SparkSession, output_dir: str) -> np.ndarray:

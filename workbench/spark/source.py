@@ -29,6 +29,7 @@ __all__ = [
     "REJECT_SCHEMA",
     "accepted_events",
     "event_time",
+    "parquet_sink",
     "event_checks",
     "read_rejects",
     "read_stream",
@@ -119,6 +120,27 @@ def accepted_events(raw: DataFrame, streams: Sequence[StreamSpec]) -> DataFrame:
     )
 
 
+def parquet_sink(
+    frame: DataFrame,
+    output_dir: str,
+    checkpoint_dir: str,
+    available_now: bool = True,
+    query_name: str | None = None,
+) -> StreamingQuery:
+    """Start writing a stream to a Parquet file sink in append mode (exactly once with the
+    checkpoint); ``available_now`` processes what is there and stops."""
+    writer = (
+        frame.writeStream.format("parquet")
+        .option("path", output_dir)
+        .option("checkpointLocation", checkpoint_dir)
+        .outputMode("append")
+    )
+    if query_name:
+        writer = writer.queryName(query_name)
+    writer = writer.trigger(availableNow=True) if available_now else writer
+    return writer.start()
+
+
 def rejects_query(
     classified: DataFrame,
     output_dir: str,
@@ -135,16 +157,7 @@ def rejects_query(
         (F.col("id") if "id" in fields else F.lit(None)).cast("long").alias("id"),
         F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*fields))).alias("record"),
     )
-    writer = (
-        rejects.writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
-    )
-    if query_name:
-        writer = writer.queryName(query_name)
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
+    return parquet_sink(rejects, output_dir, checkpoint_dir, available_now, query_name)
 
 
 def read_rejects(spark: SparkSession, output_dir: str) -> pd.DataFrame:

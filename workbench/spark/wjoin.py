@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.source import CORRUPT, event_time, read_stream, with_reason
+from workbench.spark.source import CORRUPT, event_time, parquet_sink, read_stream, with_reason
 
 __all__ = [
     "WJOIN_FIELDS",
@@ -142,14 +142,7 @@ def wjoin_query(
     :func:`~workbench.spark.source.rejects_query` on :func:`wjoin_results`' second frame).
     """
     results, _ = wjoin_results(spark, source_dir, constraints, max_delay, max_files_per_trigger)
-    writer = (
-        results.writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
-    )
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
+    return parquet_sink(results, output_dir, checkpoint_dir, available_now)
 
 
 def read_results(spark: SparkSession, output_dir: str, m: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 __all__ = ["NOTEBOOKS", "Report", "build_reports", "fetched_urls"]
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 """The repository's notebooks folder."""
 
 _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
