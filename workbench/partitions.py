@@ -17,6 +17,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from workbench.decision import UNIT_ROUNDOFF
 from workbench.stime import StimeTable
 from workbench.timestamps import HistogramTimestamp
 
@@ -119,24 +120,31 @@ def tight_partitions(table: StimeTable, u: int, max_hi: float, d: float) -> Part
 
     ``LPR = [min_v inv[u, v] + g(-d), max_v inv[u, v] + g(-d))`` and
     ``RPR = (min_v sat[u, v] + g(d), max_v sat[u, v] + g(d)]`` with
-    ``g(x) = max(H_i) - max(phi_u) + x``.
+    ``g(x) = max(H_i) - max(phi_u) + x``, drawn from the certified stime brackets and widened
+    by the rounding of these sums, so SR and VR are exact (the probing ranges may grow by
+    a few ulps).
 
     >>> from workbench.timestamps import TemplateSet
     >>> u = HistogramTimestamp.uniform
     >>> t = StimeTable.build(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 10),)), 0.5)
-    >>> tight_partitions(t, 0, max_hi=100.0, d=20)
-    Partitions(lpr_lo=80.0, lpr_hi=80.0, rpr_lo=120.0, rpr_hi=120.0)
+    >>> p = tight_partitions(t, 0, max_hi=100.0, d=20)
+    >>> [round(x, 6) for x in (p.lpr_lo, p.lpr_hi, p.rpr_lo, p.rpr_hi)]
+    [80.0, 80.0, 120.0, 120.0]
     """
     table.check_fast_path(d)
     if not 0 <= u < len(table.templates_a):
         raise ValueError(f"u = {u!r} is not a template index of stream {table.templates_a.name!r}")
-    g0 = float(max_hi) - float(table.max_a[u])
-    inv, sat = table.inv[u], table.sat[u]
+    max_hi = float(max_hi)
+    # the certified brackets (local: stime - max(phi_u)), outer ends for the probing ranges,
+    # inner ends for SR, and a margin for the rounding of the sums below
+    inv_lo, inv_hi = float(table.inv_lo[u].min()), float(table.inv_hi[u].max())
+    sat_lo, sat_hi = float(table.sat_lo[u].min()), float(table.sat_hi[u].max())
+    margin = 16 * UNIT_ROUNDOFF * (abs(max_hi) + d + max(abs(inv_lo), abs(sat_hi)))
     return Partitions(
-        lpr_lo=float(inv.min()) + g0 - d,
-        lpr_hi=float(inv.max()) + g0 - d,
-        rpr_lo=float(sat.min()) + g0 + d,
-        rpr_hi=float(sat.max()) + g0 + d,
+        lpr_lo=max_hi + inv_lo - d - margin,
+        lpr_hi=max_hi + inv_hi - d + margin,
+        rpr_lo=max_hi + sat_lo + d - margin,
+        rpr_hi=max_hi + sat_hi + d + margin,
     )
 
 
@@ -148,10 +156,11 @@ def obsolete_before(table: StimeTable, max_hi: float, d: float, max_delay_a: flo
     >>> from workbench.timestamps import TemplateSet
     >>> u = HistogramTimestamp.uniform
     >>> t = StimeTable.build(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 10),)), 0.5)
-    >>> obsolete_before(t, max_hi=100.0, d=20, max_delay_a=50)
+    >>> round(obsolete_before(t, max_hi=100.0, d=20, max_delay_a=50), 6)
     30.0
     """
     table.check_fast_path(d)
     if not max_delay_a >= 0:
         raise ValueError(f"max_delay_a = {max_delay_a!r} must be a non-negative delay")
-    return float(max_hi) - max_delay_a - d + table.t_min
+    bound = float(max_hi) - max_delay_a - d + table.t_min
+    return bound - 16 * UNIT_ROUNDOFF * (abs(float(max_hi)) + max_delay_a + d + abs(table.t_min))

@@ -24,6 +24,7 @@ __all__ = [
     "ge",
     "ge_batch",
     "ge_eq1_batch",
+    "ge_eq1_local",
     "ge_lemma1",
     "ge_theorem1",
     "prob_ge",
@@ -126,9 +127,24 @@ def ge_eq1_batch(
     [0.125]
     """
     edges_j = np.asarray(edges_j, dtype=np.float64)
-    ref = edges_j[..., -1:]
-    ei = np.asarray(edges_i, dtype=np.float64) - ref
-    ej = edges_j - ref
+    ref = edges_j[..., -1:]  # a common origin: no large clock value enters a difference
+    return ge_eq1_local(
+        np.asarray(edges_i, dtype=np.float64) - ref, probs_i, edges_j - ref, probs_j
+    )
+
+
+def ge_eq1_local(
+    ei: np.ndarray, probs_i: np.ndarray, ej: np.ndarray, probs_j: np.ndarray
+) -> np.ndarray:
+    """:func:`ge_eq1_batch` on coordinates already local to the pair (no origin subtracted).
+
+    The float kernel of :class:`workbench.decision.BandDecider`, whose error bound assumes
+    exactly these operations.
+
+    >>> ge_eq1_local(np.array([[-10., 0.]]), np.array([[1.]]), np.array([[-5., 5.]]),
+    ...              np.array([[1.]])).tolist()
+    [0.125]
+    """
     probs_j = np.asarray(probs_j, dtype=np.float64)
     widths_j = np.diff(ej, axis=-1)
     dens_j = np.divide(

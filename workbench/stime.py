@@ -12,22 +12,33 @@ density jumps at the edges (the four corners of Lemma 1 regrouped by edge), ever
 configuration's quadratic follows from suffix sums over the sorted breakpoints.
 
 Where f is flat at the level (zero-probability buckets can make it so) the paper's T is not
-unique; ``side="right"`` returns the largest T with ``prob >= delta`` (what Theorem 2's Eq. 8
+unique; ``side="right"`` is the largest T with ``prob >= delta`` (what Theorem 2's Eq. 8
 needs) and ``side="left"`` the smallest T with ``prob <= delta`` (what Eq. 9 needs).  Both agree
 wherever the crossing is unique.
+
+**Certified.**  A float stime is only an estimate.  :func:`stime_brackets` encloses the exact
+one: around each estimate x it evaluates f at ``x - eta`` and ``x + eta`` with the proven error
+bound of :func:`workbench.decision.ge_shift` and keeps ``[x - eta, x + eta]`` where both sides
+are certain; the rest (flat stretches at the level, ill-conditioned pairs) are solved in exact
+rationals (:func:`workbench.exact.stime_bracket`: the adjacent doubles around the true value,
+or the exact double).  :class:`StimeTable` decides pairs against these brackets and sends the
+pairs that fall inside one to the exact band probability, so every decision is exact.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
 
+from workbench.decision import UNIT_ROUNDOFF, BandDecider, LocalTemplates, ge_bound, ge_shift
+from workbench.exact import ExactHistogram, stime_bracket
 from workbench.probability import ge_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet, pack_histograms
 
-__all__ = ["Side", "StimeTable", "stime", "stime_table"]
+__all__ = ["Side", "StimeTable", "stime", "stime_brackets", "stime_table"]
 
 Side = Literal["right", "left"]
 """Which end of a flat crossing stime returns: "right" (Eq. 8) or "left" (Eq. 9)."""
@@ -36,8 +47,10 @@ _CHUNK_PAIRS = 4096
 _EPS_SUM = 128 * np.finfo(np.float64).eps  # a sum of <= 128 terms: rounding <= n eps sum|x|
 _TIME_TOL = 1e-7  # ms
 _LEVEL_TOL = 1e-12
-"""Probabilities this close to delta count as equal to it: rounding noise must not move a
-flat crossing from one end to the other (the flat ends are where Eq. 8 and Eq. 9 differ)."""
+"""How close to the level the float *estimate* treats f as flat; certification (not this
+tolerance) decides, see :func:`stime_brackets`."""
+_CERTIFY_ROUNDS = 3
+_WIDEN = 256.0
 
 
 def _check_delta(delta: float) -> float:
@@ -69,8 +82,11 @@ def _quadratic_crossing(
 def stime(
     hi: HistogramTimestamp, hj: HistogramTimestamp, delta: float, side: Side = "right"
 ) -> float:
-    """stime(Hi, Hj, delta) (Definition 8) by binary search over configurations.
+    """stime(Hi, Hj, delta) (Definition 8), exactly: the reference the tables answer to.
 
+    Binary search over the configurations and the closed-form root of the bounding one, as the
+    paper describes after Definition 8, carried out in exact rationals
+    (:func:`workbench.exact.stime_bracket`); the result is within one rounding of the true T.
     Example 4 of the paper: ``stime(H3, H2, 0.8) = 208.59``.
 
     >>> phi1 = HistogramTimestamp.from_buckets([(0, 20, .1), (20, 30, .3), (30, 40, .6)])
@@ -81,33 +97,15 @@ def stime(
     """
     delta = _check_delta(delta)
     _check_side(side)
-    # Eq. 7 and invariance under shifting Hj: work with both maxima at 0, then shift back
-    hi0, hj0 = hi - hi.max, hj - hj.max
-    breaks = np.unique(hi0.edges[:, None] - hj0.edges[None, :])
-
-    def f(x: np.ndarray) -> np.ndarray:
-        x = np.atleast_1d(np.asarray(x, dtype=np.float64))
-        return ge_batch(
-            hi0.edges[None, :] - x[:, None],
-            hi0.probs[None, :],
-            hj0.edges[None, :],
-            hj0.probs[None, :],
-        )
-
-    # f(breaks[0]) = 1 >= delta and f(breaks[-1]) = 0 < delta: bisect to adjacent breakpoints
-    lo, hi_idx = 0, breaks.size - 1
-    while hi_idx - lo > 1:
-        mid = (lo + hi_idx) // 2
-        value = f(breaks[mid])[0]
-        above = value >= delta - _LEVEL_TOL if side == "right" else value > delta + _LEVEL_TOL
-        if above:
-            lo = mid
-        else:
-            hi_idx = mid
-    a, b = breaks[lo], breaks[hi_idx]
-    f_lo, f_mid, f_hi = f(np.array([a, (a + b) / 2, b]))
-    t = _quadratic_crossing(np.array(f_lo), np.array(f_mid), np.array(f_hi), np.array(delta))
-    return float(a + t * (b - a) + hi.max)
+    # Eq. 7 and invariance under shifting Hj: both maxima at 0 (exactly), then shift back
+    lo, hi_x = stime_bracket(
+        ExactHistogram.of(hi, -Fraction(hi.max)),
+        ExactHistogram.of(hj, -Fraction(hj.max)),
+        Fraction(delta),
+        side,
+    )
+    x = lo if side == "right" else hi_x
+    return float(Fraction(x) + Fraction(hi.max))
 
 
 def _local_jumps(ts: TemplateSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,20 +119,11 @@ def _local_jumps(ts: TemplateSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return edges, probs, np.diff(padded, axis=1)  # dens_k - dens_{k-1} at edge k
 
 
-def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "right") -> np.ndarray:
-    """stime(phi_u, phi_v, delta) for every u in ha and v in hb, shape (len(ha), len(hb)).
-
-    Vectorised over all pairs (see the module docstring); equal to :func:`stime` pair by pair.
-
-    >>> phi1 = HistogramTimestamp.from_buckets([(0, 20, .1), (20, 30, .3), (30, 40, .6)])
-    >>> phi2 = HistogramTimestamp.from_buckets([(0, 10, .15), (10, 20, .3), (20, 30, .4),
-    ...                                         (30, 40, .15)])
-    >>> table = stime_table(TemplateSet("A", (phi1,)), TemplateSet("B", (phi2,)), 0.8)
-    >>> round(float(table[0, 0]) + 210 - 40, 2)   # Eq. 7: shift phi1 to H3
-    208.59
-    """
-    delta = _check_delta(delta)
-    _check_side(side)
+def _stime_estimates(
+    ha: TemplateSet, hb: TemplateSet, level: float, side: Side
+) -> tuple[np.ndarray, np.ndarray]:
+    """Float estimates of x* = stime - max(phi_u) for every pair (flat, u-major) and |f'(x*)|
+    (NaN where unknown); vectorised as the module docstring describes."""
     ea, pa, ja = _local_jumps(ha)
     eb, pb, jb = _local_jumps(hb)
     # Hi's edges enter with the negated jump (Lemma 1: +i2, -i1), Hj's with the jump itself
@@ -142,6 +131,7 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
     n_a, n_b = len(ha), len(hb)
     terms = ea.shape[1] * eb.shape[1]
     out = np.empty(n_a * n_b)
+    fprime = np.full(n_a * n_b, np.nan)
     shaky: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (pairs, c_k, c_k+1)
     chunk = min(_CHUNK_PAIRS, n_a * n_b)
     # buffers reused across chunks, term-major (terms, ..., pairs) so the suffix sums below
@@ -175,10 +165,10 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
         f -= 2 * b
         f *= ct
         f += sums[:, 2]
-        if side == "right":  # last breakpoint with f >= delta
-            k = np.clip((f >= delta - _LEVEL_TOL).sum(axis=0) - 1, 0, terms - 2)
-        else:  # last breakpoint with f > delta
-            k = np.clip((f > delta + _LEVEL_TOL).sum(axis=0), 1, terms - 1) - 1
+        if side == "right":  # last breakpoint with f >= level
+            k = np.clip((f >= level - _LEVEL_TOL).sum(axis=0) - 1, 0, terms - 2)
+        else:  # last breakpoint with f > level
+            k = np.clip((f > level + _LEVEL_TOL).sum(axis=0), 1, terms - 1) - 1
         cols = np.arange(n)
         ck, ck1 = ct[k, cols], ct[k + 1, cols]
         # on [c_k, c_k+1]: f(c_k + y) = a1 y^2 - 2 slope y + f_k; f_k and the slope are summed
@@ -190,10 +180,11 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
         fk = reach.sum(axis=0)
         rounding = _EPS_SUM * np.abs(reach).sum(axis=0)  # bound on the rounding error of f_k
         a1 = a[k + 1, cols]
-        gap = np.where(fk - delta > _LEVEL_TOL, fk - delta, 0.0)
+        gap = np.where(fk - level > _LEVEL_TOL, fk - level, 0.0)
         denom = slope + np.sqrt(np.maximum(slope * slope - a1 * gap, 0.0))
         y = np.clip(np.divide(gap, denom, out=np.zeros_like(gap), where=denom > 0), 0, ck1 - ck)
         out[pair] = ck + y
+        fprime[pair] = 2 * np.abs(slope - a1 * y)
         # where that error, over the slope at the root, could move stime by more than
         # _TIME_TOL, the configuration is solved again from exact Lemma 1 values
         flagged = rounding > _TIME_TOL * 2 * np.abs(slope - a1 * y)
@@ -207,16 +198,113 @@ def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "ri
             return ge_batch(ea[u] - x[:, None], pa[u], eb[v], pb[v])
 
         f_lo, f_mid, f_hi = f(lo), f((lo + hi) / 2), f(hi)
-        if side == "right":
-            holds = (f_lo >= delta - _LEVEL_TOL) & (f_hi < delta - _LEVEL_TOL)
-        else:
-            holds = (f_lo > delta + _LEVEL_TOL) & (f_hi <= delta + _LEVEL_TOL)
-        t = _quadratic_crossing(f_lo, f_mid, f_hi, np.full(lo.shape, delta))
+        t = _quadratic_crossing(f_lo, f_mid, f_hi, np.full(lo.shape, level))
         out[pair] = lo + t * (hi - lo)
-        for j in np.flatnonzero(~holds):  # rounding chose the wrong configuration: search
-            uj, vj = int(u[j]), int(v[j])
-            out[pair[j]] = stime(ha[uj], hb[vj], delta, side) - ha.max_times[uj]
-    return out.reshape(n_a, n_b) + ha.max_times[:, None]
+        fprime[pair] = np.nan  # unknown: certification starts from a generic width
+    return out, fprime
+
+
+def stime_brackets(
+    ha: TemplateSet, hb: TemplateSet, level: float | Fraction, side: Side = "right"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Certified satisfaction times in local coordinates ``x = stime - max(phi_u)``.
+
+    Returns ``(x, lo, hi)``, each of shape (len(ha), len(hb)): an estimate and a bracket with
+    ``lo <= x* <= hi`` proven (right: ``f(lo) >= level > f(hi)``; left: ``f(lo) > level >=
+    f(hi)``, ``f(x) = P(phi_u - x >= phi_v)`` with both maxima at 0).  ``level`` is exact (a
+    Fraction, e.g. ``1 - delta``) or a float.
+
+    >>> u = HistogramTimestamp.uniform
+    >>> x, lo, hi = stime_brackets(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 10),)),
+    ...                            Fraction(1, 2))
+    >>> bool(lo[0, 0] <= 0.0 <= hi[0, 0]), float(hi[0, 0] - lo[0, 0]) < 1e-9
+    (True, True)
+    """
+    level = Fraction(level)
+    if not 0 < level < 1:
+        raise ValueError(f"level = {float(level)!r} must lie strictly between 0 and 1")
+    _check_side(side)
+    level_f = float(level)
+    x, fprime = _stime_estimates(ha, hb, level_f, side)
+    n_a, n_b = len(ha), len(hb)
+    local = (LocalTemplates.of(ha), LocalTemplates.of(hb))
+    lo, hi = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    for start in range(0, x.size, _CHUNK_PAIRS):
+        pair = np.arange(start, min(start + _CHUNK_PAIRS, x.size))
+        u, v = np.divmod(pair, n_b)
+        xs = x[pair]
+        scale = local[0].length[u] + local[1].length[v] + np.abs(xs)
+        # the float error of f near x*, over the slope there, is how far x* may be from xs
+        bound = ge_bound(local, u, v, -xs)
+        width = np.where(fprime[pair] > 0, 4 * bound / fprime[pair], np.nan)
+        width = np.fmax(
+            np.where(np.isfinite(width), width, 1e-9 * scale), 8 * UNIT_ROUNDOFF * scale
+        )
+        target = width.copy()
+        todo = np.arange(pair.size)
+        for _ in range(_CERTIFY_ROUNDS):
+            k = pair[todo]
+            x_lo, x_hi = xs[todo] - width[todo], xs[todo] + width[todo]
+            holds_lo, _ = _certified_side(local, u[todo], v[todo], x_lo, level_f, side)
+            _, fails_hi = _certified_side(local, u[todo], v[todo], x_hi, level_f, side)
+            ok = holds_lo & fails_hi
+            lo[k[ok]], hi[k[ok]] = x_lo[ok], x_hi[ok]
+            todo = todo[~ok]
+            if todo.size == 0:
+                break
+            width[todo] *= _WIDEN
+        # a poor estimate certified only in a wide bracket: bisect it with certified values
+        wide = np.flatnonzero(hi[pair] - lo[pair] > 4 * target)
+        for _ in range(64):
+            if wide.size == 0:
+                break
+            k = pair[wide]
+            mid = (lo[k] + hi[k]) / 2
+            holds, fails = _certified_side(local, u[wide], v[wide], mid, level_f, side)
+            lo[k[holds]], hi[k[fails]] = mid[holds], mid[fails]
+            x[k] = (lo[k] + hi[k]) / 2
+            wide = wide[(holds | fails) & (hi[k] - lo[k] > 4 * target[wide])]
+    for k in np.flatnonzero(np.isnan(lo)):  # flat at the level or ill-conditioned: rationals
+        u, v = divmod(int(k), n_b)
+        lo[k], hi[k] = stime_bracket(local[0].exact(u), local[1].exact(v), level, side)
+        x[k] = lo[k] if side == "right" else hi[k]
+    shape = (n_a, n_b)
+    return x.reshape(shape), lo.reshape(shape), hi.reshape(shape)
+
+
+def _certified_side(
+    local: tuple[LocalTemplates, LocalTemplates],
+    u: np.ndarray,
+    v: np.ndarray,
+    x: np.ndarray,
+    level: float,
+    side: Side,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where f(x) is certainly on the satisfying side of the level (x <= x* for "right",
+    x < x* for "left"), and where certainly not; neither where the float bound cannot tell."""
+    f, bound = ge_shift(local, u, v, -x)
+    bound = bound + UNIT_ROUNDOFF  # the float level is within u/2 of the exact one
+    if side == "right":
+        return f - bound >= level, f + bound < level
+    return f - bound > level, f + bound <= level
+
+
+def stime_table(ha: TemplateSet, hb: TemplateSet, delta: float, side: Side = "right") -> np.ndarray:
+    """stime(phi_u, phi_v, delta) for every u in ha and v in hb, shape (len(ha), len(hb)).
+
+    Vectorised over all pairs, each value inside its certified bracket
+    (:func:`stime_brackets`), so it agrees with :func:`stime` to within that bracket.
+
+    >>> phi1 = HistogramTimestamp.from_buckets([(0, 20, .1), (20, 30, .3), (30, 40, .6)])
+    >>> phi2 = HistogramTimestamp.from_buckets([(0, 10, .15), (10, 20, .3), (20, 30, .4),
+    ...                                         (30, 40, .15)])
+    >>> table = stime_table(TemplateSet("A", (phi1,)), TemplateSet("B", (phi2,)), 0.8)
+    >>> round(float(table[0, 0]) + 210 - 40, 2)   # Eq. 7: shift phi1 to H3
+    208.59
+    """
+    delta = _check_delta(delta)
+    x, _, _ = stime_brackets(ha, hb, Fraction(delta), side)
+    return x + ha.max_times[:, None]
 
 
 @dataclass(frozen=True)
@@ -226,6 +314,9 @@ class StimeTable:
     ``sat[u, v] = stime(phi_u, phi_v, delta)`` (side "right") decides pairs with
     ``max(Hj) >= max(Hi)`` by Eq. 8; ``inv[u, v] = stime(phi_u, phi_v, 1 - delta)`` (side "left")
     decides the others by Eq. 9.  Built at query installation time, one comparison per pair.
+    ``sat_lo <= sat_x <= sat_hi`` (and the same for inv) are the certified brackets in local
+    coordinates ``x = stime - max(phi_u)``; a pair whose comparison falls inside a bracket is
+    decided by the exact band probability instead.
 
     >>> u = HistogramTimestamp.uniform
     >>> table = StimeTable.build(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 20),)), 0.5)
@@ -238,16 +329,31 @@ class StimeTable:
     delta: float
     sat: np.ndarray = field(repr=False)
     inv: np.ndarray = field(repr=False)
+    sat_lo: np.ndarray = field(repr=False)
+    sat_hi: np.ndarray = field(repr=False)
+    inv_lo: np.ndarray = field(repr=False)
+    inv_hi: np.ndarray = field(repr=False)
+    band: BandDecider = field(repr=False)
 
     @classmethod
-    def build(cls, templates_a: TemplateSet, templates_b: TemplateSet, delta: float) -> StimeTable:
-        """Compute both tables for stream A's templates against stream B's."""
+    def build(
+        cls,
+        templates_a: TemplateSet,
+        templates_b: TemplateSet,
+        delta: float,
+        band: BandDecider | None = None,
+    ) -> StimeTable:
+        """Compute both tables (and their brackets) for stream A's templates against B's;
+        ``band`` decides the pairs inside a bracket (a new :class:`BandDecider` by default)."""
         delta = _check_delta(delta)
-        sat = stime_table(templates_a, templates_b, delta, side="right")
-        inv = stime_table(templates_a, templates_b, 1.0 - delta, side="left")
-        sat.flags.writeable = False
-        inv.flags.writeable = False
-        return cls(templates_a, templates_b, delta, sat, inv)
+        sat, sat_lo, sat_hi = stime_brackets(templates_a, templates_b, Fraction(delta), "right")
+        inv, inv_lo, inv_hi = stime_brackets(templates_a, templates_b, 1 - Fraction(delta), "left")
+        offset = templates_a.max_times[:, None]
+        arrays = [sat + offset, inv + offset, sat_lo, sat_hi, inv_lo, inv_hi]
+        for a in arrays:
+            a.flags.writeable = False
+        band = band or BandDecider(templates_a, templates_b)
+        return cls(templates_a, templates_b, delta, *arrays, band)
 
     @property
     def max_a(self) -> np.ndarray:
@@ -267,6 +373,20 @@ class StimeTable:
                 "(Lemma 2, Theorem 2) does not apply; use the exact band probability"
             )
 
+    def verdicts(
+        self, u: np.ndarray, v: np.ndarray, max_hi: np.ndarray, max_hj: np.ndarray, d: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Eq. 8 / Eq. 9 against the brackets: ``(join, certain)`` per pair; where ``certain``
+        is False the comparison falls inside a bracket and only the exact band decides."""
+        dt = np.asarray(max_hj, dtype=np.float64) - np.asarray(max_hi, dtype=np.float64)
+        slack = 4 * UNIT_ROUNDOFF * (np.abs(dt) + d)  # bounds the rounding of dt -/+ d
+        later = dt >= 0  # the sign of a rounded difference is exact
+        y = np.where(later, dt - d, dt + d)
+        # Eq. 8 (later): join iff dt - d <= sat*; Eq. 9 (earlier): join iff dt + d >= inv*
+        yes = np.where(later, y + slack <= self.sat_lo[u, v], y - slack >= self.inv_hi[u, v])
+        no = np.where(later, y - slack > self.sat_hi[u, v], y + slack < self.inv_lo[u, v])
+        return yes, yes | no
+
     def decide(
         self,
         u: int | np.ndarray,
@@ -275,16 +395,27 @@ class StimeTable:
         max_hj: float | np.ndarray,
         d: float,
     ) -> np.ndarray:
-        """Whether a_i |= phi_u and b_j |= phi_v satisfy jc(d, delta), by Eq. 8 or Eq. 9."""
+        """Whether a_i |= phi_u and b_j |= phi_v satisfy jc(d, delta), by Eq. 8 or Eq. 9
+        (exactly: comparisons inside a bracket go to the exact band probability)."""
         self.check_fast_path(d)
-        u, v = np.asarray(u), np.asarray(v)
-        max_hi, max_hj = np.asarray(max_hi, dtype=np.float64), np.asarray(max_hj, dtype=np.float64)
-        g0 = max_hi - self.max_a[u]
-        later = self.sat[u, v] + d + g0 >= max_hj  # Eq. 8, used when max(Hj) >= max(Hi)
-        earlier = self.inv[u, v] - d + g0 <= max_hj  # Eq. 9, used when max(Hi) > max(Hj)
-        return np.where(max_hj >= max_hi, later, earlier)
+        u, v, max_hi, max_hj = np.broadcast_arrays(
+            np.asarray(u),
+            np.asarray(v),
+            np.asarray(max_hi, dtype=np.float64),
+            np.asarray(max_hj, dtype=np.float64),
+        )
+        join, certain = self.verdicts(u, v, max_hi, max_hj, d)
+        join = np.array(join, dtype=bool)
+        unsure = ~certain
+        if unsure.any():
+            join[unsure] = self.band.decide_exact(
+                u[unsure], max_hi[unsure], v[unsure], max_hj[unsure], d, self.delta
+            )
+        return join
 
     @property
     def t_min(self) -> float:
-        """t_min = min over (u, v) of stime(phi_u, phi_v, 1 - delta) - max(phi_u) (Theorem 4)."""
-        return float((self.inv - self.max_a[:, None]).min())
+        """A certified lower bound of t_min = min over (u, v) of stime(phi_u, phi_v, 1 - delta)
+        - max(phi_u) (Theorem 4)."""
+        low = float(self.inv_lo.min())
+        return low - 4 * UNIT_ROUNDOFF * abs(low)

@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 
+from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.events import Events
 from workbench.timestamps import TemplateSet, pack_histograms
 
@@ -32,6 +33,8 @@ __all__ = [
     "partition_slice",
     "partition_slices",
     "replay",
+    "rounding_margin",
+    "widen",
 ]
 
 STREAMS = ("A", "B")
@@ -155,6 +158,7 @@ class Counters:
     prob_evals: int = 0
     stime_lookups: int = 0
     lookup_reuses: int = 0
+    exact_evals: int = 0
     obsolete_removed: int = 0
     late_events: int = 0
     bad_events: int = 0
@@ -314,6 +318,25 @@ def partition_slice(
     return i_lh, max(i_sr, i_lh), j_sr, max(j_rh, j_sr)
 
 
+def widen(lh: float, ll: float, rl: float, rh: float, margin: float) -> tuple[float, ...]:
+    """Partition bounds moved outwards by ``margin`` (probing ranges grow, SR and VR shrink),
+    so bounds computed in floats never put a pair in SR or VR that belongs in a probing range.
+
+    >>> widen(0.0, 10.0, 20.0, 30.0, 1.0)
+    (-1.0, 11.0, 19.0, 31.0)
+    """
+    return lh - margin, ll + margin, rl - margin, rh + margin
+
+
+def rounding_margin(*magnitudes: float) -> float:
+    """A bound on the rounding of a few float operations over numbers of these magnitudes.
+
+    >>> rounding_margin(1e12, 100.0) > 1e-4
+    True
+    """
+    return 16 * UNIT_ROUNDOFF * sum(abs(float(m)) for m in magnitudes)
+
+
 def expand_ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All ``(k, i)`` with ``starts[k] <= i < ends[k]``, as two aligned index arrays.
 
@@ -385,6 +408,9 @@ class TwoStreamJoin:
         # template lengths (max - min) and maxima per stream, to place min(H) of an event
         self._tlen = [np.array([t.length for t in s.templates]) for s in self.streams]
         self._tmax_phi = [s.templates.max_times for s in self.streams]
+        a, b = (s.templates for s in self.streams)
+        # certified jc decisions for arrivals of A (A vs B) and of B (B vs A)
+        self._deciders = (BandDecider(a, b), BandDecider(b, a))
 
     def _check_envelope(self, d: float, threshold: float, max_delay: list[float]) -> None:
         env = self.envelope
@@ -443,7 +469,35 @@ class TwoStreamJoin:
     @property
     def counters(self) -> Counters:
         """A snapshot of the counters, with the current buffer sizes."""
-        return replace(self._counters, buffered=(len(self.buffers[0]), len(self.buffers[1])))
+        return replace(
+            self._counters,
+            buffered=(len(self.buffers[0]), len(self.buffers[1])),
+            exact_evals=sum(dec.exact_evaluations for dec in self._deciders),
+        )
+
+    def _band_ok(
+        self,
+        stream: int,
+        template: int | np.ndarray,
+        t_det: float | np.ndarray,
+        partner_templates: np.ndarray,
+        partner_tmax: np.ndarray,
+    ) -> np.ndarray:
+        """Whether arrivals of ``stream`` and their partners satisfy jc(d, threshold), exactly
+        (a certified float evaluation, rationals where it cannot tell; counted as prob_evals
+        and exact_evals)."""
+        n = int(np.size(partner_tmax))
+        self._counters.prob_evals += n
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        return self._deciders[stream].decide(
+            np.broadcast_to(template, (n,)),
+            np.broadcast_to(t_det, (n,)),
+            partner_templates,
+            partner_tmax,
+            self.d,
+            self.threshold,
+        )
 
     @property
     def now(self) -> float:

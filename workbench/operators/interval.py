@@ -11,6 +11,9 @@ Events carry uniform interval timestamps: each stream's templates are one-bucket
 - :class:`LazyLookupCorrelation` (Alg. 6-7): blocks with a look-up table reusing probe results.
 
 Invalidation uses ``LH(e_inv)`` (Section 4.2) at the envelope's most permissive parameters.
+Every probe is a certified exact decision (:mod:`workbench.decision`); LH, LL, RL, RH are
+computed in floats and moved outwards by a bound on their rounding, so SR and VR never hold a
+pair that a probe would decide otherwise.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.decision import UNIT_ROUNDOFF
 from workbench.interval_bounds import (
     bounds_tuple,
     interval_bounds_many,
     invalidation_bound,
-    uniform_band_prob,
 )
 from workbench.operators.base import (
     Matches,
@@ -32,6 +35,8 @@ from workbench.operators.base import (
     expand_ranges,
     partition_slice,
     partition_slices,
+    rounding_margin,
+    widen,
 )
 
 __all__ = [
@@ -62,34 +67,22 @@ class _IntervalCorrelation(TwoStreamJoin):
         """The confidence threshold ct."""
         return self.threshold
 
-    def _probe(
-        self,
-        stream: int,
-        lo: np.ndarray,
-        hi: np.ndarray,
-        t_lo: np.ndarray,
-        t_hi: np.ndarray,
-    ) -> np.ndarray:
-        """Probe (Alg. 3): whether ``ct <= P(|@e_new - @e| <= d)``, for aligned arrays."""
-        self._counters.prob_evals += int(np.size(t_lo))
-        if stream == 0:
-            p = uniform_band_prob(lo, hi, t_lo, t_hi, self.d)
-        else:
-            p = uniform_band_prob(t_lo, t_hi, lo, hi, self.d)
-        return p >= self.threshold
-
     def _bounds(
         self, stream: int, lo: np.ndarray, hi: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """LH, LL, RL, RH of base events of ``stream`` against the other stream's pi."""
-        return interval_bounds_many(lo, hi, self.d, self.threshold, self.streams[1 - stream].pi)
+        """LH, LL, RL, RH of base events of ``stream`` against the other stream's pi, widened
+        by their rounding (probing ranges grow by a few ulps)."""
+        pi = self.streams[1 - stream].pi
+        lh, ll, rl, rh = interval_bounds_many(lo, hi, self.d, self.threshold, pi)
+        margin = 16 * UNIT_ROUNDOFF * (np.abs(hi) + self.d + pi + (hi - lo))
+        return lh - margin, ll + margin, rl - margin, rh + margin
 
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
         env = self.envelope
-        return invalidation_bound(
-            self.now, env.max_delay[base], self.streams[base].pi, env.d_max, env.threshold_min
-        )
+        pi = self.streams[base].pi
+        bound = invalidation_bound(self.now, env.max_delay[base], pi, env.d_max, env.threshold_min)
+        return bound - rounding_margin(self.now, env.max_delay[base], pi, env.d_max)
 
     def _exact_bounds(self) -> bool:
         """Whether d >= pi of both streams, so LH..RH are exact (and Corollary 3 holds)."""
@@ -118,8 +111,7 @@ class SimpleCorrelation(_IntervalCorrelation):
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Matches:
         target = self.buffers[1 - stream]
-        ok = self._probe(stream, np.array(tmin), np.array(t_det), target.tmin, target.tmax)
-        hits = target.ids[ok]
+        hits = target.ids[self._band_ok(stream, template, t_det, target.templates, target.tmax)]
         self._evict(1 - stream)  # marked obsolete tuples leave the target buffer
         self.buffers[stream].insert(event_id, template, t_det, tmin)
         return Matches.of(stream, event_id, hits)
@@ -141,14 +133,13 @@ class EagerCorrelation(_IntervalCorrelation):
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Matches:
         target = self.buffers[1 - stream]
-        bounds = bounds_tuple(tmin, t_det, self.d, self.threshold, self.streams[1 - stream].pi)
-        i_lh, i_sr, j_sr, j_rh = partition_slice(target.tmax, *bounds)
-        left, right = slice(i_lh, i_sr), slice(j_sr, j_rh)
-        t_lo = np.concatenate((target.tmin[left], target.tmin[right]))
-        t_hi = np.concatenate((target.tmax[left], target.tmax[right]))
-        ok = self._probe(stream, np.array(tmin), np.array(t_det), t_lo, t_hi)
-        ids = target.ids
-        hits = np.concatenate((ids[i_sr:j_sr], np.concatenate((ids[left], ids[right]))[ok]))
+        pi = self.streams[1 - stream].pi
+        bounds = bounds_tuple(tmin, t_det, self.d, self.threshold, pi)
+        margin = rounding_margin(t_det, self.d, pi, t_det - tmin)
+        i_lh, i_sr, j_sr, j_rh = partition_slice(target.tmax, *widen(*bounds, margin))
+        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
+        ok = self._band_ok(stream, template, t_det, target.templates[probe], target.tmax[probe])
+        hits = np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][ok]))
         self._evict(1 - stream)
         self.buffers[stream].insert(event_id, template, t_det, tmin)
         return Matches.of(stream, event_id, hits)
@@ -214,14 +205,19 @@ class LazyCorrelation(_IntervalCorrelation):
             order = np.argsort(tmax, kind="stable")  # sort the unprocessed block
             ids, templates, tmax, tmin = ids[order], templates[order], tmax[order], tmin[order]
             # the block meets the target's processed tuples and, for stream B, A's block too
-            parts.append(self._correlate_block(stream, ids, tmin, tmax))
+            parts.append(self._correlate_block(stream, ids, templates, tmin, tmax))
             self.buffers[stream].insert_many(ids, templates, tmax, tmin)
         self._evict(0)
         self._evict(1)
         return Matches.concat(parts)
 
     def _correlate_block(
-        self, stream: int, ids: np.ndarray, tmin: np.ndarray, tmax: np.ndarray
+        self,
+        stream: int,
+        ids: np.ndarray,
+        templates: np.ndarray,
+        tmin: np.ndarray,
+        tmax: np.ndarray,
     ) -> Matches:
         target = self.buffers[1 - stream]
         i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
@@ -230,7 +226,9 @@ class LazyCorrelation(_IntervalCorrelation):
         own_l, pos_l = expand_ranges(i_lh, i_sr)
         own_r, pos_r = expand_ranges(j_sr, j_rh)
         own_p, pos_p = np.concatenate((own_l, own_r)), np.concatenate((pos_l, pos_r))
-        ok = self._probe(stream, tmin[own_p], tmax[own_p], target.tmin[pos_p], target.tmax[pos_p])
+        ok = self._band_ok(
+            stream, templates[own_p], tmax[own_p], target.templates[pos_p], target.tmax[pos_p]
+        )
         return Matches.concat([sr, Matches.of(stream, ids[own_p][ok], target.ids[pos_p][ok])])
 
 
@@ -239,24 +237,30 @@ class LazyLookupCorrelation(LazyCorrelation):
     """Algorithms 6-7: the lazy block with a look-up table over the target's probe regions.
 
     The left probe regions are visited from the block's last tuple to its first, the right
-    ones from first to last; a stored probability of an earlier-visited base tuple e_b is
-    reused for e_new when ``min(e_new) <= min(e_b)`` (left) or ``>=`` (right) and it reached
-    ct (Theorem 2 of the paper, by Corollaries 2-3).  Needs ``d >= pi`` of both streams;
-    below that every probe is computed.
+    ones from first to last; a stored *satisfied* verdict of an earlier-visited base tuple e_b
+    is reused for e_new when ``min(e_new) <= min(e_b)`` (left) or ``>=`` (right) (Theorem 2 of
+    the paper, by Corollaries 2-3).  The table stores exact verdicts, not probabilities, so a
+    reuse is as exact as a probe.  Needs ``d >= pi`` of both streams; below that every probe
+    is computed.
     """
 
     def _correlate_block(
-        self, stream: int, ids: np.ndarray, tmin: np.ndarray, tmax: np.ndarray
+        self,
+        stream: int,
+        ids: np.ndarray,
+        templates: np.ndarray,
+        tmin: np.ndarray,
+        tmax: np.ndarray,
     ) -> Matches:
         if not self._exact_bounds():
-            return super()._correlate_block(stream, ids, tmin, tmax)
+            return super()._correlate_block(stream, ids, templates, tmin, tmax)
         target = self.buffers[1 - stream]
         i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
         own, pos = expand_ranges(i_sr, j_sr)
         parts = [Matches.of(stream, ids[own], target.ids[pos])]  # SR: lines 4-9
         n_target = len(target)
         for side in ("left", "right"):
-            stored_p = np.full(n_target, np.nan)  # notInit
+            stored = np.zeros(n_target, dtype=np.int8)  # 0 notInit, 1 violated, 2 satisfied
             stored_min = np.zeros(n_target)
             visit = range(len(ids) - 1, -1, -1) if side == "left" else range(len(ids))
             for b in visit:
@@ -264,30 +268,21 @@ class LazyLookupCorrelation(LazyCorrelation):
                 if lo_idx == hi_idx:
                     continue
                 window = slice(lo_idx, hi_idx)
-                init = ~np.isnan(stored_p[window])
+                init = stored[window] > 0
                 if side == "left":
                     usable = init & (tmin[b] <= stored_min[window])
                 else:
                     usable = init & (tmin[b] >= stored_min[window])
-                reuse = usable & (stored_p[window] >= self.threshold)
+                reuse = usable & (stored[window] == 2)
                 self._counters.lookup_reuses += int(np.count_nonzero(reuse))
                 probe = np.flatnonzero(~reuse) + lo_idx
-                lo_b, hi_b = np.full(probe.size, tmin[b]), np.full(probe.size, tmax[b])
-                self._counters.prob_evals += int(probe.size)
-                if stream == 0:
-                    p = uniform_band_prob(
-                        lo_b, hi_b, target.tmin[probe], target.tmax[probe], self.d
-                    )
-                else:
-                    p = uniform_band_prob(
-                        target.tmin[probe], target.tmax[probe], lo_b, hi_b, self.d
-                    )
+                ok = self._band_ok(
+                    stream, templates[b], tmax[b], target.templates[probe], target.tmax[probe]
+                )
                 # SetLookup where the table was not usable (notInit or not strictly less)
                 store = ~usable[probe - lo_idx]
-                stored_p[probe[store]] = p[store]
+                stored[probe[store]] = np.where(ok[store], 2, 1)
                 stored_min[probe[store]] = tmin[b]
-                hits = np.concatenate(
-                    (target.ids[window][reuse], target.ids[probe][p >= self.threshold])
-                )
+                hits = np.concatenate((target.ids[window][reuse], target.ids[probe][ok]))
                 parts.append(Matches.of(stream, ids[b], hits))
         return Matches.concat(parts)

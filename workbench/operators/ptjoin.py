@@ -21,13 +21,19 @@ the output-bound floor for benchmarks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
 
-from workbench.operators.base import Matches, TwoStreamJoin, partition_slice
-from workbench.probability import ge_eq1_batch
-from workbench.stime import StimeTable, stime_table
+from workbench.operators.base import (
+    Matches,
+    TwoStreamJoin,
+    partition_slice,
+    rounding_margin,
+    widen,
+)
+from workbench.stime import StimeTable, stime_brackets
 
 __all__ = ["BandJoin", "PTJoin", "ProbeMode"]
 
@@ -37,24 +43,27 @@ ProbeMode = Literal["naive", "loose", "tight"]
 
 @dataclass(frozen=True)
 class _Direction:
-    """Theorem 3 for arrivals of one stream: its StimeTable and per-template row extremes."""
+    """Theorem 3 for arrivals of one stream: its StimeTable and per-template row extremes of
+    the certified brackets (local: stime - max(phi_u)), the outer ends for the probing ranges
+    and the inner ends for SR."""
 
     table: StimeTable
     inv_min: np.ndarray = field(repr=False)
     inv_max: np.ndarray = field(repr=False)
     sat_min: np.ndarray = field(repr=False)
     sat_max: np.ndarray = field(repr=False)
+    reach: np.ndarray = field(repr=False)
 
     @classmethod
     def build(cls, table: StimeTable) -> _Direction:
-        offset = table.max_a  # g(x) = max(H_i) - max(phi_u) + x
-        return cls(
-            table,
-            table.inv.min(axis=1) - offset,
-            table.inv.max(axis=1) - offset,
-            table.sat.min(axis=1) - offset,
-            table.sat.max(axis=1) - offset,
+        extremes = (
+            table.inv_lo.min(axis=1),
+            table.inv_hi.max(axis=1),
+            table.sat_lo.min(axis=1),
+            table.sat_hi.max(axis=1),
         )
+        reach = np.max(np.abs(np.stack(extremes)), axis=0)  # magnitude for the rounding margin
+        return cls(table, *extremes, reach)
 
 
 @dataclass(kw_only=True)
@@ -81,9 +90,6 @@ class PTJoin(TwoStreamJoin):
         super().__post_init__()
         if self.mode not in ("naive", "loose", "tight"):
             raise ValueError(f"mode = {self.mode!r} must be 'naive', 'loose' or 'tight'")
-        packed = [self._packed_local(s) for s in (0, 1)]
-        self._edges = [e for e, _ in packed]
-        self._probs = [p for _, p in packed]
         self._min_d = max(self.streams[0].pi, self.streams[1].pi)
         self._t_min = (np.nan, np.nan)
         if self.mode == "tight":
@@ -95,19 +101,20 @@ class PTJoin(TwoStreamJoin):
             return
         a, b = (s.templates for s in self.streams)
         self._directions = (
-            _Direction.build(StimeTable.build(a, b, self.threshold)),
-            _Direction.build(StimeTable.build(b, a, self.threshold)),
+            _Direction.build(StimeTable.build(a, b, self.threshold, self._deciders[0])),
+            _Direction.build(StimeTable.build(b, a, self.threshold, self._deciders[1])),
         )
 
     def _theorem4_t_min(self, stream: int) -> float:
-        """t_min of Theorem 4 for arrivals of ``stream``, at the envelope's lowest delta."""
+        """t_min of Theorem 4 for arrivals of ``stream``, at the envelope's lowest delta (a
+        certified lower bound: the brackets' lower ends)."""
         delta_min = self.envelope.threshold_min
-        own, other = self.streams[stream].templates, self.streams[1 - stream].templates
         if delta_min == self.threshold:
-            inv = self._directions[stream].table.inv
-        else:
-            inv = stime_table(own, other, 1.0 - delta_min, side="left")
-        return float((inv - own.max_times[:, None]).min())
+            return self._directions[stream].table.t_min
+        own, other = self.streams[stream].templates, self.streams[1 - stream].templates
+        _, inv_lo, _ = stime_brackets(own, other, 1 - Fraction(delta_min), side="left")
+        low = float(inv_lo.min())
+        return low - rounding_margin(low)
 
     @property
     def delta(self) -> float:
@@ -119,32 +126,14 @@ class PTJoin(TwoStreamJoin):
         """Whether Theorem 2/3 apply now: tight mode and d >= max(pi_A, pi_B)."""
         return self.mode == "tight" and self.d >= self._min_d
 
-    def _band(
-        self, stream: int, template: int, t_det: float, v: np.ndarray, m: np.ndarray
-    ) -> np.ndarray:
-        """Whether exact P(|Xi - Xj| <= d) >= delta against partners (templates v, max m).
-
-        Evaluated by Eq. 1 in closed form (the oracle uses Lemma 1: two independent ways).
-        """
-        self._counters.prob_evals += int(v.size)
-        if v.size == 0:
-            return np.zeros(0, dtype=bool)
-        other = 1 - stream
-        ei = (self._edges[stream][template] + t_det)[None, :]
-        pi = self._probs[stream][template][None, :]
-        ej = self._edges[other][v] + m[:, None]
-        pj = self._probs[other][v]
-        d = self.d
-        both = ge_eq1_batch(ej + d, pj, ei, pi) + ge_eq1_batch(ei + d, pi, ej, pj)
-        return both - 1.0 >= self.threshold
-
     def _accept(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Matches:
         other = 1 - stream
         target = self.buffers[other]
         if self.mode == "naive":
-            hits = target.ids[self._band(stream, template, t_det, target.templates, target.tmax)]
+            ok = self._band_ok(stream, template, t_det, target.templates, target.tmax)
+            hits = target.ids[ok]
         elif self.fast_path:
             hits = self._tight(stream, template, t_det)
         else:
@@ -157,41 +146,56 @@ class PTJoin(TwoStreamJoin):
         """Eq. 4-6: SR joins outright, the PRs are probed exactly."""
         target = self.buffers[1 - stream]
         pi_b, d = self.streams[1 - stream].pi, self.d
+        margin = rounding_margin(t_det, d, pi_b, t_det - tmin)
         i_lh, i_sr, j_sr, j_rh = partition_slice(
-            target.tmax, tmin - d, t_det - d + pi_b, tmin + d, t_det + d + pi_b
+            target.tmax, *widen(tmin - d, t_det - d + pi_b, tmin + d, t_det + d + pi_b, margin)
         )
         probe = np.r_[i_lh:i_sr, j_sr:j_rh]
-        ok = self._band(stream, template, t_det, target.templates[probe], target.tmax[probe])
+        ok = self._band_ok(stream, template, t_det, target.templates[probe], target.tmax[probe])
         return np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][ok]))
 
     def _tight(self, stream: int, template: int, t_det: float) -> np.ndarray:
-        """Theorem 3's partitions; PR pairs decided by Eq. 9 (left) and Eq. 8 (right)."""
+        """Theorem 3's partitions; PR pairs decided by Eq. 9 (left) and Eq. 8 (right) against
+        the certified brackets, the few inside a bracket by the exact band probability."""
         target = self.buffers[1 - stream]
         direction = self._directions[stream]
         d, u = self.d, template
         tmax = target.tmax
+        margin = rounding_margin(t_det, d, direction.reach[u])
         i_lh, i_sr, j_sr, j_rh = partition_slice(
             tmax,
-            direction.inv_min[u] + t_det - d,
-            direction.inv_max[u] + t_det - d,
-            direction.sat_min[u] + t_det + d,
-            direction.sat_max[u] + t_det + d,
+            *widen(
+                direction.inv_min[u] + t_det - d,
+                direction.inv_max[u] + t_det - d,
+                direction.sat_min[u] + t_det + d,
+                direction.sat_max[u] + t_det + d,
+                margin,
+            ),
         )
-        g0 = t_det - self._tmax_phi[stream][u]
-        left, right = slice(i_lh, i_sr), slice(j_sr, j_rh)
-        templates, ids = target.templates, target.ids
-        ok_left = direction.table.inv[u, templates[left]] - d + g0 <= tmax[left]
-        ok_right = direction.table.sat[u, templates[right]] + d + g0 >= tmax[right]
-        self._counters.stime_lookups += (i_sr - i_lh) + (j_rh - j_sr)
-        return np.concatenate((ids[i_sr:j_sr], ids[left][ok_left], ids[right][ok_right]))
+        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
+        v, m = target.templates[probe], tmax[probe]
+        join, certain = direction.table.verdicts(np.full(probe.size, u), v, t_det, m, d)
+        unsure = np.flatnonzero(~certain)
+        if unsure.size:
+            join[unsure] = self._deciders[stream].decide_exact(
+                np.full(unsure.size, u),
+                np.full(unsure.size, t_det),
+                v[unsure],
+                m[unsure],
+                d,
+                self.threshold,
+            )
+        self._counters.stime_lookups += int(probe.size)
+        return np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][join]))
 
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
         env = self.envelope
         horizon = self.now - env.max_delay[base]  # no future base event ends before this
+        margin = rounding_margin(horizon, env.d_max, self.streams[base].pi)
         if self.mode == "tight" and env.d_max >= self._min_d:
-            return horizon - env.d_max + self._t_min[base]  # Theorem 4
-        return horizon - self.streams[base].pi - env.d_max  # Eq. 4: min(H_i) - d
+            return horizon - env.d_max + self._t_min[base] - margin  # Theorem 4
+        return horizon - self.streams[base].pi - env.d_max - margin  # Eq. 4: min(H_i) - d
 
 
 @dataclass(kw_only=True)
