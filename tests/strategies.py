@@ -51,3 +51,38 @@ def random_histogram(
         probs /= probs.sum()
     edges = rng.uniform(-200, 200) + np.concatenate(([0.0], np.cumsum(widths)))
     return HistogramTimestamp(edges, probs)
+
+
+@st.composite
+def adversarial_template(draw: st.DrawFn, dyadic: bool = False) -> HistogramTimestamp:
+    """A template (min 0) built to break floating point: bucket widths from 1e-6 to 1e7 ms
+    (or powers of two, ``dyadic``), zero-probability buckets, one bucket holding most mass."""
+    n = draw(st.integers(1, 5))
+    if dyadic:
+        widths = [2.0 ** draw(st.integers(-20, 12)) for _ in range(n)]
+        probs = [draw(st.sampled_from([0.0, 0.125, 0.25, 0.5, 1.0])) for _ in range(n)]
+    else:
+        widths = [10.0 ** draw(st.floats(-6, 7)) for _ in range(n)]
+        probs = [
+            draw(st.sampled_from([0.0, 1e-6, 0.3, 0.5, 1.0])) * draw(st.floats(0.5, 1))
+            for _ in range(n)
+        ]
+    if sum(probs) == 0:
+        probs[draw(st.integers(0, n - 1))] = 1.0
+    edges = np.concatenate(([0.0], np.cumsum(widths)))
+    if np.any(np.diff(edges) <= 0):  # a tiny width swallowed by a huge one: drop it
+        keep = np.concatenate(([True], np.diff(edges) > 0))
+        edges = edges[keep]
+        probs = [p for p, k in zip(probs, keep[1:], strict=True) if k] or [1.0]
+        if len(edges) < 2:
+            edges = np.array([0.0, 1.0])
+    total = sum(probs)
+    return HistogramTimestamp(edges, np.asarray(probs) / total)
+
+
+def adversarial_sets(dyadic: bool = False) -> st.SearchStrategy[TemplateSet]:
+    """Pairs of template sets (A, B) of 1-3 adversarial templates each."""
+    one = st.lists(adversarial_template(dyadic), min_size=1, max_size=3)
+    return st.tuples(one, one).map(
+        lambda ab: (TemplateSet("A", tuple(ab[0])), TemplateSet("B", tuple(ab[1])))
+    )

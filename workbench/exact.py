@@ -113,7 +113,9 @@ def _ge(x: ExactHistogram, y: ExactHistogram) -> Fraction:
     return total
 
 
-def ge_exact(hi: HistogramTimestamp, hj: HistogramTimestamp) -> Fraction:
+def ge_exact(
+    hi: HistogramTimestamp | ExactHistogram, hj: HistogramTimestamp | ExactHistogram
+) -> Fraction:
     """ge(Hi, Hj) = P(Xi >= Xj) exactly (Definition 2 by Theorem 1 in rationals).
 
     >>> phi1 = HistogramTimestamp.from_buckets([(0, 20, .1), (20, 30, .3), (30, 40, .6)])
@@ -122,7 +124,9 @@ def ge_exact(hi: HistogramTimestamp, hj: HistogramTimestamp) -> Fraction:
     >>> float(ge_exact(phi1.detected_at(210) - 90, phi2.detected_at(110)))   # Example 4
     0.925
     """
-    return _ge(ExactHistogram.of(hi), ExactHistogram.of(hj))
+    x = hi if isinstance(hi, ExactHistogram) else ExactHistogram.of(hi)
+    y = hj if isinstance(hj, ExactHistogram) else ExactHistogram.of(hj)
+    return _ge(x, y)
 
 
 def _band(x: ExactHistogram, y: ExactHistogram, d: Fraction) -> Fraction:

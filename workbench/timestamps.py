@@ -7,8 +7,10 @@ detection time (Example 3, Definition 4): ``H = phi + t_det - max(phi)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -17,6 +19,7 @@ __all__ = [
     "PROB_SUM_TOLERANCE",
     "HistogramTimestamp",
     "TemplateSet",
+    "check_faithful",
     "pack_histograms",
     "random_templates",
 ]
@@ -173,11 +176,23 @@ class HistogramTimestamp:
         return h
 
     def shift(self, x: float) -> HistogramTimestamp:
-        """H + x: every bucket moved by x."""
+        """H + x: every bucket moved by x.
+
+        Raises ValueError when the moved histogram cannot be represented faithfully: a bucket
+        narrower than the float spacing at its new absolute time (see :func:`check_faithful`).
+
+        >>> HistogramTimestamp.from_buckets([(0, 1e-6, .5), (1e-6, 1, .5)]).shift(1e12)
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: bucket 0 is 1e-06 ms wide, narrower than the float spacing 0.00012207 ms ...
+        """
         x = float(x)
         if not np.isfinite(x):
             raise ValueError(f"shift x = {x!r} is not a finite number")
-        return HistogramTimestamp._from_valid(self.edges + x, self.probs)
+        edges = self.edges + x
+        check_faithful(self.widths, edges)
+        return HistogramTimestamp._from_valid(edges, self.probs)
 
     def __add__(self, x: float) -> HistogramTimestamp:
         return self.shift(x)
@@ -234,6 +249,26 @@ class HistogramTimestamp:
         return (HistogramTimestamp._from_valid, (np.array(self.edges), self.probs))
 
 
+def check_faithful(widths: np.ndarray, edges: np.ndarray) -> None:
+    """Raise ValueError unless every bucket (exact ``widths``) is at least the float spacing
+    at its absolute ``edges`` and stays a bucket once rounded there.
+
+    Floats near time T are ``ulp(T)`` apart (1.2e-4 ms near 1e12 ms): a narrower bucket
+    cannot be placed there without changing its width by 100 % or more.
+
+    >>> check_faithful(np.array([1.0]), np.array([1e12, 1e12 + 1.0]))
+    """
+    spacing = np.spacing(np.maximum(np.abs(edges[:-1]), np.abs(edges[1:])))
+    bad = np.flatnonzero((widths < spacing) | (np.diff(edges) <= 0))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"bucket {k} is {float(widths[k]):g} ms wide, narrower than the float spacing "
+            f"{float(spacing[k]):g} ms at time {float(edges[k + 1]):g} ms: the histogram "
+            "cannot be represented faithfully there"
+        )
+
+
 @dataclass(frozen=True)
 class TemplateSet:
     """The template histograms H_A of a stream (Definition 4) and its max length pi_A (Def. 5).
@@ -269,8 +304,38 @@ class TemplateSet:
 
     @cached_property
     def pi(self) -> float:
-        """pi, the maximum template length in the stream (Definition 5)."""
-        return max(t.length for t in self.templates)
+        """pi, the maximum template length in the stream (Definition 5), rounded up to a
+        double no smaller than the exact length (so ``d >= pi`` implies Lemma 2 exactly)."""
+        longest = max(t.length for t in self.templates)
+        exact = max(Fraction(t.max) - Fraction(t.min) for t in self.templates)
+        return longest if Fraction(longest) >= exact else math.nextafter(longest, math.inf)
+
+    @cached_property
+    def horizons(self) -> np.ndarray:
+        """Per template, the magnitude from which events lose fidelity: an event of template
+        k detected at t is representable iff ``|t| + len(phi_k) < horizons[k]``, i.e. its
+        narrowest bucket is at least the float spacing at every time it covers
+        (``2 ** (floor(log2(narrowest)) + 53)``; 1.1e10 ms for a 1e-6 ms bucket).
+
+        >>> TemplateSet("A", (HistogramTimestamp.uniform(0, 1),)).horizons.tolist()
+        [9007199254740992.0]
+        """
+        out = np.array([math.ldexp(1.0, math.frexp(t.widths.min())[1] + 52) for t in self])
+        out.flags.writeable = False
+        return out
+
+    def faithful_error(self, k: int, t_det: float) -> str | None:
+        """Why an event of template k at ``t_det`` cannot be represented faithfully, or None."""
+        t = self.templates[k]
+        if abs(float(t_det)) + t.length < self.horizons[k]:
+            return None
+        j = int(np.argmin(t.widths))
+        return (
+            f"template {k} of stream {self.name!r} at t_det = {float(t_det)!r}: its bucket {j} "
+            f"is {float(t.widths[j]):g} ms wide, narrower than the float spacing there "
+            f"({math.ulp(abs(float(t_det)) + t.length):g} ms); such events are representable "
+            f"only while |t_det| + {t.length:g} < {float(self.horizons[k]):g} ms"
+        )
 
     @cached_property
     def max_times(self) -> np.ndarray:

@@ -567,6 +567,9 @@ class TwoStreamJoin:
         for name, value in (("t_det", t_det), ("arrival", arrival)):
             if not isinstance(value, int | float | np.number) or not math.isfinite(value):
                 raise BadEventError(f"{name} = {value!r} is not a finite time")
+        why = self.streams[s].templates.faithful_error(int(template), float(t_det))
+        if why is not None:
+            raise BadEventError(why)
         if arrival < t_det:
             raise BadEventError(f"arrival = {arrival!r} precedes t_det = {t_det!r}")
         if arrival < self._clock.now:

@@ -1,18 +1,21 @@
-"""The brute-force oracle: join two finite streams by exact probability, pair by pair."""
+"""The brute-force oracle: join two finite streams by exact probability, pair by pair.
+
+Independent of every fast path: each pair's ``P(|Xa - Xb| <= d)`` is computed in exact
+rational arithmetic (:mod:`workbench.exact`, Theorem 1 in Fractions) and compared with the
+threshold exactly, so ties join and no rounding decides anything.  Slow by design."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
 from workbench.events import Events
+from workbench.exact import ExactHistogram, band_exact
 from workbench.operators.base import StreamSpec
-from workbench.probability import ge_batch
 
 __all__ = ["brute_force_join", "on_time"]
-
-_CHUNK = 20_000
 
 
 def on_time(events: Events, max_delay: Sequence[float]) -> np.ndarray:
@@ -50,19 +53,25 @@ def brute_force_join(
     later = np.maximum(pa, pb)
     d_pair = np.broadcast_to(np.asarray(d, dtype=np.float64), (len(events),))[later]
     t_pair = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (len(events),))[later]
-    packed = []
-    for s in (0, 1):
-        edges, probs = streams[s].templates.packed()
-        packed.append((edges - streams[s].templates.max_times[:, None], probs))
+    # pairs whose supports are farther apart than d (by far more than any rounding) have
+    # P = 0 exactly; only the rest need rationals
+    length = [np.array([t.length for t in s.templates]) for s in streams]
+    t_a, t_b = events.t_det[pa], events.t_det[pb]
+    len_a, len_b = length[0][events.template[pa]], length[1][events.template[pb]]
+    gap = np.maximum((t_b - len_b) - t_a, (t_a - len_a) - t_b)
+    margin = 1e-6 * (np.abs(t_a) + d_pair + len_a + len_b) + 1e-9
+    near = np.flatnonzero(gap <= d_pair + margin)
+    exact = [[ExactHistogram.of(t, -Fraction(t.max)) for t in s.templates] for s in streams]
     keep = np.zeros(pa.size, dtype=bool)
-    for lo in range(0, pa.size, _CHUNK):
-        sl = slice(lo, lo + _CHUNK)
-        a, b = pa[sl], pb[sl]
-        ea = packed[0][0][events.template[a]] + events.t_det[a][:, None]
-        eb = packed[1][0][events.template[b]] + events.t_det[b][:, None]
-        qa, qb = packed[0][1][events.template[a]], packed[1][1][events.template[b]]
-        dd = d_pair[sl][:, None]
-        band = ge_batch(eb + dd, qb, ea, qa) + ge_batch(ea + dd, qa, eb, qb) - 1.0
-        keep[sl] = band >= t_pair[sl]
+    for k in near:
+        a, b = pa[k], pb[k]
+        prob = band_exact(
+            exact[0][events.template[a]],
+            events.t_det[a],
+            exact[1][events.template[b]],
+            events.t_det[b],
+            d_pair[k],
+        )
+        keep[k] = prob >= Fraction(float(t_pair[k]))
     pairs = np.stack((events.id[pa[keep]], events.id[pb[keep]]), axis=1)
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if pairs.size else pairs.reshape(0, 2)

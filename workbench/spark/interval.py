@@ -15,15 +15,17 @@ eager timing correlation (Algorithms 2-3) with the A event as the base tuple:
   expressions, so the tight range ``max(I_b) in [LH, RH]`` and the satisfaction range
   ``[LL, RL]`` (joins without any probability) are decided in the JVM;
 - only the pairs in the probe regions ``[LH, LL)`` and ``(RL, RH]`` are probed (Algorithm 3)
-  by :func:`workbench.interval_bounds.uniform_band_prob` in a vectorised pandas step.
+  by the certified exact band decision (:class:`workbench.decision.BandDecider`) in a
+  vectorised pandas step.  Like the in-process operators, the four bounds are moved outwards
+  by a bound on their rounding, so SR and VR are exact.
 
 The pandas step still receives the satisfaction-range pairs (flagged, passed through without a
 probability): one streaming DataFrame cannot be split into two branches without Spark running
 the stream-stream join, and keeping its state, twice.  Below ``d = max(pi, len)`` the bounds
 are PTJoin's loose partitions (Eq. 4-6), still sound.  The in-process operators take the
 later-arriving event as the base; the ranges differ from side to side but are sound on both,
-so a pair is decided the same (up to rounding exactly at a range's edge) and the pair set
-equals theirs (:mod:`workbench.operators.interval`).  The output
+so a pair is decided the same and the pair set
+equals theirs (:mod:`workbench.operators.interval`), pair for pair.  The output
 is a Parquet sink of ``(a_id, b_id)`` (:func:`workbench.spark.ptjoin.read_pairs`).
 """
 
@@ -37,7 +39,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from workbench.interval_bounds import uniform_band_prob
+from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.operators.base import StreamSpec
 from workbench.spark.ptjoin import PAIR_SCHEMA, ptjoin_candidates
 from workbench.spark.source import parquet_sink
@@ -100,7 +102,8 @@ def interval_candidates(
     """Pairs with B's max time in ``[LH, RH]`` of their A event, flagged ``sr`` when it lies in
     ``[LL, RL]``, and the classified raw stream (for :func:`~workbench.spark.source.rejects_query`).
 
-    Returns ``(candidates, classified)``; candidates have a_id, a_lo, a_t, b_id, b_lo, b_t, sr.
+    Returns ``(candidates, classified)``; candidates have a_id, a_template, a_lo, a_t, b_id,
+    b_template, b_lo, b_t, sr.
     """
     if not 0 < ct < 1:
         raise ValueError(f"ct = {ct!r} must lie strictly between 0 and 1")
@@ -110,22 +113,29 @@ def interval_candidates(
     )
     framed = loose.select(
         "a_id",
+        "a_template",
         (F.col("a_t") - _length_of(F.col("a_template"), len_a)).alias("a_lo"),
         "a_t",
         "b_id",
+        "b_template",
         (F.col("b_t") - _length_of(F.col("b_template"), len_b)).alias("b_lo"),
         "b_t",
     )
-    lh, ll, rl, rh = interval_bounds_columns(F.col("a_lo"), F.col("a_t"), d, ct, streams[1].pi)
-    b_t = F.col("b_t")
-    candidates = framed.filter((b_t >= lh) & (b_t <= rh)).withColumn(
-        "sr", (b_t >= ll) & (b_t <= rl)
+    a_lo, a_t, b_t = F.col("a_lo"), F.col("a_t"), F.col("b_t")
+    pi = streams[1].pi
+    lh, ll, rl, rh = interval_bounds_columns(a_lo, a_t, d, ct, pi)
+    # EagerCorrelation's margin: the bounds' rounding, so SR and VR hold no doubtful pair
+    margin = F.lit(16 * UNIT_ROUNDOFF) * (F.abs(a_t) + F.lit(d + pi) + (a_t - a_lo))
+    candidates = framed.filter((b_t >= lh - margin) & (b_t <= rh + margin)).withColumn(
+        "sr", (b_t >= ll + margin) & (b_t <= rl - margin)
     )
     return candidates, classified
 
 
-def _probe(d: float, ct: float) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """Algorithm 3 for the probe-region pairs; satisfaction-range pairs pass unprobed."""
+def _probe(
+    band: BandDecider, d: float, ct: float
+) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """Algorithm 3 for the probe-region pairs (exact); satisfaction-range pairs pass unprobed."""
 
     def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
@@ -133,8 +143,8 @@ def _probe(d: float, ct: float) -> Callable[[Iterator[pd.DataFrame]], Iterator[p
                 continue
             keep = pdf["sr"].to_numpy(dtype=bool)
             probe = np.flatnonzero(~keep)
-            cols = [pdf[c].to_numpy()[probe] for c in ("a_lo", "a_t", "b_lo", "b_t")]
-            keep[probe] = uniform_band_prob(*cols, d) >= ct
+            cols = [pdf[c].to_numpy()[probe] for c in ("a_template", "a_t", "b_template", "b_t")]
+            keep[probe] = band.decide(*cols, d, ct)
             yield pdf.loc[keep, ["a_id", "b_id"]]
 
     return decide
@@ -159,5 +169,6 @@ def interval_query(
     :func:`interval_candidates`' second frame).
     """
     candidates, _ = interval_candidates(spark, source_dir, streams, d, ct, max_files_per_trigger)
-    pairs = candidates.mapInPandas(_probe(d, ct), PAIR_SCHEMA)
+    band = BandDecider(*(s.templates for s in streams))
+    pairs = candidates.mapInPandas(_probe(band, d, ct), PAIR_SCHEMA)
     return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)

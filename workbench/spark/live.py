@@ -32,7 +32,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from workbench.operators.base import StreamSpec
@@ -204,9 +203,10 @@ class LiveJoin:
         """Decide one micro-batch under the current parameters; replace that batch's file."""
         with self._lock:
             params = self.params
-        pairs = self.decider.decide(batch, params.d, params.delta)
-        frame = pairs.withColumn("d", F.lit(params.d)).withColumn("delta", F.lit(params.delta))
-        table = pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+        decided = self.decider.decide(batch, params.d, params.delta).toPandas()
+        frame = self.decider.resolve(decided, params.d, params.delta)
+        frame = frame.assign(d=params.d, delta=params.delta)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
         final = self.run_dir / "pairs" / f"batch-{batch_id:06d}.parquet"
         tmp = final.with_name(f".{final.name}.tmp")
         pq.write_table(table, tmp)

@@ -7,9 +7,14 @@ watermark on the detection time.  The stream-stream
 join pairs every A event with the B events whose max time lies in A's loose partitions
 (Eq. 4-5: ``[t_a - pi_A - d, t_a + d + pi_B]``), on an equi bucket key of that width so Spark
 can partition the band (each A event looks in its bucket and the two beside it).  The exact
-decision (:class:`Decider`) is Theorem 2's one comparison against a broadcast stime table when
-``d >= max(pi_A, pi_B)`` (a broadcast join in the JVM), the exact band probability (Eq. 1 in
-closed form, a vectorised pandas step) otherwise.  The join state depends on neither delta nor
+decision (:class:`Decider`) is Theorem 2's one comparison against the certified brackets of a
+broadcast stime table when ``d >= max(pi_A, pi_B)`` (a broadcast join in the JVM), the
+certified band probability (:class:`workbench.decision.BandDecider`, a vectorised pandas step)
+otherwise.  A fast-path pair whose comparison falls inside a bracket (rare: within a few ulps
+of the exact stime) is kept as *pending*, with what its exact decision needs; the sink stores
+it beside the decided pairs and :func:`read_pairs` / :meth:`Decider.resolve` decide it in
+rationals, so the pairs read back are exactly the mathematics' (no Python touches the rest).
+The join state depends on neither delta nor
 d below the envelope ``d_max``, so both can change per micro-batch (:mod:`workbench.spark.live`).
 The output is a Parquet file sink (exactly once with the checkpoint).
 """
@@ -24,8 +29,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.operators.base import StreamSpec
-from workbench.probability import ge_eq1_batch
 from workbench.spark.source import (
     accepted_events,
     event_checks,
@@ -35,9 +40,19 @@ from workbench.spark.source import (
 )
 from workbench.stime import StimeTable
 
-__all__ = ["PAIR_SCHEMA", "Decider", "ptjoin_candidates", "ptjoin_query", "read_pairs"]
+__all__ = [
+    "PAIR_SCHEMA",
+    "SINK_SCHEMA",
+    "Decider",
+    "ptjoin_candidates",
+    "ptjoin_query",
+    "read_pairs",
+]
 
 PAIR_SCHEMA = "a_id LONG, b_id LONG"
+PENDING_FIELDS = "a_template INT, a_t DOUBLE, b_template INT, b_t DOUBLE, d DOUBLE, delta DOUBLE"
+SINK_SCHEMA = f"{PAIR_SCHEMA}, pending STRUCT<{PENDING_FIELDS}>"
+"""The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs."""
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
 CANDIDATE_SCHEMA = "a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, b_t DOUBLE"
 
@@ -46,14 +61,17 @@ class Decider:
     """The exact jc(d, delta) decision of candidate pairs (PTJoin Theorem 2 / Eq. 1).
 
     Fast path (``d >= max(pi_A, pi_B)``): a join with a broadcast table of the template pairs'
-    satisfaction times, then Eq. 8 or Eq. 9 as one comparison in the JVM, no Python per row.
-    General path: the exact band probability (Eq. 1 in closed form) in a vectorised pandas
-    step.  Tables are built once per delta and kept, so steering delta back and forth is free.
+    certified stime brackets (:class:`~workbench.stime.StimeTable`), then Eq. 8 or Eq. 9 as
+    comparisons in the JVM, no Python per row; a comparison inside a bracket leaves the pair
+    ``pending``.  General path: the certified band probability in a vectorised pandas step
+    (exact, never pending).  Tables are built once per delta and kept, so steering delta back
+    and forth is free.
     """
 
     def __init__(self, spark: SparkSession, streams: tuple[StreamSpec, StreamSpec]) -> None:
         self.spark = spark
         self.streams = streams
+        self.band = BandDecider(*(s.templates for s in streams))
         self._tables: dict[float, DataFrame] = {}
 
     def fast(self, d: float) -> bool:
@@ -61,54 +79,79 @@ class Decider:
         return d >= max(self.streams[0].pi, self.streams[1].pi)
 
     def table(self, delta: float) -> DataFrame:
-        """The broadcast stime table for ``delta``: template pair -> sat, inv, max(phi_u)."""
+        """The broadcast stime table for ``delta``: template pair -> certified brackets of sat
+        and inv (local: stime - max(phi_u))."""
         if delta not in self._tables:
             a, b = (s.templates for s in self.streams)
-            st = StimeTable.build(a, b, delta)
+            st = StimeTable.build(a, b, delta, self.band)
             u, v = np.meshgrid(np.arange(len(a)), np.arange(len(b)), indexing="ij")
             frame = pd.DataFrame(
                 {
                     "a_template": u.ravel().astype(np.int32),
                     "b_template": v.ravel().astype(np.int32),
-                    "sat": st.sat.ravel(),
-                    "inv": st.inv.ravel(),
-                    "max_a": np.repeat(a.max_times, len(b)),
+                    "sat_lo": st.sat_lo.ravel(),
+                    "sat_hi": st.sat_hi.ravel(),
+                    "inv_lo": st.inv_lo.ravel(),
+                    "inv_hi": st.inv_hi.ravel(),
                 }
             )
             self._tables[delta] = F.broadcast(self.spark.createDataFrame(frame).cache())
         return self._tables[delta]
 
     def decide(self, candidates: DataFrame, d: float, delta: float) -> DataFrame:
-        """The candidate pairs that satisfy jc(d, delta), with their ``CANDIDATE_COLUMNS``."""
+        """The candidate pairs that satisfy jc(d, delta) or are pending, with their
+        ``CANDIDATE_COLUMNS`` and a boolean ``pending``."""
         if self.fast(d):
-            g0 = F.col("a_t") - F.col("max_a")  # as StimeTable.decide, same operation order
-            later = (F.col("sat") + d) + g0 >= F.col("b_t")  # Eq. 8
-            earlier = (F.col("inv") - d) + g0 <= F.col("b_t")  # Eq. 9
-            ok = F.when(F.col("b_t") >= F.col("a_t"), later).otherwise(earlier)
+            # StimeTable.verdicts as SQL: Eq. 8 when b is later, Eq. 9 otherwise
+            dt = F.col("b_t") - F.col("a_t")
+            slack = F.lit(4 * UNIT_ROUNDOFF) * (F.abs(dt) + F.lit(d))
+            later = dt >= 0
+            y = F.when(later, dt - F.lit(d)).otherwise(dt + F.lit(d))
+            yes = F.when(later, y + slack <= F.col("sat_lo")).otherwise(
+                y - slack >= F.col("inv_hi")
+            )
+            no = F.when(later, y - slack > F.col("sat_hi")).otherwise(y + slack < F.col("inv_lo"))
             joined = candidates.join(self.table(delta), ["a_template", "b_template"])
-            return joined.filter(ok).select(*CANDIDATE_COLUMNS)
-        return candidates.mapInPandas(_band_decider(self.streams, d, delta), CANDIDATE_SCHEMA)
+            return joined.filter(~no).select(*CANDIDATE_COLUMNS, (~yes).alias("pending"))
+        return candidates.mapInPandas(
+            _band_decider(self.band, d, delta), f"{CANDIDATE_SCHEMA}, pending BOOLEAN"
+        )
+
+    def resolve(self, frame: pd.DataFrame, d: float, delta: float) -> pd.DataFrame:
+        """Decide a decided frame's pending rows exactly; return the pairs that join."""
+        pending = frame["pending"].to_numpy(dtype=bool)
+        keep = ~pending
+        if pending.any():
+            rows = frame[pending]
+            keep[pending] = self.band.decide_exact(
+                rows["a_template"].to_numpy(),
+                rows["a_t"].to_numpy(),
+                rows["b_template"].to_numpy(),
+                rows["b_t"].to_numpy(),
+                d,
+                delta,
+            )
+        return frame.loc[keep, CANDIDATE_COLUMNS].reset_index(drop=True)
 
 
 def _band_decider(
-    streams: tuple[StreamSpec, StreamSpec], d: float, delta: float
+    band: BandDecider, d: float, delta: float
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """The exact band probability per pair (Eq. 1), picklable for ``mapInPandas``."""
-    packed = []
-    for ts in (s.templates for s in streams):
-        edges, probs = ts.packed()
-        packed.append((edges - ts.max_times[:, None], probs))
+    """The certified band decision per pair (exact), picklable for ``mapInPandas``."""
 
     def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             if pdf.empty:
                 continue
-            u, v = pdf["a_template"].to_numpy(), pdf["b_template"].to_numpy()
-            t_a, t_b = pdf["a_t"].to_numpy(), pdf["b_t"].to_numpy()
-            ea, pa = packed[0][0][u] + t_a[:, None], packed[0][1][u]
-            eb, pb = packed[1][0][v] + t_b[:, None], packed[1][1][v]
-            band = ge_eq1_batch(eb + d, pb, ea, pa) + ge_eq1_batch(ea + d, pa, eb, pb) - 1.0
-            yield pdf.loc[band >= delta, CANDIDATE_COLUMNS]
+            ok = band.decide(
+                pdf["a_template"].to_numpy(),
+                pdf["a_t"].to_numpy(),
+                pdf["b_template"].to_numpy(),
+                pdf["b_t"].to_numpy(),
+                d,
+                delta,
+            )
+            yield pdf.loc[ok, CANDIDATE_COLUMNS].assign(pending=False)
 
     return decide
 
@@ -199,14 +242,56 @@ def ptjoin_query(
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r} must lie strictly between 0 and 1")
     candidates, _ = ptjoin_candidates(spark, source_dir, streams, d, max_files_per_trigger)
-    if decide:
-        candidates = (decider or Decider(spark, streams)).decide(candidates, d, delta)
-    pairs = candidates.select("a_id", "b_id")
+    if not decide:
+        return parquet_sink(
+            candidates.select("a_id", "b_id"), output_dir, checkpoint_dir, available_now
+        )
+    decided = (decider or Decider(spark, streams)).decide(candidates, d, delta)
+    inputs = F.struct(
+        "a_template",
+        "a_t",
+        "b_template",
+        "b_t",
+        F.lit(float(d)).alias("d"),
+        F.lit(float(delta)).alias("delta"),
+    )
+    pairs = decided.select("a_id", "b_id", F.when(F.col("pending"), inputs).alias("pending"))
     return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)
 
 
-def read_pairs(spark: SparkSession, output_dir: str) -> np.ndarray:
-    """The committed pairs of a query's output, as a sorted ``(n, 2)`` array."""
-    frame = spark.read.schema(PAIR_SCHEMA).parquet(output_dir).toPandas()
+def read_pairs(
+    spark: SparkSession,
+    output_dir: str,
+    streams: tuple[StreamSpec, StreamSpec] | None = None,
+) -> np.ndarray:
+    """The committed pairs of a query's output, as a sorted ``(n, 2)`` array.
+
+    Pending pairs (a PTJoin fast-path comparison inside a stime bracket) are decided here in
+    exact arithmetic, which needs the query's ``streams``.
+    """
+    frame = spark.read.schema(SINK_SCHEMA).parquet(output_dir).toPandas()
+    pending = frame["pending"].notna().to_numpy()
+    if pending.any():
+        if streams is None:
+            raise ValueError(
+                f"{int(pending.sum())} pairs in {output_dir} await their exact decision: "
+                "pass the query's streams to read_pairs"
+            )
+        inputs = pd.DataFrame(list(frame.loc[pending, "pending"]))
+        band = BandDecider(*(s.templates for s in streams))
+        ok = np.zeros(len(inputs), dtype=bool)
+        for (d, delta), rows in inputs.groupby(["d", "delta"]).groups.items():
+            sub = inputs.loc[rows]
+            ok[np.asarray(rows)] = band.decide_exact(
+                sub["a_template"].to_numpy(),
+                sub["a_t"].to_numpy(),
+                sub["b_template"].to_numpy(),
+                sub["b_t"].to_numpy(),
+                d,
+                delta,
+            )
+        keep = ~pending
+        keep[np.flatnonzero(pending)[ok]] = True
+        frame = frame[keep]
     pairs = frame[["a_id", "b_id"]].to_numpy(dtype=np.int64)
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if len(pairs) else pairs.reshape(0, 2)

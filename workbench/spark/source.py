@@ -4,7 +4,8 @@ The replay (:class:`workbench.data.replay.Replayer`) writes JSON lines.  :func:`
 reads them with a fixed schema plus Spark's ``_corrupt_record`` column (PERMISSIVE mode), so a
 malformed line becomes a row instead of a failure.  :func:`with_reason` gives each row a
 ``reason``: ``"malformed"`` when the line did not parse or a field is missing, null or not a
-finite number, else the first failing check (unknown stream, unknown template, late), else
+finite number, else the first failing check (unknown stream, unknown template, a histogram
+that floats cannot represent at its time (``TemplateSet.horizons``), late), else
 null (accepted).  Accepted rows feed the joins; rejected rows go to a Parquet rejects sink
 (:func:`rejects_query`), so bad input is counted and kept, never crashes a query and never
 reaches the results.  Late means PTJoin Definition 6: ``arrival > t_det + D`` of its stream.
@@ -97,14 +98,21 @@ def event_checks(streams: Sequence[StreamSpec]) -> list[tuple[str, Column]]:
     stream, template = F.col("stream"), F.col("template")
     known_template = F.lit(False)
     on_time = F.lit(False)
+    faithful = F.lit(False)
     for s, spec in enumerate(streams):
         known_template = known_template | (
             (stream == s) & template.between(0, len(spec.templates) - 1)
         )
         on_time = on_time | ((stream == s) & (F.col("arrival") <= F.col("t_det") + spec.max_delay))
+        # TemplateSet.horizons: the event's narrowest bucket is at least the float spacing
+        ts = spec.templates
+        reach = F.element_at(F.array(*[F.lit(float(t.length)) for t in ts]), template + 1)
+        limit = F.element_at(F.array(*[F.lit(float(h)) for h in ts.horizons]), template + 1)
+        faithful = faithful | ((stream == s) & (F.abs(F.col("t_det")) + reach < limit))
     return [
         ("unknown stream", stream.between(0, len(streams) - 1)),
         ("unknown template", known_template),
+        ("unrepresentable", faithful),
         ("arrival before detection", F.col("arrival") >= F.col("t_det")),
         ("late", on_time),
     ]
