@@ -50,3 +50,40 @@ def replay_files(records, folder: Path, batch_ms: float, extra: str = "") -> Non
         (folder / "batch-000000-extra.json").write_text(extra)
     for k, path in enumerate(sorted(folder.glob("*.json"))):
         os.utime(path, (1_700_000_000 + k, 1_700_000_000 + k))
+
+
+def adversarial_scenario(
+    seed: int, n: int = 60, offset: float = 1e9, uniform: bool = False
+) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
+    """Templates whose bucket widths differ by up to 1e6 (zero-probability buckets too), at
+    times near ``offset``, with pairs placed so that many land close to the join's boundary."""
+    from workbench.timestamps import HistogramTimestamp, TemplateSet
+
+    rng = np.random.default_rng(seed)
+
+    def template() -> HistogramTimestamp:
+        k = 1 if uniform else int(rng.integers(1, 5))
+        widths = 10.0 ** rng.uniform(-3, 3, k)
+        probs = rng.choice([0.0, 0.2, 0.5, 1.0], k)
+        if probs.sum() == 0:
+            probs[0] = 1.0
+        return HistogramTimestamp(np.concatenate(([0.0], np.cumsum(widths))), probs / probs.sum())
+
+    a = TemplateSet("A", tuple(template() for _ in range(3)))
+    b = TemplateSet("B", tuple(template() for _ in range(3)))
+    pi = max(a.pi, b.pi)
+    t_a = offset + np.sort(rng.uniform(0, 40 * pi, n))
+    # each B event sits near an A event, at a distance around d = pi: the band's edge
+    t_b = rng.choice(t_a, n) + rng.choice([-1, 1], n) * pi * rng.uniform(0.5, 1.5, n)
+    stream = np.repeat([0, 1], n)
+    t_det = np.concatenate((t_a, t_b))
+    arrival = t_det + rng.uniform(0, 50, 2 * n)
+    order = np.argsort(arrival, kind="stable")
+    events = Events(
+        stream[order],
+        np.arange(2 * n)[order],
+        rng.integers(0, 3, 2 * n)[order],
+        t_det[order],
+        arrival[order],
+    )
+    return (StreamSpec(a, 60.0), StreamSpec(b, 60.0)), events

@@ -119,19 +119,34 @@ class BandDecider:
         self.exact_evaluations = 0
 
     def probability(
-        self, u: np.ndarray, t_a: np.ndarray, v: np.ndarray, t_b: np.ndarray, d: float
+        self,
+        u: np.ndarray,
+        t_a: np.ndarray,
+        v: np.ndarray,
+        t_b: np.ndarray,
+        d: float,
+        over_a: bool | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Float ``P(|Xa - Xb| <= d)`` for aligned pairs, and a proven bound on its error.
 
         ``P = ge(A + dt + d, B) - ge(A + dt - d, B)`` with ``dt = t_a - t_b`` (Section 3:
         ``ge(Hb + d, Ha) + ge(Ha + d, Hb) - 1``, each term rewritten by shift invariance and
-        ``ge(X, Y) = 1 - ge(Y, X)``), both terms by :func:`ge_shift`.
+        ``ge(X, Y) = 1 - ge(Y, X)``), both terms in one call of :func:`ge_shift`, integrating
+        over A (``over_a=True``), over B (False) or the flatter template per pair (None).
         """
+        u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
         delta_t = np.asarray(t_a, dtype=np.float64) - np.asarray(t_b, dtype=np.float64)
         d = float(d)
-        upper, b_up = ge_shift(self.local, u, v, delta_t + d)
-        lower, b_low = ge_shift(self.local, u, v, delta_t - d)
-        return np.clip(upper - lower, 0.0, 1.0), b_up + b_low + 3 * UNIT_ROUNDOFF
+        n = u.size
+        both, bound = ge_shift(
+            self.local,
+            np.concatenate((u, u)),
+            np.concatenate((v, v)),
+            np.concatenate((delta_t + d, delta_t - d)),
+            over_a,
+        )
+        p = np.clip(both[:n] - both[n:], 0.0, 1.0)
+        return p, bound[:n] + bound[n:] + 3 * UNIT_ROUNDOFF
 
     def decide(
         self,
@@ -142,14 +157,27 @@ class BandDecider:
         d: float,
         delta: float,
     ) -> np.ndarray:
-        """Whether each pair satisfies jc(d, delta), exactly (ties join)."""
+        """Whether each pair satisfies jc(d, delta), exactly (ties join).
+
+        One float evaluation integrating over A for every pair; the pairs it cannot settle
+        are evaluated again over B where B is the flatter template, and the rest in rationals.
+        """
         u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
         t_a, t_b = np.asarray(t_a, dtype=np.float64), np.asarray(t_b, dtype=np.float64)
         if u.size == 0:
             return np.zeros(0, dtype=bool)
-        p, bound = self.probability(u, t_a, v, t_b, d)
+        p, bound = self.probability(u, t_a, v, t_b, d, over_a=True)
         ok = p >= delta
         unsure = np.flatnonzero(np.abs(p - delta) <= bound)
+        if unsure.size:
+            la, lb = self.local
+            flatter_b = unsure[lb.density_sum[v[unsure]] < la.density_sum[u[unsure]]]
+            if flatter_b.size:
+                k = flatter_b
+                p_b, bound_b = self.probability(u[k], t_a[k], v[k], t_b[k], d, over_a=False)
+                ok[k] = p_b >= delta
+                settled = np.abs(p_b - delta) > bound_b
+                unsure = np.setdiff1d(unsure, k[settled], assume_unique=True)
         if unsure.size:
             ok[unsure] = self.decide_exact(u[unsure], t_a[unsure], v[unsure], t_b[unsure], d, delta)
         return ok
@@ -175,12 +203,17 @@ class BandDecider:
 
 
 def ge_shift(
-    local: tuple[LocalTemplates, LocalTemplates], u: np.ndarray, v: np.ndarray, shift: np.ndarray
+    local: tuple[LocalTemplates, LocalTemplates],
+    u: np.ndarray,
+    v: np.ndarray,
+    shift: np.ndarray,
+    over_a: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``P(Xa + shift >= Xb)`` for local templates ``u`` of A and ``v`` of B, with its proven
     error bound (see the module docstring; one ge, half of the band's constants).
 
-    Eq. 1 integrates over whichever template has the smaller density sum.
+    Eq. 1 integrates over A (``over_a=True``), over B (False), or per pair over whichever
+    template has the smaller density sum (None, the tightest bound).
 
     >>> from workbench.timestamps import HistogramTimestamp
     >>> lt = LocalTemplates.of(TemplateSet("S", (HistogramTimestamp.uniform(0, 10),)))
@@ -191,29 +224,37 @@ def ge_shift(
     la, lb = local
     u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
     shift = np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape)
-    over_a = la.density_sum[u] <= lb.density_sum[v]
+    if over_a is None:
+        side = la.density_sum[u] <= lb.density_sum[v]
+    else:
+        side = np.full(u.shape, bool(over_a))
     p = np.empty(u.shape)
-    if over_a.any():
-        k = over_a
-        p[k] = ge_eq1_local(
-            la.edges[u[k]] + shift[k, None], la.probs[u[k]], lb.edges[v[k]], lb.probs[v[k]]
+    if over_a is True or (over_a is None and side.all()):
+        p[:] = ge_eq1_local(la.edges[u] + shift[:, None], la.probs[u], lb.edges[v], lb.probs[v])
+    elif over_a is False or not side.any():
+        p[:] = 1.0 - ge_eq1_local(
+            lb.edges[v], lb.probs[v], la.edges[u] + shift[:, None], la.probs[u]
         )
-    if not over_a.all():
-        k = ~over_a
-        p[k] = 1.0 - ge_eq1_local(
-            lb.edges[v[k]], lb.probs[v[k]], la.edges[u[k]] + shift[k, None], la.probs[u[k]]
-        )
-    return p, ge_bound(local, u, v, shift)
+    else:
+        for k, over in ((side, True), (~side, False)):
+            p[k], _ = ge_shift(local, u[k], v[k], shift[k], over)
+    return p, ge_bound(local, u, v, shift, side)
 
 
 def ge_bound(
-    local: tuple[LocalTemplates, LocalTemplates], u: np.ndarray, v: np.ndarray, shift: np.ndarray
+    local: tuple[LocalTemplates, LocalTemplates],
+    u: np.ndarray,
+    v: np.ndarray,
+    shift: np.ndarray,
+    over_a: np.ndarray | bool | None = None,
 ) -> np.ndarray:
-    """The proven error bound of :func:`ge_shift` (module docstring), without evaluating it."""
+    """The proven error bound of :func:`ge_shift` (module docstring), without evaluating it;
+    ``over_a`` says which template Eq. 1 integrates over (None: the flatter one)."""
     la, lb = local
-    over_a = la.density_sum[u] <= lb.density_sum[v]
+    if over_a is None:
+        over_a = la.density_sum[u] <= lb.density_sum[v]
     big = la.length[u] + lb.length[v] + np.abs(shift)
-    spread = np.minimum(la.density_sum[u], lb.density_sum[v])
+    spread = np.where(over_a, la.density_sum[u], lb.density_sum[v])
     narrow = np.where(over_a, la.width_min[u], lb.width_min[v])
     k_max = max(la.n_buckets, lb.n_buckets)
     bound = 4 * (

@@ -311,6 +311,13 @@ class TemplateSet:
         return longest if Fraction(longest) >= exact else math.nextafter(longest, math.inf)
 
     @cached_property
+    def lengths(self) -> np.ndarray:
+        """len(phi_k) of every template, in order (read-only)."""
+        out = np.array([t.length for t in self.templates])
+        out.flags.writeable = False
+        return out
+
+    @cached_property
     def horizons(self) -> np.ndarray:
         """Per template, the magnitude from which events lose fidelity: an event of template
         k detected at t is representable iff ``|t| + len(phi_k) < horizons[k]``, i.e. its
@@ -327,7 +334,7 @@ class TemplateSet:
     def faithful_error(self, k: int, t_det: float) -> str | None:
         """Why an event of template k at ``t_det`` cannot be represented faithfully, or None."""
         t = self.templates[k]
-        if abs(float(t_det)) + t.length < self.horizons[k]:
+        if abs(float(t_det)) + self.lengths[k] < self.horizons[k]:
             return None
         j = int(np.argmin(t.widths))
         return (

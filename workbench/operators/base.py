@@ -408,6 +408,9 @@ class TwoStreamJoin:
         # template lengths (max - min) and maxima per stream, to place min(H) of an event
         self._tlen = [np.array([t.length for t in s.templates]) for s in self.streams]
         self._tmax_phi = [s.templates.max_times for s in self.streams]
+        # plain floats: the per-event representability check (TemplateSet.horizons)
+        self._reach = [s.templates.lengths.tolist() for s in self.streams]
+        self._horizons = [s.templates.horizons.tolist() for s in self.streams]
         a, b = (s.templates for s in self.streams)
         # certified jc decisions for arrivals of A (A vs B) and of B (B vs A)
         self._deciders = (BandDecider(a, b), BandDecider(b, a))
@@ -567,9 +570,9 @@ class TwoStreamJoin:
         for name, value in (("t_det", t_det), ("arrival", arrival)):
             if not isinstance(value, int | float | np.number) or not math.isfinite(value):
                 raise BadEventError(f"{name} = {value!r} is not a finite time")
-        why = self.streams[s].templates.faithful_error(int(template), float(t_det))
-        if why is not None:
-            raise BadEventError(why)
+        k = int(template)
+        if not abs(t_det) + self._reach[s][k] < self._horizons[s][k]:
+            raise BadEventError(self.streams[s].templates.faithful_error(k, float(t_det)))
         if arrival < t_det:
             raise BadEventError(f"arrival = {arrival!r} precedes t_det = {t_det!r}")
         if arrival < self._clock.now:

@@ -26,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from workbench.decision import UNIT_ROUNDOFF
 from workbench.operators.base import (
     Matches,
     TwoStreamJoin,
@@ -159,40 +160,51 @@ class PTJoin(TwoStreamJoin):
         the certified brackets, the few inside a bracket by the exact band probability."""
         target = self.buffers[1 - stream]
         direction = self._directions[stream]
+        table = direction.table
         d, u = self.d, template
         tmax = target.tmax
-        margin = rounding_margin(t_det, d, direction.reach[u])
+        margin = 16 * UNIT_ROUNDOFF * (abs(t_det) + d + direction.reach[u])
         i_lh, i_sr, j_sr, j_rh = partition_slice(
             tmax,
-            *widen(
-                direction.inv_min[u] + t_det - d,
-                direction.inv_max[u] + t_det - d,
-                direction.sat_min[u] + t_det + d,
-                direction.sat_max[u] + t_det + d,
-                margin,
-            ),
+            direction.inv_min[u] + t_det - d - margin,
+            direction.inv_max[u] + t_det - d + margin,
+            direction.sat_min[u] + t_det + d - margin,
+            direction.sat_max[u] + t_det + d + margin,
         )
-        probe = np.r_[i_lh:i_sr, j_sr:j_rh]
-        v, m = target.templates[probe], tmax[probe]
-        join, certain = direction.table.verdicts(np.full(probe.size, u), v, t_det, m, d)
-        unsure = np.flatnonzero(~certain)
-        if unsure.size:
-            join[unsure] = self._deciders[stream].decide_exact(
-                np.full(unsure.size, u),
-                np.full(unsure.size, t_det),
-                v[unsure],
-                m[unsure],
-                d,
-                self.threshold,
-            )
-        self._counters.stime_lookups += int(probe.size)
-        return np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][join]))
+        self._counters.stime_lookups += (i_sr - i_lh) + (j_rh - j_sr)
+        templates, ids = target.templates, target.ids
+        # Eq. 9 (left: join iff max(Hj) >= inv* + max(Hi) - d) and Eq. 8 (right: join iff
+        # max(Hj) <= sat* + max(Hi) + d) against the bracket ends, each sum widened by its
+        # rounding; a partner between "surely" and "maybe" is inside a bracket: exact band
+        shift = 1.5 * margin
+        parts = [ids[i_sr:j_sr]]
+        for lo, hi, left in ((i_lh, i_sr, True), (j_sr, j_rh, False)):
+            if lo == hi:
+                continue
+            v, m = templates[lo:hi], tmax[lo:hi]
+            if left and m[-1] < t_det:
+                join = m >= table.inv_hi[u][v] + (t_det - d + shift)
+                maybe = m >= table.inv_lo[u][v] + (t_det - d - shift)
+            elif not left and m[0] >= t_det:
+                join = m <= table.sat_lo[u][v] + (t_det + d - shift)
+                maybe = m <= table.sat_hi[u][v] + (t_det + d + shift)
+            else:  # a range straddling max(Hi): the general comparison (Lemma 2's two cases)
+                join, certain = table.verdicts(np.full(v.size, u), v, t_det, m, d)
+                maybe = join | ~certain
+            if np.count_nonzero(maybe) != np.count_nonzero(join):
+                k = np.flatnonzero(maybe & ~join)
+                join[k] = self._deciders[stream].decide_exact(
+                    np.full(k.size, u), np.full(k.size, t_det), v[k], m[k], d, self.threshold
+                )
+            parts.append(ids[lo:hi][join])
+        return np.concatenate(parts)
 
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
         env = self.envelope
         horizon = self.now - env.max_delay[base]  # no future base event ends before this
-        margin = rounding_margin(horizon, env.d_max, self.streams[base].pi)
+        pi = self.streams[base].pi
+        margin = 16 * UNIT_ROUNDOFF * (abs(horizon) + env.d_max + pi)
         if self.mode == "tight" and env.d_max >= self._min_d:
             return horizon - env.d_max + self._t_min[base] - margin  # Theorem 4
         return horizon - self.streams[base].pi - env.d_max - margin  # Eq. 4: min(H_i) - d
