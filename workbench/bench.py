@@ -104,7 +104,7 @@ def bench_stime(
             f"{pairs / t_table:12,.0f} pairs/s  (best of 2 after a cold run of {t_cold:.3f} s)",
             f"  StimeTable.build (delta, 1 - delta): {t_build:8.3f} s  "
             f"{2 * pairs / t_build:12,.0f} pairs/s",
-            f"  scalar binary search, {sample} pairs:     {t_scalar:8.3f} s  "
+            f"  scalar stime (rationals), {sample} pairs:     {t_scalar:8.3f} s  "
             f"{sample / t_scalar:12,.0f} pairs/s",
             "  speed-up of the table over the scalar loop: "
             f"{per_pair_scalar / per_pair_table:,.0f}x",

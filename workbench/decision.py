@@ -6,8 +6,9 @@ A pair (a, b) joins iff ``P(|Xa - Xb| <= d) >= delta``.  :class:`BandDecider` ev
 probability in floating point in *local coordinates*: every template moved so that its max is
 0, the events placed relative to ``t_b`` (one rounded difference ``t_a - t_b``), so absolute
 times never enter a difference.  The evaluation is Eq. 1 in closed form (``ge_eq1_local``),
-oriented so that it integrates over the template with the smaller sum of bucket densities
-``S = sum_k p_k / len(I_k)`` (``ge(X, Y) = 1 - ge(Y, X)`` for continuous X, Y).
+integrating over A's template, and again over B's for the pairs it cannot settle where B's
+template has the smaller sum of bucket densities ``S = sum_k p_k / len(I_k)`` (``ge(X, Y) =
+1 - ge(Y, X)`` for continuous X, Y): the bound below shrinks with S.
 
 **Error bound.**  With ``u = 2**-53``, ``K`` the larger bucket count, ``M = len(phi_a) +
 len(phi_b) + |t_a - t_b| + d`` the largest coordinate and ``S`` the integrated template's

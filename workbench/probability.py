@@ -162,7 +162,9 @@ def ge_eq1_local(
     )
     dens_pad = np.concatenate((dens_j, np.zeros(dens_j.shape[:-1] + (1,))), axis=-1)
     # which bucket of Hj holds each edge of Hi (edges at or below it, minus one)
-    count = (ej[..., None, :] <= ei[..., :, None]).sum(axis=-1)
+    count = np.zeros(np.broadcast_shapes(ei.shape[:-1], ej.shape[:-1]) + ei.shape[-1:], np.int64)
+    for col in range(ej.shape[-1]):  # one comparison per edge of Hj: no (n, m) temporary
+        count += ej[..., col : col + 1] <= ei
     k = np.maximum(count - 1, 0)
     base = np.take_along_axis(ej, k, axis=-1)
     step = ei - base

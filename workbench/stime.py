@@ -27,6 +27,10 @@ pairs that fall inside one to the exact band probability, so every decision is e
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -50,6 +54,7 @@ _LEVEL_TOL = 1e-12
 """How close to the level the float *estimate* treats f as flat; certification (not this
 tolerance) decides, see :func:`stime_brackets`."""
 _CERTIFY_ROUNDS = 3
+_THREADS = min(4, os.cpu_count() or 1)
 _WIDEN = 256.0
 
 
@@ -134,13 +139,15 @@ def _stime_estimates(
     fprime = np.full(n_a * n_b, np.nan)
     shaky: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (pairs, c_k, c_k+1)
     chunk = min(_CHUNK_PAIRS, n_a * n_b)
-    # buffers reused across chunks, term-major (terms, ..., pairs) so the suffix sums below
-    # add whole rows; fresh arrays of this size per chunk would cost more than the arithmetic
-    sums_buf = np.empty((terms, 3, chunk))
-    c_buf = np.empty((terms, chunk))
-    f_buf = np.empty((terms, chunk))
-    w_buf = np.empty((terms, chunk))
-    for start in range(0, n_a * n_b, chunk):
+    # buffers reused across a thread's chunks, term-major (terms, ..., pairs) so the suffix
+    # sums below add whole rows; fresh arrays per chunk would cost more than the arithmetic
+    local = threading.local()
+
+    def estimate(start: int) -> None:
+        if not hasattr(local, "sums"):
+            local.sums = np.empty((terms, 3, chunk))
+            local.c, local.f, local.w = (np.empty((terms, chunk)) for _ in range(3))
+        sums_buf, c_buf, f_buf, w_buf = local.sums, local.c, local.f, local.w
         pair = np.arange(start, min(start + chunk, n_a * n_b))
         n = len(pair)
         u, v = np.divmod(pair, n_b)
@@ -190,6 +197,8 @@ def _stime_estimates(
         flagged = rounding > _TIME_TOL * 2 * np.abs(slope - a1 * y)
         if flagged.any():
             shaky.append((pair[flagged], ck[flagged], ck1[flagged]))
+
+    _in_threads(estimate, range(0, n_a * n_b, chunk))
     if shaky:
         pair, lo, hi = (np.concatenate(x) for x in zip(*shaky, strict=True))
         u, v = np.divmod(pair, n_b)
@@ -202,6 +211,19 @@ def _stime_estimates(
         out[pair] = lo + t * (hi - lo)
         fprime[pair] = np.nan  # unknown: certification starts from a generic width
     return out, fprime
+
+
+def _in_threads(work: Callable[[int], None], starts: range) -> None:
+    """Run ``work`` on every chunk start in a few threads (NumPy releases the GIL in its
+    loops; chunks write disjoint slices of preallocated outputs)."""
+    workers = min(_THREADS, len(starts))
+    if workers <= 1:
+        for start in starts:
+            work(start)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        for _ in pool.map(work, starts):
+            pass
 
 
 def stime_brackets(
@@ -229,7 +251,8 @@ def stime_brackets(
     n_a, n_b = len(ha), len(hb)
     local = (LocalTemplates.of(ha), LocalTemplates.of(hb))
     lo, hi = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
-    for start in range(0, x.size, _CHUNK_PAIRS):
+
+    def certify(start: int) -> None:
         pair = np.arange(start, min(start + _CHUNK_PAIRS, x.size))
         u, v = np.divmod(pair, n_b)
         xs = x[pair]
@@ -264,6 +287,8 @@ def stime_brackets(
             lo[k[holds]], hi[k[fails]] = mid[holds], mid[fails]
             x[k] = (lo[k] + hi[k]) / 2
             wide = wide[(holds | fails) & (hi[k] - lo[k] > 4 * target[wide])]
+
+    _in_threads(certify, range(0, x.size, _CHUNK_PAIRS))
     for k in np.flatnonzero(np.isnan(lo)):  # flat at the level or ill-conditioned: rationals
         u, v = divmod(int(k), n_b)
         lo[k], hi[k] = stime_bracket(local[0].exact(u), local[1].exact(v), level, side)

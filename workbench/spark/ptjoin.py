@@ -50,9 +50,10 @@ __all__ = [
 ]
 
 PAIR_SCHEMA = "a_id LONG, b_id LONG"
-PENDING_FIELDS = "a_template INT, a_t DOUBLE, b_template INT, b_t DOUBLE, d DOUBLE, delta DOUBLE"
-SINK_SCHEMA = f"{PAIR_SCHEMA}, pending STRUCT<{PENDING_FIELDS}>"
-"""The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs."""
+PENDING_FIELDS = ["a_template", "a_t", "b_template", "b_t", "d", "delta"]
+SINK_SCHEMA = f"{PAIR_SCHEMA}, pending ARRAY<DOUBLE>"
+"""The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs
+(``PENDING_FIELDS``, as doubles)."""
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
 CANDIDATE_SCHEMA = "a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, b_t DOUBLE"
 
@@ -247,13 +248,13 @@ def ptjoin_query(
             candidates.select("a_id", "b_id"), output_dir, checkpoint_dir, available_now
         )
     decided = (decider or Decider(spark, streams)).decide(candidates, d, delta)
-    inputs = F.struct(
-        "a_template",
+    inputs = F.array(  # one nullable column: cheap to write for the (almost) all-null case
+        F.col("a_template").cast("double"),
         "a_t",
-        "b_template",
+        F.col("b_template").cast("double"),
         "b_t",
-        F.lit(float(d)).alias("d"),
-        F.lit(float(delta)).alias("delta"),
+        F.lit(float(d)),
+        F.lit(float(delta)),
     )
     pairs = decided.select("a_id", "b_id", F.when(F.col("pending"), inputs).alias("pending"))
     return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)
@@ -277,15 +278,17 @@ def read_pairs(
                 f"{int(pending.sum())} pairs in {output_dir} await their exact decision: "
                 "pass the query's streams to read_pairs"
             )
-        inputs = pd.DataFrame(list(frame.loc[pending, "pending"]))
+        inputs = pd.DataFrame(
+            np.stack(frame.loc[pending, "pending"].to_list()), columns=PENDING_FIELDS
+        )
         band = BandDecider(*(s.templates for s in streams))
         ok = np.zeros(len(inputs), dtype=bool)
         for (d, delta), rows in inputs.groupby(["d", "delta"]).groups.items():
             sub = inputs.loc[rows]
             ok[np.asarray(rows)] = band.decide_exact(
-                sub["a_template"].to_numpy(),
+                sub["a_template"].to_numpy().astype(np.int64),
                 sub["a_t"].to_numpy(),
-                sub["b_template"].to_numpy(),
+                sub["b_template"].to_numpy().astype(np.int64),
                 sub["b_t"].to_numpy(),
                 d,
                 delta,
