@@ -15,6 +15,7 @@ from strategies import adversarial_sets, adversarial_template
 from workbench.decision import BandDecider, LocalTemplates, ge_shift
 from workbench.events import Events
 from workbench.exact import ExactHistogram, band_exact, band_prob_exact, ge_exact, stime_bracket
+from workbench.interval_bounds import uniform_band_certified
 from workbench.operators import (
     BadEventError,
     EagerCorrelation,
@@ -148,6 +149,27 @@ def test_band_bound_holds_against_rationals(a, b, t_a, gap, d):
     ge_value = ge_exact(local[0].exact(0).shifted(Fraction(gap)), local[1].exact(0))
     if np.isfinite(qb[0]):
         assert abs(Fraction(float(q[0])) - ge_value) <= Fraction(float(qb[0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    len_a=st.sampled_from([1e-6, 1e-3, 1.0, 1e4, 1e7]) | st.floats(1e-6, 1e7),
+    len_b=st.sampled_from([1e-6, 1e-3, 1.0, 1e4, 1e7]) | st.floats(1e-6, 1e7),
+    t_a=st.sampled_from([0.0, 1e9, 1e12]) | st.floats(-1e6, 1e6),
+    gap=st.sampled_from([0.0]) | st.floats(-2e7, 2e7),
+    d=st.sampled_from([0.0, 1.0]) | st.floats(0, 1e7),
+)
+def test_uniform_band_bound_holds_against_rationals(len_a, len_b, t_a, gap, d):
+    """The interval operators' trapezoid fast path: its bound is a bound (rationals judge)."""
+    t_b = t_a + gap
+    p, bound = uniform_band_certified(
+        np.array([len_a]), np.array([t_a]), np.array([len_b]), np.array([t_b]), d
+    )
+    phi_a = ExactHistogram.of(HistogramTimestamp.uniform(-len_a, 0.0))
+    phi_b = ExactHistogram.of(HistogramTimestamp.uniform(-len_b, 0.0))
+    exact = band_exact(phi_a, t_a, phi_b, t_b, d)
+    if np.isfinite(bound[0]):
+        assert abs(Fraction(float(p[0])) - exact) <= Fraction(float(bound[0]))
 
 
 def test_ties_join_exactly():

@@ -26,7 +26,7 @@ changes by at most ``P(|X - Y| <= 2 delta_c) <= 4 delta_c min(sup f_X, sup f_Y) 
 ``(5K + 25) u M``, and dividing a difference of two G values by a bucket width ``w >= w_true
 / 2`` costs ``2 (5K + 25) u M * 2 / w_true`` per unit of that bucket's probability; (iii) the
 final sums add ``(2K + 4) u`` per ge and ``3 u`` for the band.  Summing two ge's gives the
-bracket; the factor 4 is slack for the crude constants.  ``tests/test_decision.py`` checks
+bracket; the factor 4 is slack for the crude constants.  ``tests/test_exactness.py`` checks
 the bound against the rational value on adversarial templates.
 
 Pairs with ``|P - delta| <= B`` are decided by :func:`workbench.exact.band_exact` (Lemma 1's
@@ -44,7 +44,13 @@ from workbench.exact import ExactHistogram, band_exact
 from workbench.probability import ge_eq1_local
 from workbench.timestamps import TemplateSet
 
-__all__ = ["UNIT_ROUNDOFF", "BandDecider", "LocalTemplates", "ge_bound", "ge_shift"]
+__all__ = [
+    "UNIT_ROUNDOFF",
+    "BandDecider",
+    "LocalTemplates",
+    "ge_bound",
+    "ge_shift",
+]
 
 UNIT_ROUNDOFF = 2.0**-53
 """u: the relative rounding error of one IEEE double operation."""

@@ -27,6 +27,7 @@ from workbench.interval_bounds import (
     bounds_tuple,
     interval_bounds_many,
     invalidation_bound,
+    uniform_band_certified,
 )
 from workbench.operators.base import (
     Matches,
@@ -83,6 +84,37 @@ class _IntervalCorrelation(TwoStreamJoin):
         pi = self.streams[base].pi
         bound = invalidation_bound(self.now, env.max_delay[base], pi, env.d_max, env.threshold_min)
         return bound - rounding_margin(self.now, env.max_delay[base], pi, env.d_max)
+
+    def _band_ok(
+        self,
+        stream: int,
+        template: int | np.ndarray,
+        t_det: float | np.ndarray,
+        partner_templates: np.ndarray,
+        partner_tmax: np.ndarray,
+    ) -> np.ndarray:
+        """jc(d, ct) exactly: the trapezoid in floats where its proven bound decides
+        (:func:`~workbench.interval_bounds.uniform_band_certified`), the general certified path
+        (rationals at worst) for the rest."""
+        n = int(np.size(partner_tmax))
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        p, bound = uniform_band_certified(
+            self._tlen[stream][template],
+            t_det,
+            self._tlen[1 - stream][partner_templates],
+            partner_tmax,
+            self.d,
+        )
+        ok = p >= self.threshold
+        unsure = np.flatnonzero(np.abs(p - self.threshold) <= bound)
+        self._counters.prob_evals += n - unsure.size
+        if unsure.size:
+            template, t_det = (np.broadcast_to(x, (n,))[unsure] for x in (template, t_det))
+            ok[unsure] = super()._band_ok(
+                stream, template, t_det, partner_templates[unsure], partner_tmax[unsure]
+            )
+        return ok
 
     def _exact_bounds(self) -> bool:
         """Whether d >= pi of both streams, so LH..RH are exact (and Corollary 3 holds)."""
