@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from bokeh.models.widgets.tables import NumberFormatter
 
 from workbench.app.data import default_readings
-from workbench.app.panes import plot
+from workbench.app.panes import intro, plot
 from workbench.coalesce import (
     AdaptiveCoalescing,
     Coalesced,
@@ -41,6 +42,8 @@ PRELOAD = 1500
 """Readings pushed before the first view, so the window is not empty."""
 REPLAY_CAP = 1500
 """At most this many of the latest readings are replayed when the configuration changes."""
+SURFACE_HEIGHT = 320
+"""Height of each cost surface (px); their widths stretch."""
 GRID = np.linspace(0.0, 1.0, 21)
 """cp and oop values of the cost surfaces."""
 OTHER_QUERIES = (
@@ -54,6 +57,25 @@ OTHER_QUERIES = (
 REEVALUATE_EVERY = 500
 """Arrivals between two re-evaluations of the adaptive selection."""
 _COST_INPUTS = ("w_memory", "w_update", "w_scan", "window_kind", "window_minutes", "window_tuples")
+INTRO = (
+    "Readings of the chosen motes stream in, in arrival order. The **eager** scheme merges a "
+    "reading into its mote's last tuple when the values are equivalent, the **lazy** scheme "
+    "stores every reading and merges when the window is read; the timeline shows what the "
+    "chosen scheme stores, the surfaces what each would cost for any **cp** (share of arrivals "
+    "that merge) and **oop** (share that arrive out of time order), with the queries as points. "
+    "Press **Run / pause**, switch the scheme, or raise a weight to see the choice change."
+)
+WEIGHTS_HELP = (
+    "The weights say how much each cost counts: **memory**, the tuples stored; **update**, the "
+    "work per arrival (inserting, merging, splitting); **scan**, reading the window for a query."
+)
+TABLE_TITLES = {
+    "cp": "cp (last re-evaluation)",
+    "oop": "oop (last re-evaluation)",
+    "optimal": "optimal scheme",
+    "scheme": "served scheme",
+}
+"""Column titles of the query table: its estimates are those the selection last decided on."""
 
 
 def uncoalesced(raw: list[tuple[float, int, object, object]]) -> list[Coalesced]:
@@ -119,16 +141,29 @@ class CoalescingExplorer(pn.viewable.Viewer):
     scheme = param.Selector(
         objects=["eager", "lazy"],
         default="eager",
-        doc="The scheme whose stored extent the timeline shows.",
+        doc="The scheme whose stored tuples the timeline shows: eager (merged on arrival) or "
+        "lazy (every reading, merged when read).",
     )
     w_memory = param.Number(
-        1.0, bounds=(0.0, 100.0), step=0.5, label="weight: memory", doc="lambda_mu of Eq. 9-10."
+        1.0,
+        bounds=(0.0, 100.0),
+        step=0.5,
+        label="weight: memory",
+        doc="How much memory (stored tuples) counts in the cost (lambda_mu of Eq. 9-10).",
     )
     w_update = param.Number(
-        1.0, bounds=(0.0, 100.0), step=0.5, label="weight: update", doc="lambda_nu of Eq. 9-10."
+        1.0,
+        bounds=(0.0, 100.0),
+        step=0.5,
+        label="weight: update",
+        doc="How much the work per arrival (inserts, merges, splits) counts (lambda_nu, Eq. 9-10).",
     )
     w_scan = param.Number(
-        2.0, bounds=(0.0, 100.0), step=0.5, label="weight: scan", doc="lambda_sigma of Eq. 9-10."
+        2.0,
+        bounds=(0.0, 100.0),
+        step=0.5,
+        label="weight: scan",
+        doc="How much reading the window (scans) counts in the cost (lambda_sigma of Eq. 9-10).",
     )
     running = param.Boolean(False, doc="Whether the stream is advancing.")
     speed = param.Integer(
@@ -146,8 +181,18 @@ class CoalescingExplorer(pn.viewable.Viewer):
         super().__init__(**params)
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
         self._table = pn.widgets.Tabulator(
-            show_index=False, disabled=True, sizing_mode="stretch_width"
+            show_index=False,
+            disabled=True,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            configuration={"columnDefaults": {"headerSort": False}},  # no arrows eating titles
+            titles=TABLE_TITLES,
+            formatters={
+                "cp": NumberFormatter(format="0.000"),
+                "oop": NumberFormatter(format="0.000"),
+            },
         )
+        self._readout = pn.pane.Markdown(css_classes=["coalescing-readout"], width=330)
         self._select_rows()
         self._rebuild(upto=min(PRELOAD, len(self._ts)))
         self._update_table()
@@ -210,33 +255,37 @@ class CoalescingExplorer(pn.viewable.Viewer):
             reevaluate_every=REEVALUATE_EVERY,
         )
         self._estimates = self._adaptive.estimates
+        self._decided_at = 0  # arrivals at the last re-evaluation (0: none yet)
         self._start = max(0, upto - REPLAY_CAP)
-        self.position = self._start
-        self.step(upto - self._start)
-
-    @param.depends("w_memory", "w_update", "w_scan", watch=True)
-    def _reweigh(self) -> None:
-        self._adaptive.weights = self.weights()
-        self.param.trigger("position")
+        self._push(self._start, upto)
+        if self.position == upto:  # the views read the new extents: one update, when filled
+            self.param.trigger("position")
+        else:
+            self.position = upto
 
     def step(self, n: int | None = None) -> int:
         """Push the next ``n`` readings (``speed`` by default); return how many were pushed."""
         n = self.speed if n is None else n
         stop = min(self.position + n, len(self._ts))
-        q = self.query()
-        for k in range(self.position, stop):
-            ts, row = float(self._ts[k]), self._rows[k]
-            group, value = q.project(row)
-            self._eager.push(ts, value, group)
-            self._lazy.push(ts, value, group)
-            if (k - self._start + 1) % REEVALUATE_EVERY == 0:  # what this push decides on
-                self._estimates = self._adaptive.estimates
-            self._adaptive.push(ts, row)
-        pushed = stop - self.position
+        pushed = self._push(self.position, stop)
         if stop >= len(self._ts):
             self.running = False
         self.position = stop
         return pushed
+
+    def _push(self, begin: int, stop: int) -> int:
+        """Readings ``begin`` to ``stop`` into the extents and the adaptive selection."""
+        q = self.query()
+        for k in range(begin, stop):
+            ts, row = float(self._ts[k]), self._rows[k]
+            group, value = q.project(row)
+            self._eager.push(ts, value, group)
+            self._lazy.push(ts, value, group)
+            self._adaptive.push(ts, row)
+            if (k - self._start + 1) % REEVALUATE_EVERY == 0:  # what this push decided on
+                self._estimates = self._adaptive.decided
+                self._decided_at = k - self._start + 1
+        return max(stop - begin, 0)
 
     @param.depends("running", watch=True)
     def _run(self) -> None:
@@ -248,7 +297,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
             self._callback = None
 
     def cp_oop(self) -> tuple[float, float]:
-        """The configured query's measured cp (merges per accepted tuple) and oop."""
+        """The configured query's cp (merges per accepted tuple) and oop (share of arrivals out
+        of time order), over all arrivals since the stream (re)started: "now"."""
         c = self._eager.counters
         accepted = max(c.arrived - c.too_late, 1)
         return c.merges / accepted, c.out_of_order / max(c.arrived, 1)
@@ -268,7 +318,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
             tuples,
             f"{self.scheme} extent: {len(tuples):,} {what}",
             SCHEME_COLORS[self.scheme],
-        ).opts(responsive=True, height=330)
+            groups=[(m,) for m in self.motes],
+        ).opts(responsive=True, height=330, ylabel="mote")
 
     def _window_tuples(self) -> int:
         return self.window_tuples if self.window_kind == "tuples" else max(len(self._lazy), 1)
@@ -289,9 +340,10 @@ class CoalescingExplorer(pn.viewable.Viewer):
         return eager, lazy
 
     def selection(self) -> pd.DataFrame:
-        """Every query's measured cp and oop, the optimal scheme (Theorem 1), the served one.
+        """Every query's cp and oop (3 decimals), the optimal scheme (Theorem 1), the served one.
 
-        The estimates are those the adaptive selection last decided on (a re-evaluation period).
+        The estimates are those the adaptive selection last decided on (a re-evaluation period),
+        as the readout says next to the configured query's current cp and oop.
         """
         estimates = self._estimates
         dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in estimates.items()]
@@ -311,18 +363,21 @@ class CoalescingExplorer(pn.viewable.Viewer):
         both = self.surfaces()
         clim = (float(min(b.min() for b in both)), float(max(b.max() for b in both)))
         return cost_surface(GRID, GRID, both[which], title, clim).opts(
-            width=430, height=300, xlabel="cp", ylabel="oop"
+            responsive=True,
+            height=SURFACE_HEIGHT,
+            xlabel="cp: share of arrivals that merge",
+            ylabel="oop: share out of order",
         )
 
     @param.depends(*_COST_INPUTS)
     def eager_surface(self) -> hv.Image:
         """The eager cost surface (Eq. 1, 3, 5 weighted)."""
-        return self._surface(0, "eager cost")
+        return self._surface(0, "eager cost: weighted memory + update + scan")
 
     @param.depends(*_COST_INPUTS)
     def lazy_surface(self) -> hv.Image:
         """The lazy cost surface (Eq. 2, 4, 6 weighted)."""
-        return self._surface(1, "lazy cost")
+        return self._surface(1, "lazy cost: weighted memory + update + scan")
 
     @param.depends("position", "w_memory", "w_update", "w_scan")
     def points_view(self) -> hv.Points:
@@ -338,24 +393,35 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
     @param.depends("position", "w_memory", "w_update", "w_scan", watch=True)
     def _update_table(self) -> None:
-        """The query set's live estimates, optimal selection and served schemes."""
+        """The query set's estimates, optimal selection and served schemes; the readout."""
         self._table.value = self.selection()
+        self._readout.object = self.readout()
 
-    @param.depends("position", "scheme")
-    def readout(self) -> pn.pane.Markdown:
-        """cp, oop and what each scheme stores for the same view, side by side."""
+    def _configured(self) -> tuple[float, float]:
+        """The configured query's cp and oop at the last re-evaluation (3 decimals)."""
+        cp, oop = self._estimates[self.query().name]
+        return round(cp, 3), round(oop, 3)
+
+    def readout(self) -> str:
+        """cp and oop now and at the last re-evaluation, and what each scheme stores (Markdown)."""
         cp, oop = self.cp_oop()
         e, z = self._eager.counters, self._lazy.counters
-        return pn.pane.Markdown(
+        if self._decided_at:
+            then = [f"at the last re-evaluation **{v:.3f}**" for v in self._configured()]
+        else:
+            then = [f"not re-evaluated yet (every {REEVALUATE_EVERY:,} arrivals)"] * 2
+        return (
             f"**{self.source}**: {self.position:,} of {len(self._ts):,} readings pushed "
             f"(arrival order)\n\n"
-            f"cp = **{cp:.3f}**, oop = **{oop:.3f}**, too late: {e.too_late:,}\n\n"
+            f"**cp**, share of arrivals that merge into their mote's last tuple: "
+            f"now **{cp:.3f}** · {then[0]}\n\n"
+            f"**oop**, share of arrivals out of time order: now **{oop:.3f}** · {then[1]}; "
+            f"too late for the window: {e.too_late:,}\n\n"
             f"| | eager | lazy |\n|---|---|---|\n"
             f"| stored tuples | {self._eager.stored:,} | {len(self._lazy):,} |\n"
             f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"
             f"| merges / splits | {e.merges:,} / {e.splits:,} | - |\n"
-            f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n",
-            css_classes=["coalescing-readout"],
+            f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n"
         )
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -379,18 +445,31 @@ class CoalescingExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.w_memory),
             w.FloatSlider.from_param(self.param.w_update),
             w.FloatSlider.from_param(self.param.w_scan),
+            pn.pane.Markdown(WEIGHTS_HELP, css_classes=["coalescing-help"]),
             width=300,
         )
-        return pn.Row(
-            controls,
-            pn.Column(
-                pn.Row(
-                    plot(hv.DynamicMap(self.extent_view), sizing_mode="stretch_width", height=340),
-                    pn.Column(self.readout, width=330),
+        return pn.Column(
+            intro(INTRO, "Coalescing"),
+            pn.Row(
+                controls,
+                pn.Column(
+                    pn.Row(
+                        plot(
+                            hv.DynamicMap(self.extent_view), sizing_mode="stretch_width", height=340
+                        ),
+                        self._readout,
+                        sizing_mode="stretch_width",
+                    ),
+                    pn.Row(
+                        *(
+                            plot(view, sizing_mode="stretch_width", height=SURFACE_HEIGHT)
+                            for view in self.cost_views()
+                        ),
+                        sizing_mode="stretch_width",
+                    ),
+                    self._table,
                     sizing_mode="stretch_width",
                 ),
-                pn.Row(*(plot(view, height=320) for view in self.cost_views())),
-                self._table,
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",

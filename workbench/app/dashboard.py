@@ -14,7 +14,7 @@ from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
 
-__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "show_error"]
+__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "header_text", "show_error"]
 
 TITLE = "Uncertain-time stream workbench"
 
@@ -48,12 +48,29 @@ def show_error(exc: BaseException) -> None:
     pn.state.log(message, level="error")
 
 
+def header_text(source: str, replaying: str = "", state: str = "stopped") -> str:
+    """The header's data line: the tabs' data, and what the live join replays when that is
+    other data.
+
+    >>> header_text("simulated replica", "CSV: 2,000 readings of 2 sensors", "running")
+    'data: **simulated replica** · Live join (running): **CSV: 2,000 readings of 2 sensors**'
+    """
+    text = f"data: **{source}**"
+    if replaying and replaying != source:
+        text += f" · Live join ({state}): **{replaying}**"
+    return text
+
+
 def build_dashboard() -> pn.template.BootstrapTemplate:
-    """The served page: every tab, and the data source in the header (simulated by default)."""
+    """The served page: every tab, and the data in the header (simulated by default; what the
+    live join replays when it replays other data)."""
     pn.config.exception_handler = show_error
     source = default_readings().attrs.get("source", "readings")
+    tabs = dashboard_tabs()
+    live = next(tab for _, tab in tabs if isinstance(tab, LiveJoinExplorer))
+    header = pn.bind(header_text, source, live.param.replaying, live.param.state)
     return pn.template.BootstrapTemplate(
         title=TITLE,
-        header=[pn.pane.Markdown(f"data: **{source}**", styles={"color": "white"})],
-        main=[pn.Tabs(*dashboard_tabs(), dynamic=True, sizing_mode="stretch_width")],
+        header=[pn.pane.Markdown(header, styles={"color": "white"})],
+        main=[pn.Tabs(*tabs, dynamic=True, sizing_mode="stretch_width")],
     )

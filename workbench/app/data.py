@@ -7,14 +7,15 @@ Every tab reads these tables and never mutates them, so one copy serves every se
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
-from functools import cache
+import math
+from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from workbench.data.csv_replay import read_sensor_csv
+from workbench.data.csv_replay import CsvReport, read_sensor_csv
 from workbench.data.intel_lab import clean, load_readings
 from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
@@ -25,12 +26,14 @@ from workbench.timestamps import TemplateSet, random_templates
 __all__ = [
     "READINGS_FILE",
     "ReplayedStreams",
+    "WindowRange",
     "csv_streams",
     "default_readings",
     "default_streams",
     "readings_file_streams",
     "replayed_streams",
     "synthetic_streams",
+    "window_range",
     "with_epochs",
 ]
 
@@ -40,6 +43,10 @@ REPLAY_DAYS = 0.25
 """Days of readings replayed as two event streams (the first hours of the day)."""
 MAX_DELAY_MS = 2000.0
 """Network delay bound D of both replayed streams (ms)."""
+WINDOW_MS = 3000.0
+"""The live join's window d before any data is loaded, and the least default after (ms)."""
+WINDOW_MAX_MS = 600_000.0
+"""The least upper end of d's range (ms)."""
 READINGS_FILE = Path(__file__).resolve().parents[2] / "data" / "intel-lab" / "data.txt.gz"
 """Where the real readings file is looked for (``workbench.data.fetch_readings`` puts it)."""
 
@@ -59,6 +66,36 @@ class ReplayedStreams:
     motes: tuple[tuple[int, ...], tuple[int, ...]]
     max_delay_ms: float
     source: str
+    report: CsvReport | None = None
+    """What reading a CSV accepted and rejected (None for the other sources)."""
+
+
+@dataclass(frozen=True)
+class WindowRange:
+    """The live join's window d as a stream pair's templates suggest it (ms)."""
+
+    fast_from: float
+    """max(pi_A, pi_B), the widest template: PTJoin Theorem 2's fast path needs d >= it."""
+    default: float
+    upper: float
+    step: float
+
+
+def window_range(templates: tuple[TemplateSet, TemplateSet]) -> WindowRange:
+    """d's default (the widest template rounded up, at least :data:`WINDOW_MS`: the fast
+    path, PTJoin Theorem 2), range (up to 20x the default) and step.
+
+    >>> from workbench.timestamps import HistogramTimestamp as H
+    >>> wide = TemplateSet("A", (H.uniform(0, 29_865.5),))
+    >>> window_range((wide, TemplateSet("B", (H.uniform(0, 2_045.2),))))
+    WindowRange(fast_from=29865.5, default=30000.0, upper=600000.0, step=1000.0)
+    >>> window_range((TemplateSet("A", (H.uniform(0, 1_382.2),)),) * 2).default
+    3000.0
+    """
+    fast_from = max(t.pi for t in templates)
+    step = 10.0 ** (math.floor(math.log10(max(fast_from, WINDOW_MS))) - 1)
+    default = max(WINDOW_MS, math.ceil(fast_from / step) * step)
+    return WindowRange(fast_from, default, max(WINDOW_MAX_MS, 20 * default), step)
 
 
 def replayed_streams(
@@ -102,46 +139,57 @@ def readings_file_streams(path: str | Path = READINGS_FILE) -> ReplayedStreams:
 
 
 def with_epochs(readings: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Readings without epochs get them from the common sampling period: a sensor's reading
-    falls in slot ``round((time - its first time) / period)``.  The period starts as the median
-    gap between a sensor's readings and is refined as the slope of time over slot within
-    sensors (least squares), so a small error does not accumulate over a long replay.
-    Returns the readings with ``epoch``, and the period in seconds.
+    """Readings without epochs get them from the common sampling period: a sensor's next
+    reading falls ``round(gap / period)`` slots after its previous one (0 for a repeated time,
+    2 after a missed reading), the period being the median gap between a sensor's readings.
+    Counting slot by slot keeps jitter of up to half a period from accumulating over a long
+    replay.  The period is then refined as the slope of time over slot within sensors (least
+    squares).  Returns the readings with ``epoch``, and the period in seconds.
 
-    >>> t = pd.to_datetime([0, 10.2, 19.9, 5, 15.1], unit="s")
-    >>> out, period = with_epochs(pd.DataFrame({"time": t, "mote": [1, 1, 1, 2, 2]}))
+    >>> t = pd.to_datetime([0, 10.2, 19.9, 5, 15.1, 35.2], unit="s")
+    >>> out, period = with_epochs(pd.DataFrame({"time": t, "mote": [1, 1, 1, 2, 2, 2]}))
     >>> out["epoch"].tolist(), round(period, 2)
-    ([0, 1, 2, 0, 1], 9.98)
+    ([0, 1, 2, 0, 1, 3], 10.03)
     """
     mote = readings["mote"]
     seconds = (readings["time"] - readings["time"].min()).dt.total_seconds()
-    since_first = seconds - seconds.groupby(mote).transform("min")
-    gaps = seconds.groupby(mote).diff()
-    gaps = gaps[gaps > 0]
-    if gaps.empty:
+    order = np.lexsort((seconds.to_numpy(), pd.factorize(mote)[0]))
+    gaps = seconds.iloc[order].groupby(mote.iloc[order]).diff()
+    if not (gaps > 0).any():
         raise ValueError("no sensor has two readings at different times: no sampling period")
-    epoch = np.rint(since_first / float(gaps.median()))
+    slots = np.rint(gaps.fillna(0.0) / float(gaps[gaps > 0].median()))
+    epoch = slots.groupby(mote.iloc[order]).cumsum().reindex(readings.index)
+    since_first = seconds - seconds.groupby(mote).transform("min")
     e = epoch - epoch.groupby(mote).transform("mean")
     s = since_first - since_first.groupby(mote).transform("mean")
     period = float((e * s).sum() / (e * e).sum())
-    return readings.assign(epoch=np.rint(since_first / period).astype(np.int64)), period
+    return readings.assign(epoch=epoch.astype(np.int64)), period
 
 
+@lru_cache(maxsize=4)
 def csv_streams(
     data: bytes, time: str, sensor: str, time_unit: str | None = None
 ) -> ReplayedStreams:
     """A CSV of the user's own readings (``time`` and ``sensor`` columns named), replayed like
-    the replica: sensors numbered in order of their ids, epochs from :func:`with_epochs`."""
-    readings, report = read_sensor_csv(
-        io.BytesIO(data), time=time, sensor=sensor, values={}, time_unit=time_unit or None
-    )
+    the replica: sensors numbered in order of their ids, epochs from :func:`with_epochs`; the
+    reading report in ``report``.  The last few CSVs are kept, so checking an upload and
+    replaying it read it once.  An unusable CSV raises ValueError saying why, naming the page's
+    "CSV time unit" when the times look like epoch numbers read as something else."""
+    try:
+        readings, report = read_sensor_csv(
+            io.BytesIO(data), time=time, sensor=sensor, values={}, time_unit=time_unit or None
+        )
+    except ValueError as exc:  # unreadable text, a missing column
+        raise ValueError(f"the CSV cannot be read: {exc}") from exc
     if readings.empty:
-        raise ValueError(f"no CSV row has a parsable time and sensor ({report})")
+        why = report.describe("CSV time unit", sep=" ")
+        raise ValueError(f"no CSV row has a parsable time and sensor. {why}")
     codes, ids = pd.factorize(readings["mote"], sort=True)
     readings = readings.assign(mote=codes + 1)
     readings, period = with_epochs(readings)
     readings.attrs["source"] = f"CSV: {len(readings):,} readings of {len(ids)} sensors"
-    return replayed_streams(readings, days=None, epoch_seconds=period)
+    streams = replayed_streams(readings, days=None, epoch_seconds=period)
+    return replace(streams, report=report)
 
 
 def synthetic_streams(

@@ -8,6 +8,7 @@ import pandas as pd
 import panel as pn
 import param
 
+from workbench.app.panes import intro, plot
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
 from workbench.data.intel_lab import clean, load_mote_locations
 from workbench.data.replica import simulate_deployment
@@ -25,14 +26,15 @@ class DeploymentExplorer(pn.viewable.Viewer):
         bounds=(0.05, 5.0),
         step=0.05,
         label="quantum (C)",
-        doc="Temperatures in the same quantum-wide band coalesce.",
+        doc="Consecutive temperatures in the same quantum-wide band coalesce into one tuple.",
     )
     window_hours = param.Number(
         6.0,
         bounds=(0.5, 24.0),
         step=0.5,
         label="window (hours)",
-        doc="Time-based window over the readings.",
+        doc="Time-based window: the readings of the last so many hours (up to the mote's "
+        "latest reading).",
     )
     readings = param.DataFrame(doc="Readings (time, mote, measures); simulated by default.")
 
@@ -47,9 +49,13 @@ class DeploymentExplorer(pn.viewable.Viewer):
         """Where the readings come from (the simulated replica says so)."""
         return str(self.readings.attrs.get("source", "readings"))
 
+    def _rows(self) -> pd.DataFrame:
+        """The selected mote's temperature readings."""
+        return self.readings[self.readings["mote"] == self.mote].dropna(subset=["temperature"])
+
     def extents(self) -> tuple[EagerExtent, LazyExtent, pd.Timestamp]:
         """The selected mote's temperature through eager and lazy extents."""
-        rows = self.readings[self.readings["mote"] == self.mote].dropna(subset=["temperature"])
+        rows = self._rows()
         start = rows["time"].min() if len(rows) else pd.Timestamp(0)
         window = Window("time", self.window_hours * 3600.0)
         eq = Equivalence("quantized", quantum=self.quantum)
@@ -64,26 +70,41 @@ class DeploymentExplorer(pn.viewable.Viewer):
     def map_view(self) -> hv.Points:
         """Motes at their real positions, coloured by their mean temperature."""
         mean = self.readings.groupby("mote")["temperature"].mean()
-        return mote_map(self._positions, mean, f"Mean temperature ({self.source})")
+        return mote_map(
+            self._positions,
+            mean,
+            f"Motes on the lab's floor plan ({self.source})",
+            clabel="mean temperature (C)",
+        )
+
+    def window(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+        """The time window shown: window_hours up to the mote's latest reading (None: none)."""
+        rows = self._rows()
+        if rows.empty:
+            return None
+        end = rows["time"].max()
+        return end - pd.Timedelta(hours=self.window_hours), end
 
     @param.depends("mote", "quantum", "window_hours", "readings")
     def extent_view(self) -> hv.Overlay:
-        """The mote's readings in the window and their coalesced tuples."""
+        """The mote's readings in the window and their coalesced tuples, across the window."""
         eager, _, start = self.extents()
-        view = eager.view()
-        inside = self.readings[(self.readings["mote"] == self.mote)]
-        if view:
-            lo = start + pd.to_timedelta(view[0].ts, unit="s")
-            inside = inside[inside["time"] >= lo]
+        window = self.window()
+        rows = self._rows()
+        if window is not None:
+            rows = rows[rows["time"] >= window[0]]
         return (
-            reading_curve(inside, "temperature", f"mote {self.mote}")
-            * coalesced_segments(view, start)
+            reading_curve(rows, "temperature", "readings") * coalesced_segments(eager.view(), start)
         ).opts(
             hv.opts.Overlay(
-                title=f"Mote {self.mote}: last {self.window_hours:g} h",
+                title=f"Mote {self.mote}: temperature over the last {self.window_hours:g} h, "
+                f"coalesced in {self.quantum:g} C bands",
+                xlim=window or (None, None),
                 responsive=True,
                 height=320,
+                xlabel="time",
                 ylabel="temperature (C)",
+                legend_position="right",
             )
         )
 
@@ -108,20 +129,21 @@ class DeploymentExplorer(pn.viewable.Viewer):
             self.summary,
             width=300,
         )
-        return pn.Row(
-            controls,
-            pn.Column(
-                pn.pane.HoloViews(
-                    hv.DynamicMap(self.map_view),
-                    height=320,
+        return pn.Column(
+            intro(
+                "The lab's motes on its floor plan, coloured by their mean temperature, and one "
+                "mote's temperature over a time window with the coalesced tuples that summarise "
+                "it: each black bar is one run of consecutive readings in the same quantum-wide "
+                "band. Pick a mote, widen the window or coarsen the quantum and compare what the "
+                "eager and lazy extents store for the same view.",
+                "Deployment",
+            ),
+            pn.Row(
+                controls,
+                pn.Column(
+                    plot(hv.DynamicMap(self.map_view), height=320, sizing_mode="stretch_width"),
+                    plot(hv.DynamicMap(self.extent_view), height=340, sizing_mode="stretch_width"),
                     sizing_mode="stretch_width",
-                    linked_axes=False,
-                ),
-                pn.pane.HoloViews(
-                    hv.DynamicMap(self.extent_view),
-                    height=340,
-                    sizing_mode="stretch_width",
-                    linked_axes=False,
                 ),
                 sizing_mode="stretch_width",
             ),

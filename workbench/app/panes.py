@@ -1,27 +1,76 @@
-"""Panes shared by the tabs."""
+"""Panes shared by the tabs: plots whose axes follow their data, and each tab's plain-words
+introduction with its concept from the README."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
 
 import holoviews as hv
 import panel as pn
 
-__all__ = ["controls_beside", "plot"]
+__all__ = ["README", "concept", "controls_beside", "intro", "plot"]
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+"""The README whose "Concepts" section the tabs show (one home for the explanations)."""
+
+
+def _framewise(obj: hv.core.Dimensioned) -> hv.core.Dimensioned:
+    """Every element re-ranges its axes on each new frame (HoloViews keeps the first frame's
+    ranges otherwise: plots would not follow their data)."""
+    return obj.map(lambda el: el.opts(framewise=True), hv.Element)
 
 
 def plot(obj: hv.core.Dimensioned | hv.DynamicMap | object, **params: object) -> pn.pane.HoloViews:
-    """A HoloViews pane whose axes stay its own: tabs sharing a dimension name (max(H_j))
-    would otherwise share one range across very different time scales."""
+    """A HoloViews pane whose axes follow its data and stay its own: tabs sharing a dimension
+    name (max(H_j)) would otherwise share one range across very different time scales."""
+    if isinstance(obj, hv.DynamicMap):
+        obj = obj.apply(_framewise)
     return pn.pane.HoloViews(obj, linked_axes=False, **params)
 
 
 def controls_beside(
-    controls: Sequence[pn.viewable.Viewable], view: Callable[..., object], height: int = 440
+    controls: Sequence[pn.viewable.Viewable],
+    view: Callable[..., object],
+    height: int = 440,
+    key: pn.viewable.Viewable | None = None,
 ) -> pn.Row:
-    """A tab of a 300 px control column beside one dynamic plot of ``view``."""
+    """A tab of a 300 px control column beside one dynamic plot of ``view``, with the plot's
+    ``key`` (what its marks mean) under it."""
+    shown = [plot(hv.DynamicMap(view), sizing_mode="stretch_width", height=height)]
     return pn.Row(
         pn.Column(*controls, width=300),
-        plot(hv.DynamicMap(view), sizing_mode="stretch_width", height=height),
+        pn.Column(*shown, *([key] if key is not None else []), sizing_mode="stretch_width"),
+        sizing_mode="stretch_width",
+    )
+
+
+@cache
+def concept(title: str) -> str:
+    """The README's ``### title`` subsection of "Concepts" (Markdown), or a pointer to it when
+    the README is not beside the package (an installed wheel)."""
+    text = README.read_text(encoding="utf-8") if README.exists() else ""
+    found = re.search(
+        rf"^### {re.escape(title)}\n(.*?)(?=^##|\Z)", text, flags=re.MULTILINE | re.DOTALL
+    )
+    if found is None:
+        return f"See the README, section *Concepts › {title}*."
+    return found.group(1).strip()
+
+
+def intro(text: str, concept_title: str) -> pn.Column:
+    """A tab's two or three plain sentences (what you see, what to try), and its concept from
+    the README's "Concepts" section in a card that opens on demand."""
+    return pn.Column(
+        pn.pane.Markdown(text, css_classes=["tab-intro"], sizing_mode="stretch_width"),
+        pn.Card(
+            pn.pane.Markdown(concept(concept_title), sizing_mode="stretch_width"),
+            title=f"Concept: {concept_title} (README › Concepts)",
+            collapsed=True,
+            sizing_mode="stretch_width",
+            css_classes=["tab-concept"],
+        ),
         sizing_mode="stretch_width",
     )

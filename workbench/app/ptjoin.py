@@ -10,16 +10,20 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import controls_beside
+from workbench.app.panes import controls_beside, intro
 from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.stime import StimeTable
 from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.viz.axes import time_ticks
 from workbench.viz.ptjoin import (
     MARKERS,
+    key,
+    line_swatch,
     marker_lines,
     partition_spans,
+    region_entries,
     satisfaction_grid,
     satisfaction_plot,
 )
@@ -30,7 +34,9 @@ MODELS = ("histograms", "intervals")
 """Timestamp models: histogram templates (PTJoin) or uniform intervals (interval paper)."""
 
 CURVE_POINTS = 200
-"""Partner max times evaluated per curve."""
+"""Partner max times evaluated per curve across the plotted range."""
+EDGE_POINTS = 60
+"""Extra partner max times in each loose probing range, where the curves rise and fall."""
 INTERVAL_LENGTHS = 48
 """Partner lengths in (0, pi] standing for every uniform target in the interval model."""
 
@@ -66,7 +72,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
         bounds=(0.01, 0.99),
         step=0.01,
         label="confidence delta",
-        doc="Confidence threshold delta of jc(d, delta).",
+        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
     )
     d = param.Number(
         60.0,
@@ -80,7 +86,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
         bounds=(1.0, None),
         step=1.0,
         label="partner pi (ms)",
-        doc="Longest partner template (Definition 5): the partner templates are stretched to it.",
+        doc="pi: length of the longest partner template; all are stretched to it (Definition 5).",
     )
     t_det = param.Number(
         210.0,
@@ -95,7 +101,8 @@ class PTJoinExplorer(pn.viewable.Viewer):
     model = param.Selector(
         objects=list(MODELS),
         default="histograms",
-        doc="Histogram templates (Theorem 3) or uniform intervals of length <= pi (Section 4.1).",
+        doc="Histogram templates (PTJoin Theorem 3) or uniform intervals of length <= pi "
+        "(interval timing paper, Section 4.1).",
     )
     stream_a = param.ClassSelector(class_=TemplateSet, doc="Templates of stream A.")
     stream_b = param.ClassSelector(class_=TemplateSet, doc="Templates of stream B (partners).")
@@ -181,26 +188,40 @@ class PTJoinExplorer(pn.viewable.Viewer):
     def curves(self) -> tuple[np.ndarray, np.ndarray]:
         """Partner max times and the probability of every partner template at each.
 
-        The probabilities depend on max(H_j) - t_det only, and not on delta: the grid is
-        computed relative to t_det and kept until u, d, pi, the model or the streams change.
+        The grid spans Eq. 4-6's partitions with a margin, so every curve starts and ends at 0
+        (outside them no partner can satisfy), and is denser in the loose probing ranges where
+        the curves rise and fall. The probabilities depend on max(H_j) - t_det only, and not on
+        delta: the grid is computed relative to t_det and kept until u, d, pi, the model or the
+        streams change.
         """
-        key = (self.template, self.d, self.pi, self.model, self.stream_a, self.stream_b)
-        if self._grid is None or self._grid[0] != key:
+        cached = (self.template, self.d, self.pi, self.model, self.stream_a, self.stream_b)
+        if self._grid is None or self._grid[0] != cached:
             loose = self.partitions()["loose"]
             margin = 0.1 * (loose.rpr_hi - loose.lpr_lo)
-            rel = np.linspace(loose.lpr_lo - margin, loose.rpr_hi + margin, CURVE_POINTS)
+            rel = np.unique(
+                np.concatenate(
+                    [
+                        np.linspace(loose.lpr_lo - margin, loose.rpr_hi + margin, CURVE_POINTS),
+                        np.linspace(loose.lpr_lo, loose.lpr_hi, EDGE_POINTS),
+                        np.linspace(loose.rpr_lo, loose.rpr_hi, EDGE_POINTS),
+                    ]
+                )
+            )
             rel -= self.t_det
             hi = self.base_event() - self.t_det
-            self._grid = (key, rel, satisfaction_grid(hi, self.partner_set(), self.d, rel))
+            self._grid = (cached, rel, satisfaction_grid(hi, self.partner_set(), self.d, rel))
         _, rel, probs = self._grid
         return rel + self.t_det, probs
 
     def _title(self) -> str:
+        """The plot's title: what it shows, then which bounds it marks (and their source)."""
         if not self.fast_path:
-            return "Eq. 4-6 partitions (d < max pi: no tight bounds)"
-        if self.model == "intervals":
-            return "Interval bounds LH, LL, RL, RH (interval paper, Section 4.1)"
-        return "Theorem 3 partitions: LH, LL, RL, RH"
+            bounds = "loose bounds only (Eq. 4-6): d is below the longest template"
+        elif self.model == "intervals":
+            bounds = "exact bounds for uniform intervals (interval paper, Section 4.1)"
+        else:
+            bounds = "exact bounds (PTJoin Theorem 3)"
+        return f"Satisfaction probability of a_i with a partner b_j; {bounds}"
 
     @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
     def curve_view(self) -> hv.Overlay:
@@ -216,23 +237,53 @@ class PTJoinExplorer(pn.viewable.Viewer):
                 strict=True,
             )
         )
+        span = xs[-1] - xs[0]
+        named = marker_lines(marks, "marker", "black", 1.02, span=span)
+        top = max(1.1, named.range("y")[1] + 0.08)
         return (
             partition_spans(shaded, xs[0], xs[-1])
             * satisfaction_plot(xs, probs)
             * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed", line_width=1.5)
-            * marker_lines(loose_marks, "loose", "gray", 0.02, dash="dashed")
-            * marker_lines(marks, "marker", "black", 1.02)
+            * marker_lines(loose_marks, "loose", "gray", 0.02, dash="dashed", span=span)
+            * named
         ).opts(
             hv.opts.Overlay(
                 title=self._title(),
                 xlim=(xs[0], xs[-1]),
-                ylim=(-0.02, 1.1),
-                xlabel="max(H_j) of the partner b_j (ms)",
+                ylim=(-0.02, top),
+                xlabel="detection time max(H_j) of the partner b_j",
                 ylabel="P(|Xi - Xj| <= d)",
+                xformatter=time_ticks(),
                 responsive=True,
                 height=420,
                 show_legend=False,
             )
+        )
+
+    @staticmethod
+    def legend() -> pn.pane.Markdown:
+        """What every mark of the plot means, in plain words."""
+        return pn.pane.Markdown(
+            key(
+                [
+                    *region_entries(),
+                    (line_swatch("gray", width=1), "one partner template's curve (first 12)"),
+                    (line_swatch("black"), "upper envelope (best template)"),
+                    (line_swatch("black", "dotted"), "lower envelope (worst template)"),
+                    (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                    (
+                        line_swatch("black", width=1),
+                        "LH, LL, RL, RH: where the envelopes cross delta (Left or Right side; "
+                        "High = upper, Low = lower envelope)",
+                    ),
+                    (
+                        line_swatch("gray", "dashed", 1),
+                        "(1), (4), (5), (8): looser bounds from the lengths alone (Eq. 4-6)",
+                    ),
+                ]
+            ),
+            css_classes=["plot-key"],
+            sizing_mode="stretch_width",
         )
 
     @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
@@ -240,18 +291,21 @@ class PTJoinExplorer(pn.viewable.Viewer):
         """The four crossing points against the loose bounds, in ms."""
         marks = self.markers()
         loose = self.partitions()["loose"]
-        exact = "exact" if self.fast_path else "loose fallback"
+        exact = "exact, Theorem 3" if self.fast_path else "d < pi: loose fallback"
         rows = [
-            f"| LH | {marks['LH']:.1f} | (1) {loose.lpr_lo:.1f} |",
-            f"| LL | {marks['LL']:.1f} | (4) {loose.lpr_hi:.1f} |",
-            f"| RL | {marks['RL']:.1f} | (5) {loose.rpr_lo:.1f} |",
-            f"| RH | {marks['RH']:.1f} | (8) {loose.rpr_hi:.1f} |",
+            f"| {name} | {marks[name]:,.1f} | {eq} {bound:,.1f} |"
+            for name, eq, bound in zip(
+                MARKERS,
+                ("(1)", "(4)", "(5)", "(8)"),
+                (loose.lpr_lo, loose.lpr_hi, loose.rpr_lo, loose.rpr_hi),
+                strict=True,
+            )
         ]
         return pn.pane.Markdown(
-            f"**Bounds ({exact})**\n\n| | tight | Eq. 4-6 |\n|---|---|---|\n"
+            f"**Range bounds, ms ({exact})**\n\n| | tight | loose (Eq. 4-6) |\n|---|---|---|\n"
             + "\n".join(rows)
-            + f"\n\nSR width {marks['RL'] - marks['LL']:.1f} ms vs "
-            f"{loose.rpr_lo - loose.lpr_hi:.1f} ms loose"
+            + f"\n\nSR (all join) is {marks['RL'] - marks['LL']:,.1f} ms wide, "
+            f"{loose.rpr_lo - loose.lpr_hi:,.1f} ms by the loose bounds"
         )
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -265,4 +319,17 @@ class PTJoinExplorer(pn.viewable.Viewer):
             w.RadioButtonGroup.from_param(self.param.model),
             self.summary,
         ]
-        return controls_beside(controls, self.curve_view)
+        return pn.Column(
+            intro(
+                "For one event a_i of stream A, the chart shows the probability that a partner "
+                "b_j of stream B occurred within d ms of it, as b_j's detection time slides "
+                "along the axis: one grey curve per partner template and their envelopes. "
+                "Where the envelopes cross the confidence delta they split the axis into "
+                "ranges where every partner joins (green), some do (orange) or none does "
+                "(red). Move delta, d or pi (the length of the longest partner template) "
+                "and watch the ranges move; below d = pi only the looser bounds apply.",
+                "Satisfaction probability",
+            ),
+            controls_beside(controls, self.curve_view, key=self.legend()),
+            sizing_mode="stretch_width",
+        )

@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from workbench.app.data import ReplayedStreams, default_streams
-from workbench.app.panes import controls_beside
+from workbench.app.panes import controls_beside, intro
 from workbench.partitions import (
     Partitions,
     loose_partitions,
@@ -18,11 +18,16 @@ from workbench.partitions import (
     tight_partitions,
 )
 from workbench.stime import StimeTable
+from workbench.viz.axes import clock, time_ticks
 from workbench.viz.ptjoin import (
     MARKERS,
+    fill_swatch,
+    key,
+    line_swatch,
     marker_lines,
     partition_spans,
     partner_points,
+    region_entries,
     satisfaction_grid,
 )
 
@@ -40,17 +45,22 @@ class PartitionRegions(pn.viewable.Viewer):
         bounds=(0.01, 0.99),
         step=0.01,
         label="confidence delta",
-        doc="Confidence threshold delta of jc(d, delta).",
+        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
     )
     d = param.Number(
-        3000.0, bounds=(0.0, 60_000.0), step=10.0, label="window d (ms)", doc="Join window d (ms)."
+        3000.0,
+        bounds=(0.0, 60_000.0),
+        step=10.0,
+        label="window d (ms)",
+        doc="Join window d: a pair matches when the events occurred within d ms of each other.",
     )
     max_delay = param.Number(
         2000.0,
         bounds=(0.0, 60_000.0),
         step=10.0,
         label="D_A (ms)",
-        doc="Maximum network delay of stream A, for Theorem 4's obsolete bound.",
+        doc="Longest delay of stream A's events in the network: partners too old for any "
+        "later a_i are obsolete (Theorem 4).",
     )
     streams = param.ClassSelector(class_=ReplayedStreams, doc="The replayed event streams.")
     table = param.ClassSelector(class_=StimeTable, doc="stime tables for the current delta.")
@@ -138,22 +148,47 @@ class PartitionRegions(pn.viewable.Viewer):
             marks = {"obsolete <": bound, **marks}
         t = self.base_event()[1]
         kind = "Theorem 3" if self.fast_path else "Eq. 4-6 (d < max pi)"
+        named = marker_lines(marks, "bound", "black", 1.03, span=hi - lo)
         return (
             partition_spans(p, lo, hi)
             * partner_points(xs, probs, p.classify(xs))
             * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed")
             * hv.VLine(t).opts(color="#1f77b4", line_width=2)
-            * marker_lines(marks, "bound", "black", 1.03)
+            * named
         ).opts(
             hv.opts.Overlay(
-                title=f"Stream B around a_{self.base} (max(H_i) = {t:.0f} ms): {kind}",
+                title=f"Partition regions of stream B around a_{self.base} "
+                f"(detected at {clock(t)}): {kind}",
                 xlim=(lo, hi),
-                ylim=(-0.03, 1.12),
-                xlabel="max(H_j) of the partner b_j (ms since the replay's start)",
+                ylim=(-0.03, max(1.12, named.range("y")[1] + 0.09)),
+                xlabel="detection time max(H_j) of the partner b_j (since the replay's start)",
                 ylabel="exact P(|Xi - Xj| <= d)",
+                xformatter=time_ticks(),
                 responsive=True,
                 height=420,
+                show_legend=False,
             )
+        )
+
+    @staticmethod
+    def legend() -> pn.pane.Markdown:
+        """What every mark of the plot means, in plain words."""
+        return pn.pane.Markdown(
+            key(
+                [
+                    *region_entries(),
+                    (fill_swatch("gray", 0.8), "a partner event, coloured by its range"),
+                    (line_swatch("#1f77b4"), "the base event a_i"),
+                    (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                    (
+                        line_swatch("black", width=1),
+                        "LH, LL, RL, RH: the ranges' bounds; obsolete <: older partners are "
+                        "dropped from the buffer (Theorem 4)",
+                    ),
+                ]
+            ),
+            css_classes=["plot-key"],
+            sizing_mode="stretch_width",
         )
 
     @param.depends("base", "delta", "d", "max_delay", "table")
@@ -164,16 +199,17 @@ class PartitionRegions(pn.viewable.Viewer):
         mote = self.streams.motes[0][u]
         bound = self.obsolete_bound()
         obsolete = (
-            f"{c['obsolete']:,} (max time < {bound:.0f} ms, Theorem 4)"
+            f"{c['obsolete']:,} (before {clock(bound)}, Theorem 4)"
             if bound is not None
             else "n/a (d below max pi)"
         )
         return pn.pane.Markdown(
-            f"**{self.streams.source}**, replayed: a_i from mote {mote} detected at {t:.0f} ms; "
+            f"**{self.streams.source}**, replayed: a_i from mote {mote} detected at {clock(t)}; "
             f"{len(self._b_max):,} partner events\n\n"
-            f"| region | events |\n|---|---|\n| SR (all satisfy) | {c['SR']:,} |\n"
+            f"| range | partner events |\n|---|---|\n| SR (all join) | {c['SR']:,} |\n"
             f"| LPR (probe) | {c['LPR']:,} |\n| RPR (probe) | {c['RPR']:,} |\n"
-            f"| VR (none satisfy) | {c['VR']:,} |\n| obsolete | {obsolete} |"
+            f"| VR (none join) | {c['VR']:,} |\n"
+            f"| &nbsp;&nbsp;of which obsolete | {obsolete} |"
         )
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -185,4 +221,15 @@ class PartitionRegions(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.max_delay),
             self.summary,
         ]
-        return controls_beside(controls, self.regions_view)
+        return pn.Column(
+            intro(
+                "A replayed partner stream B, sorted by detection time, around one base event "
+                "a_i of stream A: every dot is a partner event at its exact probability of "
+                "joining a_i, and the shading shows which range it falls in. The join computes "
+                "probabilities only in the orange probing ranges and finds every range by "
+                "binary search. Move the base event, delta or d and compare the counts.",
+                "Partition regions",
+            ),
+            controls_beside(controls, self.regions_view, key=self.legend()),
+            sizing_mode="stretch_width",
+        )

@@ -9,7 +9,7 @@ import panel as pn
 import param
 
 from workbench.app.data import default_streams
-from workbench.app.panes import plot
+from workbench.app.panes import intro, plot
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
@@ -17,8 +17,17 @@ from workbench.viz.ptjoin import adjusted_bars, template_bars
 
 __all__ = ["SOURCES", "TemplateEditor", "format_buckets", "parse_buckets"]
 
-SOURCES = ("Intel Lab (simulated): learned per mote", "PTJoin Example 3", "random (Example 5)")
+SOURCES = ("Intel Lab (simulated), per mote", "PTJoin Example 3", "random (Example 5)")
 """Where the templates come from."""
+
+
+def _ms(value: float) -> str:
+    """A length in ms with sensible precision: whole ms from 100 ms, else three digits.
+
+    >>> _ms(2017.0699), _ms(40.0), _ms(1.23456)
+    ('2,017 ms', '40 ms', '1.23 ms')
+    """
+    return f"{value:,.0f} ms" if abs(value) >= 100 else f"{value:.3g} ms"
 
 
 def format_buckets(h: HistogramTimestamp) -> str:
@@ -50,14 +59,25 @@ class TemplateEditor(pn.viewable.Viewer):
     source = param.Selector(
         objects=list(SOURCES), default=SOURCES[0], doc="Where the templates come from."
     )
-    count = param.Integer(20, bounds=(1, 200), doc="Templates per stream when generating.")
-    n_buckets = param.Integer(10, bounds=(1, 40), label="buckets", doc="Buckets per template.")
+    count = param.Integer(
+        20,
+        bounds=(1, 200),
+        label="templates each",
+        doc="How many random templates Generate draws per stream (not the current count).",
+    )
+    n_buckets = param.Integer(
+        10, bounds=(1, 40), label="buckets each", doc="Buckets per generated template."
+    )
     max_length = param.Number(
-        1000.0, bounds=(1.0, 20_000.0), label="max length (ms)", doc="Longest template (ms)."
+        1000.0,
+        bounds=(1.0, 20_000.0),
+        label="longest (ms)",
+        doc="Length of the longest generated template (its pi).",
     )
     seed = param.Integer(0, bounds=(0, None), doc="Seed of the random generator.")
     generate = param.Action(
-        lambda self: self._generate(), doc="Draw random templates (Example 5) for both streams."
+        lambda self: self._generate_from_page(),
+        doc="Draw random templates (Example 5) for both streams.",
     )
     stream = param.Selector(objects=["A", "B"], default="A", doc="Stream whose template to edit.")
     picked = param.Integer(0, bounds=(0, None), label="template", doc="Template index to edit.")
@@ -94,6 +114,13 @@ class TemplateEditor(pn.viewable.Viewer):
             self._generate()
             return
         self.param.update(stream_a=a, stream_b=b)
+
+    def _generate_from_page(self) -> None:
+        """Generate, and show "random" as the source (a new source generates by itself)."""
+        if self.source != SOURCES[2]:
+            self.source = SOURCES[2]
+        else:
+            self._generate()
 
     def _generate(self) -> None:
         rng = np.random.default_rng(self.seed)
@@ -148,8 +175,20 @@ class TemplateEditor(pn.viewable.Viewer):
     def _bars(self, name: str) -> hv.Overlay:
         ts = self.stream_a if name == "A" else self.stream_b
         picked = self.picked if self.stream == name else None
-        title = f"{ts.name}: {len(ts)} templates, pi = {ts.pi:.4g} ms"
+        title = f"Stream {ts.name}: {len(ts)} templates, longest pi = {_ms(ts.pi)}"
         return template_bars(ts, picked, title).opts(hv.opts.Overlay(responsive=True, height=260))
+
+    @param.depends("stream_a", "stream_b")
+    def shown(self) -> pn.pane.Markdown:
+        """How many templates each stream holds now (whatever the generator's count says)."""
+        return pn.pane.Markdown(
+            "Now: "
+            + "; ".join(
+                f"stream {ts.name.split()[0]} **{len(ts)}** templates (pi = {_ms(ts.pi)})"
+                for ts in (self.stream_a, self.stream_b)
+            ),
+            css_classes=["template-counts"],
+        )
 
     @param.depends("stream_a", "stream", "picked")
     def templates_a(self) -> hv.Overlay:
@@ -173,9 +212,11 @@ class TemplateEditor(pn.viewable.Viewer):
             hv.opts.Overlay(
                 title=f"Adjusted histograms of phi_{self.pair_u} (A) and phi_{self.pair_v} (B): "
                 f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}",
-                xlabel="time (ms, a detected at 0)",
+                xlabel="occurrence time (a detected at 0)",
+                ylabel="density (1/ms)",
                 responsive=True,
                 height=260,
+                legend_position="top_left",
             )
         )
 
@@ -184,8 +225,9 @@ class TemplateEditor(pn.viewable.Viewer):
         """Exact probabilities of the pair (Theorem 1 and the band probability)."""
         hi, hj = self.pair()
         return pn.pane.Markdown(
-            f"P(Xi >= Xj) = **{ge_theorem1(hi, hj):.4f}**; "
-            f"P(|Xi - Xj| <= pi_B) = **{band_prob(hi, hj, self.stream_b.pi):.4f}**"
+            f"P(Xi >= Xj) = **{ge_theorem1(hi, hj):.4f}** (a occurred no earlier than b); "
+            f"P(|Xi - Xj| <= pi_B) = **{band_prob(hi, hj, self.stream_b.pi):.4f}** "
+            "(within pi_B of each other)"
         )
 
     @param.depends("message", "failed")
@@ -200,13 +242,15 @@ class TemplateEditor(pn.viewable.Viewer):
         controls = pn.Column(
             "### Source",
             w.Select.from_param(self.param.source),
+            self.shown,
+            "### Generate random templates",
             pn.Row(
-                w.IntInput.from_param(self.param.count, width=90),
-                w.IntInput.from_param(self.param.n_buckets, width=90),
+                w.IntInput.from_param(self.param.count, width=135),
+                w.IntInput.from_param(self.param.n_buckets, width=135),
             ),
             pn.Row(
-                w.FloatInput.from_param(self.param.max_length, width=90),
-                w.IntInput.from_param(self.param.seed, width=90),
+                w.FloatInput.from_param(self.param.max_length, width=135),
+                w.IntInput.from_param(self.param.seed, width=135),
             ),
             w.Button.from_param(self.param.generate, name="Generate random templates"),
             "### Edit a template",
@@ -227,16 +271,36 @@ class TemplateEditor(pn.viewable.Viewer):
             plot(hv.DynamicMap(self.adjusted_view), sizing_mode="stretch_width", height=280),
             sizing_mode="stretch_width",
         )
-        return pn.Row(
-            controls,
-            pn.Column(
-                pn.Row(
-                    plot(hv.DynamicMap(self.templates_a), height=280, sizing_mode="stretch_width"),
-                    plot(hv.DynamicMap(self.templates_b), height=280, sizing_mode="stretch_width"),
+        return pn.Column(
+            intro(
+                "Each bar chart shows one stream's templates: how long before its detection "
+                "an event of each sensor occurred, as a histogram (the picked template in blue, "
+                "the others grey). Pick, edit or generate templates on the left; below, two "
+                "events' histograms cut at each other's bucket edges (the adjusted histograms "
+                "H_i~ and H_j~) give the probability that one occurred before the other.",
+                "Histogram timestamps",
+            ),
+            pn.Row(
+                controls,
+                pn.Column(
+                    pn.Row(
+                        plot(
+                            hv.DynamicMap(self.templates_a),
+                            height=280,
+                            sizing_mode="stretch_width",
+                        ),
+                        plot(
+                            hv.DynamicMap(self.templates_b),
+                            height=280,
+                            sizing_mode="stretch_width",
+                        ),
+                        sizing_mode="stretch_width",
+                    ),
+                    "### Adjusted histograms of a pair: both cut at every bucket edge of either "
+                    "(Definition 3)",
+                    pair,
                     sizing_mode="stretch_width",
                 ),
-                "### Adjusted histograms of a pair (Definition 3)",
-                pair,
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",

@@ -15,16 +15,46 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from bokeh.models.widgets.tables import NumberFormatter
 
 from workbench.app.data import default_readings
-from workbench.app.panes import plot
+from workbench.app.panes import intro, plot
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
-from workbench.viz.wjoin import constraint_graph, measure_bars, results_over_time
+from workbench.viz.wjoin import (
+    ALGORITHM_COLORS,
+    constraint_graph,
+    measure_bars,
+    results_over_time,
+    significant,
+)
 
 __all__ = ["GRAPHS", "RunResult", "WJoinExplorer", "run_join"]
 
 GRAPHS = ("uniform clique", "path", "star")
 """Constraint graphs offered: every pair, a chain in the chosen order, all to the first."""
+PLOT_HEIGHT = 300
+"""Height of each result plot (px); their widths stretch."""
+MEASURES = {
+    "algorithm": str,
+    "results": int,
+    "tuples/s": float,
+    "mean response (ms)": float,
+    "p95 response (ms)": float,
+    "late": int,
+}
+"""Columns of the measures table and their types (also before a run, when it is empty)."""
+INTRO = (
+    "Each chosen mote is one stream. A result takes one reading from every stream such that "
+    "each pair joined by an edge of the graph lies within its window and all temperatures fall "
+    "in the same band. Press **Run** to join the same readings with **BEW** and **FEW** and "
+    "compare throughput, response time and when results appear; then try another graph, window "
+    "or more motes."
+)
+ALGORITHMS_HELP = (
+    "**hash** / **nested**: buffers searched by hash buckets or nested loops. "
+    "**BEW** answers each new tuple at once; **FEW** waits until a window can no longer grow, "
+    "then emits its results."
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +148,19 @@ class WJoinExplorer(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         if "readings" not in params:
             params["readings"] = default_readings()
+        self._status = pn.pane.Alert(sizing_mode="stretch_width")
+        self._table = pn.widgets.Tabulator(
+            show_index=False,
+            disabled=True,
+            layout="fit_data_stretch",
+            configuration={"columnDefaults": {"headerSort": False}},  # no arrows eating titles
+            sizing_mode="stretch_width",
+            formatters={
+                "tuples/s": NumberFormatter(format="0,0"),
+                "mean response (ms)": NumberFormatter(format="0,0.[0000]"),
+                "p95 response (ms)": NumberFormatter(format="0,0.[0000]"),
+            },
+        )
         super().__init__(**params)
 
     def constraints(self) -> WindowConstraints:
@@ -167,82 +210,107 @@ class WJoinExplorer(pn.viewable.Viewer):
 
     def run(self) -> list[RunResult]:
         """Run the chosen algorithms on the same rows (blocking); store and return results."""
+        results, message = self._compute()
+        self.param.update(results=results, message=message)
+        return results
+
+    def _compute(self) -> tuple[list[RunResult], str]:
+        """The chosen algorithms' runs and the outcome in words; sets no parameter, so it can
+        run in a worker thread while the page's state changes only on the server's loop."""
         try:
             if not 2 <= len(self.motes) <= 6:
                 raise ValueError(f"choose 2 to 6 motes, got {len(self.motes)}")
+            if not self.algorithms:
+                raise ValueError("choose BEW, FEW or both")
             rows = self.rows()
             out = [run_join(op, rows, name) for name, op in self.operators(rows).items()]
         except ValueError as exc:
-            self.param.update(message=f"Cannot run: {exc}", results=[])
-            return []
-        self.param.update(results=out, message=f"{len(rows):,} tuples from {len(self.motes)} motes")
-        return out
+            return [], f"Cannot run: {exc}"
+        found = ", ".join(f"{r.results:,} results ({r.algorithm})" for r in out)
+        return out, f"{len(rows):,} tuples from {len(self.motes)} motes joined: {found}."
 
     async def run_async(self, *_: object) -> None:
-        """Run in a worker thread, so the server keeps serving meanwhile."""
+        """Run in a worker thread, so the server keeps serving meanwhile; the outcome is set
+        back on the server's loop."""
         if self.running:
             return
         self.running = True
         try:
-            await asyncio.to_thread(self.run)
+            results, message = await asyncio.to_thread(self._compute)
+            self.param.update(results=results, message=message)
         finally:
             self.running = False
 
     def measures(self) -> pd.DataFrame:
-        """Per algorithm: results, throughput, mean and 95th-percentile response time."""
-        return pd.DataFrame(
-            {
-                "algorithm": [r.algorithm for r in self.results],
-                "results": [r.results for r in self.results],
-                "tuples/s": [round(r.throughput) for r in self.results],
-                "mean response (ms)": [
-                    float(r.response_ms.mean()) if r.results else 0.0 for r in self.results
-                ],
-                "p95 response (ms)": [
-                    float(np.percentile(r.response_ms, 95)) if r.results else 0.0
-                    for r in self.results
-                ],
-                "late": [r.late for r in self.results],
-            }
-        )
+        """Per algorithm: results, throughput, mean and 95th-percentile response time (three
+        significant digits: they span 0.04 ms to seconds), late tuples."""
+        rows = [
+            (
+                r.algorithm,
+                r.results,
+                significant(r.throughput),
+                significant(float(r.response_ms.mean())) if r.results else 0.0,
+                significant(float(np.percentile(r.response_ms, 95))) if r.results else 0.0,
+                r.late,
+            )
+            for r in self.results
+        ]
+        return pd.DataFrame(rows, columns=list(MEASURES)).astype(MEASURES)
+
+    def _bars_frame(self) -> pd.DataFrame:
+        """The measures, or before a run the chosen algorithms with no values (NaN)."""
+        if self.results:
+            return self.measures()
+        names = self.algorithms or list(ALGORITHM_COLORS)
+        return pd.DataFrame({"algorithm": names, "tuples/s": np.nan, "mean response (ms)": np.nan})
 
     @param.depends("motes", "graph", "window")
     def graph_view(self) -> hv.Overlay:
-        """The constraint graph over the chosen motes."""
+        """The constraint graph over the chosen motes (no marks unless 2 to 6 are chosen)."""
         if not 2 <= len(self.motes) <= 6:
-            return hv.Overlay([hv.Points([])]).opts(title="Choose 2 to 6 motes")
+            return constraint_graph(None, [], title="Choose 2 to 6 motes")
         return constraint_graph(self.constraints(), [f"mote {m}" for m in self.motes])
 
     @param.depends("results")
-    def measures_view(self) -> hv.Layout:
-        """Throughput, mean response time and results over stream time, BEW against FEW."""
-        if not self.results:
-            return hv.Layout([hv.Curve([]).opts(title="Press Run", height=280, width=420)])
-        frame = self.measures()
+    def throughput_view(self) -> hv.Overlay:
+        """Tuples processed per second of processing time, per algorithm."""
+        return measure_bars(self._bars_frame(), "tuples/s", "throughput (tuples/s)").opts(
+            hv.opts.Bars(responsive=True, height=PLOT_HEIGHT)
+        )
+
+    @param.depends("results")
+    def response_view(self) -> hv.Overlay:
+        """Mean response time per algorithm: from a result's last tuple arriving to its output."""
+        frame = self._bars_frame()
+        return measure_bars(frame, "mean response (ms)", "mean response time (ms)", "ms").opts(
+            hv.opts.Bars(responsive=True, height=PLOT_HEIGHT)
+        )
+
+    @param.depends("results")
+    def results_view(self) -> hv.Overlay:
+        """Cumulative results against stream time, BEW against FEW."""
         curves = {
             r.algorithm: (np.sort(r.emitted_at), np.arange(1, r.results + 1)) for r in self.results
         }
-        return (
-            measure_bars(frame, "tuples/s", "throughput (tuples/s)")
-            + measure_bars(frame, "mean response (ms)", "mean response time (ms)")
-            + results_over_time(curves)
-        ).opts(hv.opts.Bars(height=280, width=260), hv.opts.Curve(height=280, width=420))
+        return results_over_time(curves).opts(hv.opts.Curve(responsive=True, height=PLOT_HEIGHT))
 
-    @param.depends("results", "message", "running")
-    def status(self) -> pn.viewable.Viewable:
-        """The run's outcome: a table of measures, or the reason it could not run."""
+    @param.depends("results", "message", "running", watch=True, on_init=True)
+    def _show_status(self) -> None:
+        """The run's outcome in the status box and the measures table."""
         if self.running:
-            return pn.pane.Alert("Running...", alert_type="info")
-        if self.message.startswith("Cannot run"):
-            return pn.pane.Alert(self.message, alert_type="danger")
-        return pn.Column(
-            pn.pane.Markdown(self.message),
-            pn.widgets.Tabulator(self.measures(), show_index=False, disabled=True),
-        )
+            text, kind = f"Running {' and '.join(self.algorithms)}...", "info"
+        elif self.message.startswith("Cannot run"):
+            text, kind = self.message, "danger"
+        elif self.message:
+            text, kind = self.message, "success"
+        else:
+            text, kind = "Press **Run**: the chosen algorithms join the same tuples.", "info"
+        self._status.param.update(object=text, alert_type=kind)
+        self._table.value = self.measures()
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
-        button = w.Button(label="Run", color="primary")
+        button = w.Button(label="Run", color="primary", disabled=self.param.running)
         button.on_click(self.run_async)
         controls = pn.Column(
             w.MultiChoice.from_param(self.param.motes),
@@ -252,14 +320,32 @@ class WJoinExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.hours),
             w.RadioButtonGroup.from_param(self.param.implementation),
             w.CheckButtonGroup.from_param(self.param.algorithms),
+            pn.pane.Markdown(ALGORITHMS_HELP, css_classes=["wjoin-help"]),
             button,
             width=300,
         )
-        return pn.Row(
-            controls,
-            pn.Column(
-                pn.Row(plot(self.graph_view, width=320, height=300), self.status),
-                plot(self.measures_view),
+        plots = (self.throughput_view, self.response_view, self.results_view)
+        return pn.Column(
+            intro(INTRO, "Multi-way window joins"),
+            pn.Row(
+                controls,
+                pn.Column(
+                    pn.Row(
+                        plot(hv.DynamicMap(self.graph_view), width=320, height=300),
+                        pn.Column(self._status, self._table, sizing_mode="stretch_width"),
+                        sizing_mode="stretch_width",
+                    ),
+                    pn.Row(
+                        *(
+                            plot(
+                                hv.DynamicMap(view), height=PLOT_HEIGHT, sizing_mode="stretch_width"
+                            )
+                            for view in plots
+                        ),
+                        sizing_mode="stretch_width",
+                    ),
+                    sizing_mode="stretch_width",
+                ),
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",

@@ -92,6 +92,8 @@ class AdaptiveCoalescing:
         self._t_max = float("-inf")
         self._coalesced = dict.fromkeys(names, 0)
         self._last: dict[str, dict[Hashable, object]] = {name: {} for name in names}
+        self.decided: dict[str, tuple[float, float]] = {}
+        """(cp, oop) per query that the last re-evaluation selected on (empty before one)."""
 
     @property
     def estimates(self) -> dict[str, tuple[float, float]]:
@@ -135,7 +137,8 @@ class AdaptiveCoalescing:
 
     def _reevaluate(self) -> None:
         size = self.window.size if self.window.kind == "tuples" else max(len(self._any()), 1)
-        dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in self.estimates.items()]
+        self.decided = self.estimates
+        dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in self.decided.items()]
         chosen = select(dcqs, self._arrivals, int(size), self.atomic, self.weights).eager
         for name in self.queries:
             want = "eager" if name in chosen else "lazy"

@@ -127,6 +127,7 @@ class LiveJoin:
         self.batches: list[dict[str, object]] = []
         self._lock = threading.Lock()
         self._queries: list[StreamingQuery] = []
+        self._catch_up: tuple[StreamingQuery, threading.Event] | None = None
 
     @property
     def streams(self) -> tuple[StreamSpec, StreamSpec]:
@@ -232,6 +233,29 @@ class LiveJoin:
                 raise TimeoutError(f"the join query was not idle within {timeout:g} s")
             time.sleep(0.1)
 
+    def caught_up(self) -> bool:
+        """Whether the join query has committed everything in the replay folder: call it once
+        the replay has written its last file, then poll.  The first call for a query starts the
+        wait (Spark's ``processAllAvailable`` in a thread of its own: it returns once a trigger
+        finds no new input), later calls report it; a restarted query waits anew."""
+        query = self._queries[0] if self._queries else None
+        if query is None:
+            return False
+        if self._catch_up is None or self._catch_up[0] is not query:
+            done = threading.Event()
+
+            def wait() -> None:
+                try:
+                    query.processAllAvailable()
+                except Exception:  # the query failed: active and error report it
+                    return
+                if query.isActive:  # not stopped while waiting
+                    done.set()
+
+            threading.Thread(target=wait, name=f"{self.query_name}-caught-up", daemon=True).start()
+            self._catch_up = (query, done)
+        return self._catch_up[1].is_set()
+
     def await_termination(self, timeout: float | None = None) -> None:
         """Wait for the queries (``available_now`` runs end by themselves)."""
         for query in self._queries:
@@ -317,14 +341,19 @@ class LiveJoin:
         return read_live_pairs(self.run_dir)
 
     def latest(self, n: int = 20) -> pd.DataFrame:
-        """The last ``n`` pairs written, with their exact probability P(|Xa - Xb| <= d)."""
+        """The last ``n`` pairs written (of the last micro-batches, the latest detected), with
+        their exact probability P(|Xa - Xb| <= d)."""
         files = sorted((self.run_dir / "pairs").glob("batch-*.parquet"))
         parts: list[pd.DataFrame] = []
         while files and sum(map(len, parts)) < n:
-            parts.insert(0, pd.read_parquet(files.pop()))
+            part = pd.read_parquet(files.pop())
+            if len(part):  # a micro-batch that joined nothing writes an empty file
+                parts.insert(0, part)
         if not parts:
             return pd.DataFrame(columns=[*PAIR_COLUMNS, "probability"])
-        frame = pd.concat(parts, ignore_index=True).tail(n).reset_index(drop=True)
+        frame = pd.concat(parts, ignore_index=True)
+        order = np.argsort(np.maximum(frame["a_t"], frame["b_t"]).to_numpy(), kind="stable")
+        frame = frame.iloc[order[-n:]].reset_index(drop=True)
         a, b = (s.templates for s in self._streams)
         his = [a.event(int(u), t) for u, t in zip(frame["a_template"], frame["a_t"], strict=True)]
         hjs = [b.event(int(v), t) for v, t in zip(frame["b_template"], frame["b_t"], strict=True)]

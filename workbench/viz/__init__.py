@@ -5,6 +5,7 @@ from __future__ import annotations
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and its options)
 
+from workbench.viz.axes import clock, time_ticks
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
 from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
 from workbench.viz.live import (
@@ -44,6 +45,7 @@ __all__ = [
     "REGION_COLORS",
     "SCHEME_COLORS",
     "adjusted_bars",
+    "clock",
     "coalesced_segments",
     "constraint_graph",
     "cost_surface",
@@ -64,4 +66,5 @@ __all__ = [
     "satisfaction_grid",
     "satisfaction_plot",
     "template_bars",
+    "time_ticks",
 ]

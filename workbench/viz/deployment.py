@@ -10,14 +10,17 @@ from workbench.coalesce.extent import Coalesced
 __all__ = ["coalesced_segments", "mote_map", "reading_curve"]
 
 
-def mote_map(positions: pd.DataFrame, latest: pd.Series, title: str) -> hv.Points:
-    """Motes at their positions (metres), coloured by their latest value."""
+def mote_map(
+    positions: pd.DataFrame, latest: pd.Series, title: str, clabel: str = "value"
+) -> hv.Points:
+    """Motes at their positions (metres), coloured by a value per mote (``clabel`` names it)."""
     frame = positions.assign(value=positions["mote"].map(latest))
     return hv.Points(frame, kdims=["x", "y"], vdims=["value", "mote"]).opts(
         color="value",
         cmap="coolwarm",
         size=10,
         colorbar=True,
+        clabel=clabel,
         tools=["hover"],
         title=title,
         invert_yaxis=True,
@@ -32,7 +35,8 @@ def reading_curve(readings: pd.DataFrame, measure: str, label: str) -> hv.Curve:
 
 
 def coalesced_segments(view: list[Coalesced], start: pd.Timestamp) -> hv.Segments:
-    """Coalesced temporal tuples as horizontal segments [ts, te) at their value."""
+    """Coalesced temporal tuples as horizontal segments [ts, te) at their value: each is one
+    run of consecutive value-equivalent readings (coalescing paper, Section 2.3)."""
     rows = [
         (
             start + pd.to_timedelta(c.ts, unit="s"),
@@ -43,6 +47,6 @@ def coalesced_segments(view: list[Coalesced], start: pd.Timestamp) -> hv.Segment
         for c in view
     ]
     frame = pd.DataFrame(rows, columns=["t0", "v0", "t1", "v1"])
-    return hv.Segments(frame, kdims=["t0", "v0", "t1", "v1"], label="coalesced").opts(
+    return hv.Segments(frame, kdims=["t0", "v0", "t1", "v1"], label="coalesced tuples").opts(
         color="black", line_width=3
     )

@@ -1,12 +1,23 @@
 """Plots of a running Spark live join: rates, batch duration, state size, results per second,
-and late or rejected events (fed by HoloViews ``Buffer``/``Pipe`` streams)."""
+and late or rejected events (fed by HoloViews ``Buffer``/``Pipe`` streams); the table of the
+latest pairs in readable units.  Every figure is a count or a duration: its axis starts at 0."""
 
 from __future__ import annotations
 
 import holoviews as hv
 import pandas as pd
 
-__all__ = ["METRIC_COLUMNS", "REJECT_REASONS", "metric_curve", "rate_curves", "reject_bars"]
+from workbench.viz.axes import clock, time_ticks
+
+__all__ = [
+    "METRIC_COLUMNS",
+    "PAIR_TABLE_COLUMNS",
+    "REJECT_REASONS",
+    "metric_curve",
+    "pair_table",
+    "rate_curves",
+    "reject_bars",
+]
 
 METRIC_COLUMNS = (
     "elapsed_s",
@@ -21,32 +32,66 @@ METRIC_COLUMNS = (
 """Columns of the per-micro-batch metrics the curves read (time in seconds since Start)."""
 REJECT_REASONS = ("malformed", "unknown stream", "unknown template", "late", "dropped by watermark")
 """Why an event did not join: the rejects sink's reasons, and rows the join state dropped."""
+PAIR_TABLE_COLUMNS = ("A event", "B event", "A detected", "B detected", "d", "delta", "P")
+"""The latest-pairs table as shown: ids, detection times (h:mm:ss.s into the replay), the
+window and threshold the pair was decided under, and its probability P(|Xa - Xb| <= d)."""
 
 _CURVE = {"responsive": True, "height": 200, "framewise": True, "tools": ["hover"]}
 
 
+def _since_start() -> dict[str, object]:
+    """A time-since-Start x axis (a new formatter per plot: a Bokeh model has one document)."""
+    return {"xlabel": "time since Start", "xformatter": time_ticks("s")}
+
+
+def _from_zero(*columns: pd.Series) -> tuple[float, float]:
+    """A count axis from 0 to a little above the largest value (0..1 while all are 0)."""
+    top = max((float(c.max()) for c in columns if len(c)), default=0.0)
+    return 0.0, max(1.0, 1.1 * top)
+
+
 def rate_curves(data: pd.DataFrame) -> hv.Overlay:
     """Input and processed rows per second of each micro-batch over time since Start."""
+    columns = ("input_rows_per_s", "processed_rows_per_s")
     return (
-        hv.Curve(data, "elapsed_s", "input_rows_per_s", label="input").opts(color="#1f77b4")
-        * hv.Curve(data, "elapsed_s", "processed_rows_per_s", label="processed").opts(
-            color="#ff7f0e"
-        )
+        hv.Curve(data, "elapsed_s", columns[0], label="read").opts(color="#1f77b4")
+        * hv.Curve(data, "elapsed_s", columns[1], label="processed").opts(color="#ff7f0e")
     ).opts(
-        hv.opts.Curve(**_CURVE, xlabel="seconds since Start", ylabel="rows/s"),
-        hv.opts.Overlay(title="input and processed rows/s", legend_position="top_left"),
+        hv.opts.Curve(
+            **_CURVE,
+            **_since_start(),
+            ylabel="events per second",
+            ylim=_from_zero(*(data[c] for c in columns)),
+        ),
+        hv.opts.Overlay(title="events read and processed per second", legend_position="top_left"),
     )
 
 
-def metric_curve(data: pd.DataFrame, column: str, title: str, color: str) -> hv.Curve:
-    """One per-micro-batch figure over time since Start."""
-    return hv.Curve(data, ("elapsed_s", "seconds since Start"), column).opts(
-        title=title, color=color, **_CURVE
+def metric_curve(
+    data: pd.DataFrame,
+    column: str,
+    title: str,
+    color: str,
+    ylabel: str | None = None,
+    duration: bool = False,
+) -> hv.Curve:
+    """One per-micro-batch figure over time since Start, its y axis labelled ``ylabel``
+    (default: the title); ``duration``: values in ms, shown as readable durations."""
+    axis = {"yformatter": time_ticks("ms")} if duration else {}
+    return hv.Curve(data, "elapsed_s", column).opts(
+        title=title,
+        color=color,
+        ylabel=ylabel or title,
+        ylim=_from_zero(data[column]),
+        **_CURVE,
+        **_since_start(),
+        **axis,
     )
 
 
 def reject_bars(data: pd.DataFrame) -> hv.Bars:
-    """Events that did not join, by reason (columns ``reason``, ``records``)."""
+    """Events that did not join, by reason (columns ``reason``, ``records``); the count axis
+    starts at 0 and shows 0..1 while nothing was rejected."""
     return hv.Bars(data, "reason", "records").opts(
         title="late and rejected events",
         responsive=True,
@@ -55,4 +100,31 @@ def reject_bars(data: pd.DataFrame) -> hv.Bars:
         color="#d62728",
         tools=["hover"],
         xrotation=20,
+        xlabel="",
+        ylabel="events",
+        ylim=_from_zero(data["records"]),
+    )
+
+
+def pair_table(latest: pd.DataFrame) -> pd.DataFrame:
+    """The latest pairs (``a_id``, ``b_id``, ``a_t``, ``b_t`` in ms, ``d``, ``delta``,
+    ``probability``) as the page shows them (:data:`PAIR_TABLE_COLUMNS`).
+
+    >>> row = {"a_id": 7, "b_id": 9, "a_t": 61_500.0, "b_t": 3_723_000.0, "d": 3000.0,
+    ...        "delta": 0.8, "probability": 0.912345}
+    >>> print(pair_table(pd.DataFrame([row])).to_string(index=False))
+     A event  B event A detected B detected        d delta     P
+           7        9     1:01.5  1:02:03.0 3,000 ms  0.80 0.912
+    """
+    return pd.DataFrame(
+        {
+            "A event": latest["a_id"].astype("int64"),
+            "B event": latest["b_id"].astype("int64"),
+            "A detected": [clock(t) for t in latest["a_t"]],
+            "B detected": [clock(t) for t in latest["b_t"]],
+            "d": [f"{d:,.0f} ms" for d in latest["d"]],
+            "delta": [f"{x:.2f}" for x in latest["delta"]],
+            "P": [f"{p:.3f}" for p in latest["probability"]],
+        },
+        columns=list(PAIR_TABLE_COLUMNS),
     )

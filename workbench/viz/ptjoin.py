@@ -3,23 +3,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import holoviews as hv
 import numpy as np
 import pandas as pd
+from bokeh.models import NumeralTickFormatter
 
 from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, ge_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.viz.axes import time_ticks
 
 __all__ = [
     "MARKERS",
     "REGION_COLORS",
     "adjusted_bars",
+    "fill_swatch",
     "histogram_element",
+    "key",
+    "label_levels",
+    "line_swatch",
     "marker_lines",
     "partition_spans",
+    "region_entries",
     "partner_points",
     "satisfaction_curves",
     "satisfaction_grid",
@@ -31,7 +38,55 @@ REGION_COLORS = {"VR": "#d62728", "PR": "#ff7f0e", "SR": "#2ca02c"}
 """Colours of the violation, probing and satisfaction ranges."""
 
 MARKERS = ("LH", "LL", "RL", "RH")
-"""The crossing points of the envelopes with delta (interval timing paper, Figure 1(b))."""
+"""The crossing points of the envelopes with delta (interval timing paper, Figure 1(b)):
+Left or Right side, crossed by the High (upper) or Low (lower) envelope."""
+
+LABEL_CHAR = 0.012
+"""Width of one label character as a fraction of the x range (9 pt text on a plot >= 650 px)."""
+
+
+def _density_ticks() -> NumeralTickFormatter:
+    """Density ticks (1/ms) as plain decimals: 0.0015, not 1.500e-3 (one model per plot)."""
+    return NumeralTickFormatter(format="0.[00000]")
+
+
+def fill_swatch(color: str, alpha: float = 0.35) -> str:
+    """An inline HTML box of ``color`` for a Markdown key (shaded regions, bars, dots)."""
+    return (
+        f'<span style="display:inline-block;width:14px;height:10px;background:{color};'
+        f'opacity:{alpha};vertical-align:middle"></span>'
+    )
+
+
+def line_swatch(color: str, dash: str = "solid", width: int = 2) -> str:
+    """An inline HTML line of ``color`` and ``dash`` (solid, dashed, dotted) for a Markdown key."""
+    return (
+        f'<span style="display:inline-block;width:24px;border-top:{width}px {dash} {color};'
+        'vertical-align:middle"></span>'
+    )
+
+
+def region_entries() -> list[tuple[str, str]]:
+    """The key's entries of the shaded SR, LPR/RPR and VR ranges (PTJoin Theorem 3)."""
+    return [
+        (fill_swatch(REGION_COLORS["SR"]), "SR: every partner joins, no probing"),
+        (
+            fill_swatch(REGION_COLORS["PR"]),
+            "LPR, RPR (left, right): probing ranges, the probability is computed",
+        ),
+        (fill_swatch(REGION_COLORS["VR"]), "VR: no partner joins"),
+    ]
+
+
+def key(entries: Sequence[tuple[str, str]]) -> str:
+    """A legend as Markdown: ``swatch text`` entries side by side, each kept on one line.
+
+    >>> key([("x", "one"), ("y", "two")]).count('<span style="white-space:nowrap">x&nbsp;one')
+    1
+    """
+    return " &emsp; ".join(
+        f'<span style="white-space:nowrap">{swatch}&nbsp;{text}</span>' for swatch, text in entries
+    )
 
 
 def histogram_element(h: HistogramTimestamp, label: str = "") -> hv.Histogram:
@@ -43,7 +98,8 @@ def template_bars(templates: TemplateSet, picked: int | None, title: str) -> hv.
     """A stream's templates as bars over the offset from detection, ``phi - max(phi)``.
 
     Every template is drawn faintly; the picked one (if any) is drawn on top (Definition 4).
-    Two elements whatever the number of templates, so a live plot keeps its structure.
+    Two elements whatever the number of templates, so a live plot keeps its structure; their
+    labels make the legend.
     """
 
     def bars(ts: list[HistogramTimestamp]) -> pd.DataFrame:
@@ -60,29 +116,37 @@ def template_bars(templates: TemplateSet, picked: int | None, title: str) -> hv.
     others = [t for k, t in enumerate(templates) if k != picked]
     chosen = [templates[picked]] if picked is not None else []
     return (
-        hv.Rectangles(bars(others), kdims=kdims).opts(color="gray", alpha=0.12, line_alpha=0.3)
-        * hv.Rectangles(bars(chosen), kdims=kdims).opts(color="#1f77b4", alpha=0.7, tools=["hover"])
+        hv.Rectangles(bars(others), kdims=kdims, label="other templates").opts(
+            color="gray", alpha=0.12, line_alpha=0.3
+        )
+        * hv.Rectangles(bars(chosen), kdims=kdims, label="picked template").opts(
+            color="#1f77b4", alpha=0.7, tools=["hover"]
+        )
     ).opts(
+        hv.opts.Rectangles(xformatter=time_ticks(), yformatter=_density_ticks()),
         hv.opts.Overlay(
             title=title,
-            xlabel="time offset from detection, phi - max(phi) (ms)",
+            xlabel="occurrence time before detection (detected at 0)",
             ylabel="density (1/ms)",
-        )
+            legend_position="top_left",
+        ),
     )
 
 
 def adjusted_bars(hi: HistogramTimestamp, hj: HistogramTimestamp) -> hv.Overlay:
-    """The adjusted histograms of a pair on their merged time points (Definition 3)."""
+    """The adjusted histograms of a pair: both cut at every edge of either, so their buckets
+    line up (Definition 3); the legend names them H_i~ (event a) and H_j~ (event b)."""
     points, p_i, p_j = adjusted_histograms(hi, hj)
     widths = np.diff(points)
     return hv.Overlay(
         [
-            hv.Histogram((points, p_i / widths), kdims="time", vdims="density", label="H_i~").opts(
-                alpha=0.5, color="#1f77b4"
-            ),
-            hv.Histogram((points, p_j / widths), kdims="time", vdims="density", label="H_j~").opts(
-                alpha=0.5, color="#ff7f0e"
-            ),
+            hv.Histogram(
+                (points, p / widths), kdims="time", vdims="density", label=f"{name}, {what}"
+            ).opts(alpha=0.5, color=color, xformatter=time_ticks(), yformatter=_density_ticks())
+            for p, name, what, color in (
+                (p_i, "H_i~", "event a on the shared bucket edges", "#1f77b4"),
+                (p_j, "H_j~", "event b on the shared bucket edges", "#ff7f0e"),
+            )
         ]
     )
 
@@ -137,17 +201,58 @@ def satisfaction_plot(max_times: np.ndarray, probs: np.ndarray, shown: int = 12)
     return paths * upper * lower
 
 
-def marker_lines(
-    markers: Mapping[str, float], column: str, color: str, y: float, dash: str = "solid"
-) -> hv.Overlay:
-    """Vertical lines at named time points, with their names as labels at height ``y``.
+def label_levels(xs: Sequence[float], names: Sequence[str], span: float) -> np.ndarray:
+    """The text row (0, 1, ...) of each centred label at ``xs``, so that no two overlap.
 
-    The labels' source carries the names in ``column`` (the browser tests read it there).
+    From left to right each label takes the lowest row where it clears every label already
+    there; ``span`` is the x range the labels are drawn across (widths are relative to it).
+
+    >>> label_levels([0.0, 1.0, 50.0, 51.0], ["LH", "LL", "RL", "RH"], 100.0).tolist()
+    [0, 1, 0, 1]
     """
-    frame = pd.DataFrame({"x": list(markers.values()), "y": y, column: list(markers.keys())})
+    if not span > 0:
+        raise ValueError(f"span = {span!r} must be a positive x range")
+    half = [(0.5 * len(name) * LABEL_CHAR + 0.005) * span for name in names]
+    rows: list[list[int]] = []
+    levels = np.zeros(len(xs), dtype=int)
+    for k in np.argsort(np.asarray(xs, dtype=float), kind="stable"):
+        level = next(
+            (
+                r
+                for r, row in enumerate(rows)
+                if all(abs(xs[k] - xs[j]) >= half[k] + half[j] for j in row)
+            ),
+            len(rows),
+        )
+        if level == len(rows):
+            rows.append([])
+        rows[level].append(k)
+        levels[k] = level
+    return levels
+
+
+def marker_lines(
+    markers: Mapping[str, float],
+    column: str,
+    color: str,
+    y: float,
+    dash: str = "solid",
+    span: float | None = None,
+    step: float = 0.06,
+) -> hv.Overlay:
+    """Vertical lines at named time points, with their names as labels from height ``y`` up.
+
+    Labels that would overlap on an x range ``span`` wide (default: the markers' own extent)
+    move up by ``step`` per row (:func:`label_levels`). The labels' source carries the names
+    in ``column`` (the browser tests read it there).
+    """
+    xs, names = list(markers.values()), list(markers.keys())
+    width = span if span is not None else (max(xs) - min(xs) if xs else 0.0)
+    levels = label_levels(xs, names, width) if width > 0 else np.arange(len(xs))
+    frame = pd.DataFrame({"x": xs, "y": y + step * levels, column: names})
     lines = hv.VLines(frame, kdims=["x"]).opts(color=color, line_width=1.5, line_dash=dash)
     labels = hv.Labels(frame, kdims=["x", "y"], vdims=[column]).opts(
-        text_color=color, text_font_size="9pt", text_baseline="bottom"
+        text_color=color, text_font_size="9pt", text_baseline="bottom", text_align="center"
     )
     return lines * labels
 

@@ -1,0 +1,285 @@
+"""The explorer tabs as a newcomer meets them (issue 13): plots follow their data after every
+parameter change, every mark is explained, labels do not overprint, counts say what they count.
+
+Server-side: each tab's HoloViews panes are rendered to Bokeh once; changing the app's
+parameters then updates those figures in place, as in a served page.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import pytest
+from plot_checks import rendered, uncovered
+
+from workbench.app import (
+    DeploymentExplorer,
+    PartitionRegions,
+    PTJoinExplorer,
+    TemplateEditor,
+    dashboard_tabs,
+)
+from workbench.app.data import default_readings
+
+LABEL_GAP = 0.05
+"""Labels closer than this fraction of the x range must sit at different heights."""
+
+
+def _figures(app: pn.viewable.Viewer) -> list:
+    """The Bokeh figure of every HoloViews pane of the app's tab, in page order."""
+    panes = pn.panel(app).select(pn.pane.HoloViews)
+    return [figure for pane in panes for figure in rendered(pane)]
+
+
+def _labels(overlay: hv.Overlay, column: str) -> pd.DataFrame:
+    """The label texts of the overlay's Labels element holding ``column``, with x and y."""
+    (labels,) = [
+        e for e in overlay.traverse(lambda x: x, [hv.Labels]) if column in e.dimensions("all", True)
+    ]
+    return labels.dframe()
+
+
+def _assert_apart(frame: pd.DataFrame, column: str, span: float) -> None:
+    """Labels whose x are closer than LABEL_GAP of the range sit at different heights."""
+    for (_, a), (_, b) in combinations(frame.iterrows(), 2):
+        if abs(a["x"] - b["x"]) < LABEL_GAP * span:
+            assert a["y"] != b["y"], f"{a[column]} and {b[column]} overprint"
+
+
+def _time_axis(figure: object) -> bool:
+    return type(figure.xaxis[0].formatter).__name__ == "CustomJSTickFormatter"
+
+
+# -- Satisfaction probability ------------------------------------------------------------------
+
+
+@pytest.fixture
+def linked() -> tuple[TemplateEditor, PTJoinExplorer]:
+    """The dashboard's Templates and Satisfaction probability tabs (linked streams)."""
+    tabs = dict(dashboard_tabs())
+    return tabs["Templates"], tabs["Satisfaction probability"]
+
+
+def test_satisfaction_plot_follows_every_parameter(linked):
+    editor, app = linked
+    (figure,) = _figures(app)
+    assert not uncovered(figure) and _time_axis(figure)
+    steps = [
+        {"d": 13_143.0},
+        {"d": 5_643.0},
+        {"delta": 0.55},
+        {"pi": 4_000.0},
+        {"t_det": 15_000.0},
+        {"template": 20},
+        {"model": "intervals"},
+        {"d": 200.0},  # below pi: the loose fallback
+        {"model": "histograms", "d": 3_000.0},
+    ]
+    for change in steps:
+        app.param.update(**change)
+        xs, _ = app.curves()
+        assert not uncovered(figure), change
+        assert (figure.x_range.start, figure.x_range.end) == pytest.approx((xs[0], xs[-1]))
+        # the Reset tool returns to the current data's range, not the first frame's
+        assert (figure.x_range.reset_start, figure.x_range.reset_end) == pytest.approx(
+            (xs[0], xs[-1])
+        )
+    editor.source = "PTJoin Example 3"  # new streams: templates 40 ms long
+    app.d = 60.0
+    xs, _ = app.curves()
+    assert not uncovered(figure) and app.pi == 40.0
+    assert (figure.x_range.start, figure.x_range.end) == pytest.approx((xs[0], xs[-1]))
+    assert xs[-1] - xs[0] < 1_000
+
+
+@pytest.mark.parametrize("d", [13_143.0, 5_643.0, 3_000.0])
+def test_satisfaction_curves_show_both_tails(linked, d):
+    _, app = linked
+    app.d = d
+    xs, probs = app.curves()
+    upper = probs.max(axis=0)
+    assert np.all(probs[:, 0] == 0) and np.all(probs[:, -1] == 0)  # from 0 ...
+    assert upper.max() >= app.delta  # ... up past delta ...
+    rise, fall = np.argmax(upper > 0), len(xs) - 1 - np.argmax(upper[::-1] > 0)
+    assert 0 < rise < np.argmax(upper) <= fall < len(xs) - 1  # ... and back to 0
+    marks = app.markers()
+    assert xs[0] < marks["LH"] <= marks["LL"] < marks["RL"] <= marks["RH"] < xs[-1]
+    # the rise and the fall are resolved: several points between LH and LL
+    assert np.count_nonzero((xs >= marks["LH"]) & (xs <= marks["LL"])) >= 5
+
+
+def test_satisfaction_title_legend_and_intro():
+    app = PTJoinExplorer(d=60.0)
+    title = app.curve_view().opts.get().kwargs["title"]
+    assert title.startswith("Satisfaction probability") and "partitions" not in title
+    key = app.legend().object
+    for mark in (
+        "SR",
+        "LPR, RPR",
+        "VR",
+        "partner template",
+        "upper envelope",
+        "lower envelope",
+        "delta",
+        "LH, LL, RL, RH",
+        "Left or Right",
+        "(1), (4), (5), (8)",
+    ):
+        assert mark in key, mark
+    page = pn.panel(app)
+    assert any("Satisfaction probability" in c.title for c in page.select(pn.Card))
+    assert "pi (the length of the longest partner template)" in page.select(pn.pane.Markdown)[
+        0
+    ].object.replace("\n", " ")
+
+
+@pytest.mark.parametrize("d", [13_143.0, 3_000.0, 200.0])
+def test_satisfaction_marker_labels_do_not_overprint(linked, d):
+    _, app = linked
+    app.d = d
+    xs, _ = app.curves()
+    view = app.curve_view()
+    marks = _labels(view, "marker")
+    loose = _labels(view, "loose")
+    assert list(marks["marker"]) == ["LH", "LL", "RL", "RH"]
+    _assert_apart(marks, "marker", xs[-1] - xs[0])
+    _assert_apart(loose, "loose", xs[-1] - xs[0])
+    assert marks["y"].min() > loose["y"].max() + 0.5  # the two label rows: top and bottom
+    if d == 13_143.0:  # LH-LL and RL-RH lie a few hundred ms apart on a 36 s axis
+        assert marks["y"].nunique() == 2
+
+
+def test_satisfaction_summary_has_sensible_precision():
+    app = PTJoinExplorer()
+    text = app.summary().object
+    assert "exact, Theorem 3" in text
+    numbers = [t for t in text.replace("|", " ").split() if "." in t and t[0].isdigit()]
+    assert numbers and all(len(n.split(".")[1].rstrip("*")) <= 1 for n in numbers)
+
+
+# -- Templates --------------------------------------------------------------------------------
+
+
+def test_template_plots_follow_every_parameter():
+    ed = TemplateEditor()
+    figures = _figures(ed)
+    assert len(figures) == 3 and all(_time_axis(f) for f in figures)
+    steps = [
+        lambda: ed.param.update(stream="B", picked=3),
+        lambda: ed.param.update(pair_u=5, pair_v=7, offset=-3_000.0),
+        lambda: ed.param.update(count=6, n_buckets=4, max_length=15_000.0, seed=3),
+        lambda: ed.generate(ed),  # templates ten times as long as the learned ones
+        lambda: ed.param.update(picked=5, pair_u=2),
+        lambda: ed.param.update(source="PTJoin Example 3"),  # 40 ms templates
+        lambda: ed.param.update(source="random (Example 5)"),
+    ]
+    for step in steps:
+        step()
+        for figure in figures:
+            assert not uncovered(figure), figure.title.text
+    bars_a = figures[0]
+    assert bars_a.x_range.end - bars_a.x_range.start > 0.5 * ed.stream_a.pi
+
+
+def test_template_counts_say_what_they_count():
+    ed = TemplateEditor()
+    assert ed.param.count.label == "templates each" and ed.count == 20  # under "Generate"
+    shown = ed.shown().object
+    assert "stream A **27** templates" in shown and "stream B **27** templates" in shown
+    ed.param.update(count=5, max_length=100.0)
+    ed.generate(ed)
+    shown = ed.shown().object
+    assert "stream A **5** templates" in shown and "(pi = " in shown
+    assert ed.source == "random (Example 5)"  # the source says where they came from
+    assert "5 templates" in ed.templates_a().opts.get().kwargs["title"]
+
+
+def test_template_legends_and_intro():
+    ed = TemplateEditor()
+    bars, _, adjusted = _figures(ed)
+    items = [[item.label.value for lg in f.legend for item in lg.items] for f in (bars, adjusted)]
+    assert items[0] == ["other templates", "picked template"]
+    assert [i.split(",")[0] for i in items[1]] == ["H_i~", "H_j~"]
+    assert "shared bucket edges" in items[1][0]
+    page = pn.panel(ed)
+    assert any("Histogram timestamps" in c.title for c in page.select(pn.Card))
+    assert "adjusted histograms" in page.select(pn.pane.Markdown)[0].object
+
+
+# -- Partition regions -------------------------------------------------------------------------
+
+
+def test_regions_plot_follows_every_parameter():
+    app = PartitionRegions(d=8_000.0)
+    (figure,) = _figures(app)
+    assert _time_axis(figure)
+    steps = [
+        {"base": 100},
+        {"base": len(app._a_time) - 1},
+        {"delta": 0.5},
+        {"d": 20_000.0},
+        {"max_delay": 10_000.0},
+        {"d": 500.0},  # below pi: the loose partitions
+        {"base": 2_000, "d": 8_000.0},
+    ]
+    for change in steps:
+        app.param.update(**change)
+        xs, _, lo, hi = app.nearby()
+        assert len(xs) > 0, change  # partners shown: the plot is not empty
+        assert not uncovered(figure), change
+        assert (figure.x_range.start, figure.x_range.end) == pytest.approx((lo, hi))
+        assert f"a_{app.base} " in figure.title.text
+
+
+def test_regions_labels_legend_and_obsolete_wording():
+    app = PartitionRegions(d=8_000.0)
+    _, _, lo, hi = app.nearby()
+    bounds = _labels(app.regions_view(), "bound")
+    assert list(bounds["bound"])[:1] == ["obsolete <"]
+    _assert_apart(bounds, "bound", hi - lo)
+    text = app.summary().object
+    vr = text.index("| VR (none join) |")
+    assert text.index("of which obsolete") > vr  # obsolete partners are part of VR
+    assert "e+" not in text and " ms" not in text.split("\n")[0]  # clock times, not 1.07e+7 ms
+    key = app.legend().object
+    for mark in ("SR", "LPR, RPR", "VR", "partner event", "base event", "delta", "obsolete <"):
+        assert mark in key, mark
+    page = pn.panel(app)
+    assert any("Partition regions" in c.title for c in page.select(pn.Card))
+
+
+# -- Deployment --------------------------------------------------------------------------------
+
+
+def test_deployment_plots_follow_every_parameter():
+    app = DeploymentExplorer(readings=default_readings())
+    mote_map, extent = _figures(app)
+    assert not uncovered(mote_map)
+    steps = [
+        {"window_hours": 14.0},
+        {"mote": 7},
+        {"quantum": 2.0},
+        {"window_hours": 1.5},
+        {"window_hours": 24.0, "mote": 30},
+    ]
+    for change in steps:
+        app.param.update(**change)
+        assert not uncovered(extent), change
+        start, end = pd.Timestamp(extent.x_range.start), pd.Timestamp(extent.x_range.end)
+        assert (end - start) / pd.Timedelta(hours=1) == pytest.approx(app.window_hours)
+        assert f"last {app.window_hours:g} h" in extent.title.text
+
+
+def test_deployment_legend_and_intro():
+    app = DeploymentExplorer(readings=default_readings())
+    mote_map, extent = _figures(app)
+    labels = [item.label.value for lg in extent.legend for item in lg.items]
+    assert labels == ["readings", "coalesced tuples"]
+    page = pn.panel(app)
+    assert any("Deployment" in c.title for c in page.select(pn.Card))
+    colorbars = [r for r in mote_map.right if type(r).__name__ == "ColorBar"]
+    assert colorbars and colorbars[0].title == "mean temperature (C)"

@@ -1,0 +1,220 @@
+"""The Coalescing and Multi-way join tabs as a newcomer meets them (issue 13): after Run the
+three result plots have real sizes and the run's data, response times read in three
+significant digits, cp reads the same in the readout and the table, groups are in numeric order,
+and every plot follows its data after each change.
+
+Server-side: each tab's HoloViews panes are rendered to Bokeh once; changing the app's
+parameters then updates those figures in place, as in a served page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import pytest
+from bokeh.models import CustomJSTickFormatter
+from plot_checks import rendered, uncovered
+
+from workbench.app import CoalescingExplorer, WJoinExplorer
+from workbench.viz.wjoin import significant
+
+COLUMN = hv.core.util.dimension_sanitizer
+"""A dimension's column name in a Bokeh data source ("tuples/s" -> "tuples_over_s")."""
+
+
+def _figures(app: pn.viewable.Viewer) -> tuple[list[pn.pane.HoloViews], list]:
+    """The app's HoloViews panes in page order, and the Bokeh figure of each."""
+    panes = pn.panel(app).select(pn.pane.HoloViews)
+    figures = []
+    for pane in panes:
+        (figure,) = rendered(pane)
+        figures.append(figure)
+    return panes, figures
+
+
+def _data(figure: object, glyph: str) -> dict:
+    """The data of the figure's first renderer drawing ``glyph`` (a Bokeh glyph class name)."""
+    (source, *_) = [r.data_source.data for r in figure.renderers if type(r.glyph).__name__ == glyph]
+    return source
+
+
+# -- Multi-way join ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wjoin():
+    """A multi-way join tab over two hours of data, its panes rendered, before any run."""
+    app = WJoinExplorer(hours=2.0)
+    panes, figures = _figures(app)
+    return app, panes, figures
+
+
+def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
+    app, panes, figures = wjoin
+    assert [f.title.text for f in figures] == [
+        "Constraints: uniform clique",
+        "throughput (tuples/s)",
+        "mean response time (ms)",
+        "Results emitted over stream time",
+    ]
+    results = panes[1:]
+    assert all(isinstance(p.object, hv.DynamicMap) for p in panes)  # one structure, always
+    for pane, figure in zip(results, figures[1:], strict=True):
+        assert pane.height >= 250 and pane.sizing_mode == "stretch_width"
+        assert figure.height >= 250 and figure.sizing_mode == "stretch_width"
+    before = [_data(f, "Text")["value"] for f in figures[1:3]]
+    assert before == [["not run yet"] * 2] * 2
+    assert app._status.alert_type == "info" and "Press **Run**" in app._status.object
+
+    bew, few = app.run()
+    assert app.message.startswith(f"{bew.tuples:,} tuples from 3 motes")
+    assert app._status.alert_type == "success" and app._status.object == app.message
+    frame = app.measures()
+    assert frame["algorithm"].tolist() == ["BEW", "FEW"] and frame["results"].dtype.kind == "i"
+    assert app._table.value.equals(frame)
+    throughput = _data(figures[1], "VBar")
+    assert list(throughput[COLUMN("tuples/s")]) == frame["tuples/s"].tolist()
+    assert all(t.endswith(" ms") for t in _data(figures[2], "Text")["value"])
+    assert (
+        list(_data(figures[2], "VBar")[COLUMN("mean response (ms)")])
+        == frame["mean response (ms)"].tolist()
+    )
+    curves = [r.data_source.data for r in figures[3].renderers]
+    assert [max(c["results"]) for c in curves] == [bew.results, few.results]  # cumulative
+    assert [len(c["results"]) for c in curves] == [2 * bew.results - 1, 2 * few.results - 1]
+    assert np.all(np.diff(curves[1]["stream time"]) >= 0)
+    for figure in figures:
+        assert not uncovered(figure), figure.title.text
+    assert isinstance(figures[3].xaxis[0].formatter, CustomJSTickFormatter)  # readable times
+
+
+def test_response_times_read_in_three_significant_digits(wjoin):
+    app, _, figures = wjoin
+    if not app.results:
+        app.run()
+    frame = app.measures()
+    for column in ("tuples/s", "mean response (ms)", "p95 response (ms)"):
+        assert all(significant(v) == v for v in frame[column]), column
+    labels = _data(figures[2], "Text")["value"]
+    for text, value in zip(labels, frame["mean response (ms)"], strict=True):
+        digits = re.sub(r"[^0-9]", "", text.removesuffix(" ms")).lstrip("0")
+        assert len(digits.rstrip("0")) <= 3 and float(text[:-3].replace(",", "")) == value
+    formats = {k: f.format for k, f in app._table.formatters.items()}
+    assert formats["mean response (ms)"] == formats["p95 response (ms)"] == "0,0.[0000]"
+
+
+def test_multiway_plots_follow_each_change(wjoin):
+    app, _, figures = wjoin
+    changes = [
+        {"algorithms": ["FEW"]},
+        {"motes": [1, 2, 3, 4], "algorithms": ["BEW", "FEW"]},
+        {"graph": "path", "window": 300.0},
+        {"graph": "star", "quantum": 2.0},
+        {"hours": 1.0},
+    ]
+    for change in changes:
+        app.param.update(**change)
+        app.run()
+        assert app.results, (change, app.message)
+        assert figures[1].x_range.factors == app.algorithms, change
+        assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.motes), change
+        for figure in figures:
+            assert not uncovered(figure), (change, figure.title.text)
+    app.motes = [1]  # cannot run: said in the page, plots keep their structure
+    assert app.run() == [] and app._status.alert_type == "danger"
+    assert "2 to 6 motes" in app._status.object and figures[0].title.text == "Choose 2 to 6 motes"
+    app.param.update(motes=[1, 2, 3], algorithms=[])
+    assert app.run() == [] and "choose BEW, FEW or both" in app._status.object
+
+
+def test_a_run_in_a_worker_thread_sets_its_outcome_on_the_loop():
+    app = WJoinExplorer(hours=1.0)
+    seen = []
+    app.param.watch(lambda e: seen.append(e.new), "running")
+    asyncio.run(app.run_async())
+    assert seen == [True, False] and len(app.results) == 2 and "tuples from" in app.message
+
+
+# -- Coalescing --------------------------------------------------------------------------------
+
+
+def _readout_numbers(text: str) -> dict[str, str]:
+    """The readout's cp and oop, now and at the last re-evaluation, as printed."""
+    out = {}
+    for name in ("cp", "oop"):
+        line = next(line for line in text.split("\n\n") if line.startswith(f"**{name}**"))
+        found = re.search(r"now \*\*([0-9.]+)\*\* · at the last re-evaluation \*\*([0-9.]+)", line)
+        out[f"{name} now"], out[f"{name} then"] = found.groups()
+    return out
+
+
+def test_cp_reads_the_same_in_the_readout_and_the_table():
+    app = CoalescingExplorer()
+    for _ in range(3):
+        numbers = _readout_numbers(app._readout.object)
+        assert all(re.fullmatch(r"\d\.\d{3}", v) for v in numbers.values()), numbers
+        cp, oop = app.cp_oop()
+        assert numbers["cp now"] == f"{cp:.3f}" and numbers["oop now"] == f"{oop:.3f}"
+        table = app._table.value.set_index("query")
+        row = table.loc[app.query().name]
+        assert numbers["cp then"] == f"{row['cp']:.3f}"
+        assert numbers["oop then"] == f"{row['oop']:.3f}"
+        app.step(450)
+    formats = {k: f.format for k, f in app._table.formatters.items()}
+    assert formats == {"cp": "0.000", "oop": "0.000"}  # 0.87 reads 0.870
+    assert app._table.titles["cp"] == "cp (last re-evaluation)"
+    points = app.points_view()
+    assert (
+        points.opts.get().kwargs["show_legend"]
+        and "query served" in points.dframe()["served"].iloc[0]
+    )
+
+
+def test_the_extent_lists_motes_in_numeric_order():
+    app = CoalescingExplorer(motes=[10, 3, 1, 2, 4, 6])
+    (_, *_), figures = _figures(app)
+    timeline = figures[0]
+    order = [int(f) for f in reversed(timeline.y_range.factors)]  # top to bottom
+    assert order == [1, 2, 3, 4, 6, 10]
+    assert isinstance(timeline.xaxis[0].formatter, CustomJSTickFormatter)
+    assert "(ms)" not in timeline.xaxis[0].axis_label and "(s" not in timeline.xaxis[0].axis_label
+    app.motes = [12, 2, 11]
+    assert [int(f) for f in reversed(timeline.y_range.factors)] == [2, 11, 12]
+    assert not uncovered(timeline)
+
+
+def test_coalescing_plots_follow_each_change():
+    app = CoalescingExplorer()
+    _, figures = _figures(app)
+    assert len(figures) == 3  # the extent and the two cost surfaces
+    changes = [
+        lambda: app.step(300),
+        lambda: setattr(app, "scheme", "lazy"),
+        lambda: setattr(app, "w_update", 100.0),
+        lambda: setattr(app, "motes", [1, 2]),
+        lambda: setattr(app, "window_minutes", 10.0),
+        lambda: setattr(app, "equivalence", "equal"),
+        lambda: app.param.update(window_kind="tuples", window_tuples=200),
+        lambda: setattr(app, "scheme", "eager"),
+    ]
+    for k, change in enumerate(changes):
+        change()
+        for figure in figures:
+            assert not uncovered(figure), (k, figure.title.text)
+    drawn = _data(figures[0], "Segment")
+    assert set(drawn["group"]) == {"1", "2"} and len(drawn["ts"]) == len(app.extent())
+
+
+@pytest.mark.parametrize("app", [CoalescingExplorer, WJoinExplorer])
+def test_each_tab_opens_with_plain_words_and_its_concept(app):
+    view = pn.panel(app())
+    (card,) = view.select(pn.Card)
+    assert card.title.startswith(
+        "Concept: Coalescing" if app is CoalescingExplorer else "Concept: Multi-way window joins"
+    )
+    intro = view.select(pn.pane.Markdown)[0].object
+    assert 2 <= intro.count(". ") + 1 <= 4 and "Run" in intro
