@@ -218,3 +218,16 @@ def test_each_tab_opens_with_plain_words_and_its_concept(app):
     )
     intro = view.select(pn.pane.Markdown)[0].object
     assert 2 <= intro.count(". ") + 1 <= 4 and "Run" in intro
+
+
+def test_a_new_configuration_shows_only_the_refilled_extents():
+    """Reconfiguring replays the latest readings into fresh extents; the page sees one update,
+    with them filled (never the empty extents at an earlier position)."""
+    app = CoalescingExplorer()
+    app.step()
+    seen = []
+    app.param.watch(lambda e: seen.append((e.new, app._eager.counters.arrived)), "position")
+    before = app.position
+    app.window_minutes = 65.0
+    assert app.position == before and app._eager.stored > 0
+    assert all(position == before and arrived > 0 for position, arrived in seen)
