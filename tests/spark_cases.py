@@ -9,7 +9,7 @@ import numpy as np
 
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
-from workbench.events import Events
+from workbench.events import Events, sort_pairs
 from workbench.operators import PTJoin, StreamSpec, replay
 from workbench.timestamps import random_templates
 
@@ -31,14 +31,12 @@ def in_process_pairs(
 ) -> np.ndarray:
     """The in-process PTJoin's pairs, sorted ``(n, 2)``."""
     matches, _ = replay(PTJoin(streams=streams, d=d, threshold=delta, mode="loose"), events)
-    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
 
 
 def sorted_pairs(frame) -> np.ndarray:  # noqa: ANN001 (a pandas frame with a_id, b_id)
     """``(a_id, b_id)`` of a frame, sorted ``(n, 2)``."""
-    pairs = frame[["a_id", "b_id"]].to_numpy(dtype=np.int64).reshape(-1, 2)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return sort_pairs(frame[["a_id", "b_id"]].to_numpy(dtype=np.int64).reshape(-1, 2))
 
 
 def replay_files(records, folder: Path, batch_ms: float, extra: str = "") -> None:  # noqa: ANN001

@@ -23,7 +23,7 @@ from workbench.app import (
     TemplateEditor,
     dashboard_tabs,
 )
-from workbench.app.data import default_readings
+from workbench.data.streams import default_readings
 
 LABEL_GAP = 0.05
 """Labels closer than this fraction of the x range must sit at different heights."""

@@ -13,10 +13,11 @@ import pytest
 from bokeh.models import CustomJSTickFormatter
 from plot_checks import rendered, uncovered
 
-from workbench.app.data import WINDOW_MS, csv_streams
-from workbench.app.live import LiveJoinExplorer, batch_metrics, load_streams
+from workbench.app.live import LiveJoinExplorer
+from workbench.data.streams import WINDOW_MS, csv_streams, load_streams
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
+from workbench.spark.metrics import batch_metrics
 
 
 def newcomer_csv(
@@ -349,10 +350,10 @@ def test_a_d_set_by_the_user_is_kept_and_the_page_says_which_path(live_app):
 
 
 def test_start_derives_d_from_the_templates_of_any_source(live_app, monkeypatch):
-    import workbench.app.live as live_module
+    import workbench.data.streams as streams_module
 
     wide = csv_streams(newcomer_csv(), "time", "sensor", "")
-    monkeypatch.setattr(live_module, "synthetic_streams", lambda: wide)
+    monkeypatch.setattr(streams_module, "synthetic_streams", lambda: wide)
     app = live_app()
     assert app.d == WINDOW_MS and app.fast_from is None  # not read before Start
     app.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import typing
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from workbench.coalesce import (
     Window,
     recoalesce,
 )
+from workbench.coalesce.equivalence import KINDS, NUMPY, Kind
 
 
 class _Oracle:
@@ -167,6 +169,31 @@ def test_window_validation_and_pickle():
     for ts, v in [(1, 1.0), (2, 1.2), (3, 3.0)]:
         ext.push(ts, v)
     assert _flat(pickle.loads(pickle.dumps(ext)).view()) == _flat(ext.view())
+
+
+def test_an_unknown_equivalence_kind_is_rejected_naming_the_known_ones():
+    known = "known: equal, absolute, relative, increasing, quantized"
+    with pytest.raises(ValueError, match=f"kind = 'decreasing' is not a known .*; {known}"):
+        Equivalence("decreasing")
+    forged = Equivalence("increasing")
+    object.__setattr__(forged, "kind", "decreasing")  # past the constructor: never "increasing"
+    for judge in (
+        lambda: forged.same(1.0, 2.0),
+        lambda: forged.same(np.zeros(2), np.ones(2), NUMPY),  # the Spark state's form
+        lambda: forged.representative(np.ones(2), NUMPY),
+        lambda: forged.transitive,
+    ):
+        with pytest.raises(ValueError, match=f"'decreasing'.*{known}"):
+            judge()
+    assert set(typing.get_args(Kind)) == set(KINDS)
+
+
+@pytest.mark.parametrize("eq", EQUIVALENCES, ids=lambda e: e.kind)
+def test_the_numpy_form_judges_as_the_python_form(eq):
+    a, b = np.round(np.random.default_rng(0).normal(20.0, 2.0, (2, 500)), 1)
+    pairs = zip(a.tolist(), b.tolist(), strict=True)
+    assert eq.same(a, b, NUMPY).tolist() == [eq.same(x, y) for x, y in pairs]
+    assert eq.representative(a, NUMPY).tolist() == [eq.representative(x) for x in a.tolist()]
 
 
 def test_several_coalescing_attributes_and_grouping_attributes():

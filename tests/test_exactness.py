@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from strategies import adversarial_sets, adversarial_template
 
 from workbench.decision import BandDecider, LocalTemplates, ge_shift
-from workbench.events import Events
+from workbench.events import Events, sort_pairs
 from workbench.exact import ExactHistogram, band_exact, band_prob_exact, ge_exact, stime_bracket
 from workbench.interval_bounds import uniform_band_certified
 from workbench.operators import (
@@ -43,8 +43,7 @@ INTERVAL_OPS = {
 
 
 def _pairs(matches) -> np.ndarray:  # noqa: ANN001
-    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if pairs.size else pairs.reshape(0, 2)
+    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
 
 
 def _events(rows: list[tuple[int, int, int, float, float]]) -> Events:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.data.synthetic import synthetic_events
-from workbench.events import Events
+from workbench.events import Events, sort_pairs
 from workbench.operators import (
     BadEventError,
     BandJoin,
@@ -45,8 +45,7 @@ PT_OPS = {
 
 
 def _pairs(matches) -> np.ndarray:
-    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if pairs.size else pairs.reshape(0, 2)
+    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
 
 
 def _check_against_oracle(op, events, streams, d, threshold):

@@ -10,6 +10,7 @@ import pytest
 from workbench.data.replay import Replayer, learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
 from workbench.data.synthetic import synthetic_events
+from workbench.events import sort_pairs
 from workbench.operators import PTJoin, StreamSpec, brute_force_join, replay
 
 
@@ -51,8 +52,7 @@ def test_the_learned_streams_join_exactly(readings):
     streams = (StreamSpec(sets[0], 300.0), StreamSpec(sets[1], 300.0))
     d = max(s.pi for s in streams) + 15_000.0  # motes sample out of phase: 15 s windows
     matches, _ = replay(PTJoin(streams=streams, d=d, threshold=0.7), events)
-    got = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    got = got[np.lexsort((got[:, 1], got[:, 0]))]
+    got = sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
     np.testing.assert_array_equal(got, brute_force_join(events, streams, d, 0.7))
     assert len(got) > 0
 

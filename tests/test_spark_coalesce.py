@@ -21,6 +21,7 @@ from workbench.spark.coalesce import (
     CoalesceSettings,
     coalesce_input,
     eager_coalesce_query,
+    eager_update,
     extents_view,
     in_process_view,
     lazy_coalesce,
@@ -29,7 +30,6 @@ from workbench.spark.coalesce import (
     read_extents,
     restart_kind,
 )
-from workbench.spark.coalesce import _eager_update as eager_update
 from workbench.spark.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
 
 pytestmark = pytest.mark.spark

@@ -7,6 +7,7 @@ import pytest
 from spark_cases import replay_files
 
 from workbench.data.synthetic import synthetic_events
+from workbench.events import sort_pairs
 from workbench.operators import EagerCorrelation, SimpleCorrelation, StreamSpec, replay
 from workbench.operators.oracle import on_time
 from workbench.spark.interval import interval_candidates, interval_query
@@ -29,8 +30,7 @@ STREAMS = (
 
 def _in_process(op_cls, events, d, ct) -> np.ndarray:
     matches, _ = replay(op_cls(streams=STREAMS, d=d, threshold=ct), events)
-    pairs = np.stack((matches.a_ids, matches.b_ids), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
 
 
 def _events(seed: int):

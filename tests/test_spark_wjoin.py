@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from spark_cases import replay_files
 
+from workbench.events import sort_pairs
 from workbench.operators.windows import WindowConstraints
 from workbench.operators.wjoin import BEWJoin, brute_force_wjoin
 from workbench.spark.source import read_rejects, rejects_query
@@ -41,7 +42,7 @@ def _bew(rows: pd.DataFrame, constraints: WindowConstraints, delays: list[float]
         out.extend(op.push(int(r.stream), int(r.id), int(r.key), r.t, r.arrival).ids.tolist())
     out.extend(op.flush().ids.tolist())
     assert op.counters.late == int((rows["arrival"] > rows["t"] + rows["delay"]).sum())
-    return _sorted(np.array(out, dtype=np.int64).reshape(-1, constraints.m))
+    return sort_pairs(np.array(out, dtype=np.int64).reshape(-1, constraints.m))
 
 
 def _brute(rows: pd.DataFrame, constraints: WindowConstraints) -> np.ndarray:
@@ -53,11 +54,7 @@ def _brute(rows: pd.DataFrame, constraints: WindowConstraints) -> np.ndarray:
         [p["id"].tolist() for p in per],
         constraints,
     )
-    return _sorted(np.array(sorted(got), dtype=np.int64).reshape(-1, constraints.m))
-
-
-def _sorted(ids: np.ndarray) -> np.ndarray:
-    return ids[np.lexsort(ids.T[::-1])]
+    return sort_pairs(np.array(sorted(got), dtype=np.int64).reshape(-1, constraints.m))
 
 
 def _spark(spark, tmp_path, constraints, delays) -> np.ndarray:

@@ -14,14 +14,14 @@ from workbench.coalesce.cost import (
     AtomicCosts,
     Dcq,
     Weights,
-    costs,
+    cost_grid,
     measure_atomic_costs,
     select,
 )
 from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import SOURCE_LABEL, simulate_deployment
 from workbench.data.synthetic import coalescing_stream, synthetic_events
-from workbench.events import Events
+from workbench.events import Events, sort_pairs
 from workbench.operators import (
     BandJoin,
     Counters,
@@ -192,7 +192,7 @@ def profile_join(op: TwoStreamJoin, events: Events) -> JoinProfile:
         ),
         axis=1,
     )
-    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    pairs = sort_pairs(pairs)
     arrivals = np.append(events.arrival, events.arrival[-1] if n else 0.0)
     return JoinProfile(arrivals, service, results, later, pairs, op.counters)
 
@@ -753,23 +753,11 @@ def cost_surface(
 ) -> pd.DataFrame:
     """Weighted normalised cost of eager and lazy coalescing of one query over cp x oop
     (the paper's Figures 3 and 4): columns ``oop``, ``cp``, ``eager``, ``lazy``."""
-    rows = []
-    for oop in grid:
-        for cp in grid:
-            e, lazy = costs(Dcq("q", cp, oop), k, w, atomic)
-            rows.append(
-                {
-                    "oop": oop,
-                    "cp": cp,
-                    "eager": weights.memory * e.memory
-                    + weights.update * e.update
-                    + weights.scan * e.scan,
-                    "lazy": weights.memory * lazy.memory
-                    + weights.update * lazy.update
-                    + weights.scan * lazy.scan,
-                }
-            )
-    return pd.DataFrame(rows)
+    eager, lazy = cost_grid(grid, k, w, atomic, weights)
+    oop, cp = np.meshgrid(grid, grid, indexing="ij")
+    return pd.DataFrame(
+        {"oop": oop.ravel(), "cp": cp.ravel(), "eager": eager.ravel(), "lazy": lazy.ravel()}
+    )
 
 
 def coalesce_deployment(

@@ -140,6 +140,8 @@ class BandDecider:
         ``ge(Hb + d, Ha) + ge(Ha + d, Hb) - 1``, each term rewritten by shift invariance and
         ``ge(X, Y) = 1 - ge(Y, X)``), both terms in one call of :func:`ge_shift`, integrating
         over A (``over_a=True``), over B (False) or the flatter template per pair (None).
+        This difference form stands apart from :func:`workbench.probability.band_from_ge`
+        (the sum form) because the error bound counts exactly its one subtraction.
         """
         u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
         delta_t = np.asarray(t_a, dtype=np.float64) - np.asarray(t_b, dtype=np.float64)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "Events"]
+__all__ = ["COLUMNS", "Events", "sort_pairs"]
 
 COLUMNS = ("stream", "id", "template", "t_det", "arrival")
 
@@ -70,3 +70,18 @@ class Events:
     def rows(self) -> zip:
         """Python-typed rows ``(stream, id, template, t_det, arrival)`` for ``push``."""
         return zip(*(col.tolist() for col in self._columns()), strict=True)
+
+
+def sort_pairs(ids: np.ndarray) -> np.ndarray:
+    """Join results ``(n, m)`` of event ids ((a_id, b_id) pairs or m-tuples) in lexicographic
+    order: the one result order that every operator, oracle and Spark sink is compared in.
+
+    >>> sort_pairs(np.array([[2, 1], [1, 5], [1, 3]])).tolist()
+    [[1, 3], [1, 5], [2, 1]]
+    >>> sort_pairs(np.zeros((0, 3), np.int64)).shape
+    (0, 3)
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.shape[1] == 0:
+        raise ValueError(f"ids has shape {ids.shape}, expected (n, m) with m >= 1")
+    return ids[np.lexsort(ids.T[::-1])]

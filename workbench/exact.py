@@ -130,7 +130,8 @@ def ge_exact(
 
 
 def _band(x: ExactHistogram, y: ExactHistogram, d: Fraction) -> Fraction:
-    """P(|X - Y| <= d) = ge(Y + d, X) + ge(X + d, Y) - 1, with the certain cases first."""
+    """P(|X - Y| <= d) = ge(Y + d, X) + ge(X + d, Y) - 1, with the certain cases first (the
+    rational twin of :func:`workbench.probability.band_from_ge`; no clipping is needed)."""
     if y.min - x.max > d or x.min - y.max > d:
         return Fraction(0)
     if y.max - x.min <= d and x.max - y.min <= d:

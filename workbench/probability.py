@@ -5,7 +5,9 @@ adjusted histograms of Definition 3 and Theorem 1 (Eq. 3), and through the bucke
 of Lemma 1 summed as in Eq. 2.  The latter is vectorised over many pairs at once.  The join
 condition ``jc(d, delta)`` needs the band probability ``P(|Xi - Xj| <= d)``, which for any
 ``d >= 0`` is ``ge(Hj + d, Hi) + ge(Hi + d, Hj) - 1`` (the two one-sided events cover all
-outcomes).  All timestamps are assumed independent, as in the paper.
+outcomes): :func:`band_from_ge` is that identity's one float home (its rational twin is
+``workbench.exact``'s ``band_exact`` / ``band_prob_exact``).  All timestamps are assumed
+independent, as in the paper.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from workbench.timestamps import HistogramTimestamp, pack_histograms
 
 __all__ = [
     "adjusted_histograms",
+    "band_batch",
+    "band_from_ge",
     "band_prob",
     "band_prob_many",
     "ge",
@@ -217,6 +221,16 @@ def prob_ge(hi: HistogramTimestamp, hj: HistogramTimestamp, d: float = 0.0) -> f
     return ge_theorem1(hi + d, hj)
 
 
+def band_from_ge(ge_ji: float | np.ndarray, ge_ij: float | np.ndarray) -> float | np.ndarray:
+    """P(|Xi - Xj| <= d) from ``ge(Hj + d, Hi)`` and ``ge(Hi + d, Hj)``: their sum minus 1,
+    clipped to [0, 1] (Section 2.2; the rational twin is ``workbench.exact.band_exact``).
+
+    >>> float(band_from_ge(0.875, 0.875)), band_from_ge(np.array([.5, 1.]), np.array([.4, 1.]))
+    (0.75, array([0., 1.]))
+    """
+    return np.clip(ge_ji + ge_ij - 1.0, 0.0, 1.0)
+
+
 def band_prob(hi: HistogramTimestamp, hj: HistogramTimestamp, d: float) -> float:
     """P(|Xi - Xj| <= d) for any d >= 0: the probability in the join condition jc(d, delta).
 
@@ -227,7 +241,32 @@ def band_prob(hi: HistogramTimestamp, hj: HistogramTimestamp, d: float) -> float
     """
     if not d >= 0:
         raise ValueError(f"d = {d!r} must be a non-negative number")
-    return float(np.clip(ge_theorem1(hj + d, hi) + ge_theorem1(hi + d, hj) - 1.0, 0.0, 1.0))
+    return float(band_from_ge(ge_theorem1(hj + d, hi), ge_theorem1(hi + d, hj)))
+
+
+def band_batch(
+    edges_i: np.ndarray,
+    probs_i: np.ndarray,
+    edges_j: np.ndarray,
+    probs_j: np.ndarray,
+    d: float | np.ndarray,
+) -> np.ndarray:
+    """P(|Xi - Xj| <= d) for many pairs of padded histograms, by :func:`ge_batch` (Lemma 1).
+
+    Arguments as for :func:`ge_batch` (leading dimensions broadcast); ``d >= 0`` is a scalar
+    or one per pair (shaped like the leading dimensions).
+
+    >>> band_batch(np.array([[0., 10.], [0., 10.]]), np.array([[1.], [1.]]),
+    ...            np.array([[0., 10.], [20., 30.]]), np.array([[1.], [1.]]), 5.0).tolist()
+    [0.75, 0.0]
+    """
+    shift = np.asarray(d, dtype=np.float64)[..., None]
+    if np.any(~(shift >= 0)):
+        raise ValueError(f"d = {d!r} must be non-negative for every pair")
+    return band_from_ge(
+        ge_batch(edges_j + shift, probs_j, edges_i, probs_i),
+        ge_batch(edges_i + shift, probs_i, edges_j, probs_j),
+    )
 
 
 def _packed_pair(
@@ -265,9 +304,4 @@ def band_prob_many(
     >>> band_prob_many([u(0, 10), u(0, 10)], [u(0, 10), u(20, 30)], d=5).tolist()
     [0.75, 0.0]
     """
-    dd = np.broadcast_to(np.asarray(d, dtype=np.float64), (len(his),))
-    if np.any(~(dd >= 0)):
-        raise ValueError(f"d = {d!r} must be non-negative for every pair")
-    ei, pi, ej, pj = _packed_pair(his, hjs)
-    both = ge_batch(ej + dd[:, None], pj, ei, pi) + ge_batch(ei + dd[:, None], pi, ej, pj)
-    return np.clip(both - 1.0, 0.0, 1.0)
+    return band_batch(*_packed_pair(his, hjs), d)

@@ -16,7 +16,6 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.data import default_readings
 from workbench.app.panes import intro, plot
 from workbench.coalesce import (
     AdaptiveCoalescing,
@@ -30,7 +29,8 @@ from workbench.coalesce import (
     Window,
     select,
 )
-from workbench.coalesce.cost import costs
+from workbench.coalesce.cost import cost_grid
+from workbench.data.streams import default_readings
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
 
 __all__ = ["CoalescingExplorer", "uncoalesced"]
@@ -329,15 +329,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
         k is the number of arrivals when the weights or the window last changed.
         """
-        k, w, wt = max(self._eager.counters.arrived, 1), self._window_tuples(), self.weights()
-        eager = np.empty((GRID.size, GRID.size))
-        lazy = np.empty_like(eager)
-        for r, oop in enumerate(GRID):
-            for c, cp in enumerate(GRID):
-                e, z = costs(Dcq("cell", cp, oop), k, w, self._adaptive.atomic)
-                eager[r, c] = wt.memory * e.memory + wt.update * e.update + wt.scan * e.scan
-                lazy[r, c] = wt.memory * z.memory + wt.update * z.update + wt.scan * z.scan
-        return eager, lazy
+        k = max(self._eager.counters.arrived, 1)
+        return cost_grid(GRID, k, self._window_tuples(), self._adaptive.atomic, self.weights())
 
     def selection(self) -> pd.DataFrame:
         """Every query's cp and oop (3 decimals), the optimal scheme (Theorem 1), the served one.

@@ -6,13 +6,13 @@ from __future__ import annotations
 import panel as pn
 
 from workbench.app.coalescing import CoalescingExplorer
-from workbench.app.data import default_readings
 from workbench.app.deployment import DeploymentExplorer
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
+from workbench.data.streams import default_readings
 
 __all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "header_text", "show_error"]
 

@@ -42,21 +42,20 @@ import panel as pn
 import param
 from holoviews.streams import Buffer, Pipe
 
-from workbench.app.data import (
+from workbench.app.panes import intro, plot
+from workbench.data.replay import Replayer
+from workbench.data.streams import (
     MAX_DELAY_MS,
     READINGS_FILE,
+    SOURCES,
     WINDOW_MAX_MS,
     WINDOW_MS,
     ReplayedStreams,
     WindowRange,
     csv_streams,
-    default_streams,
-    readings_file_streams,
-    synthetic_streams,
+    load_streams,
     window_range,
 )
-from workbench.app.panes import intro, plot
-from workbench.data.replay import Replayer
 from workbench.operators import StreamSpec
 from workbench.viz.live import (
     METRIC_COLUMNS,
@@ -72,17 +71,12 @@ if TYPE_CHECKING:
     from workbench.spark.live import LiveJoin
 
 __all__ = [
-    "SOURCES",
     "LiveJoinExplorer",
     "RunSettings",
     "Snapshot",
-    "batch_metrics",
-    "load_streams",
     "spark_live_join",
 ]
 
-SOURCES = ("simulated deployment", "Intel Lab readings file", "CSV file", "synthetic events")
-"""Data the live join can replay."""
 STATES = ("stopped", "starting", "running", "paused", "stopping", "finished")
 POLL_MS = 1000
 """Period of the callback moving finished work into the page."""
@@ -147,63 +141,6 @@ def spark_live_join(
         name=name,
         extra_watermark_ms=extra_watermark_ms,
     )
-
-
-def load_streams(
-    source: str,
-    readings_path: str = str(READINGS_FILE),
-    csv_file: bytes | None = None,
-    csv_time: str = "time",
-    csv_sensor: str = "sensor",
-    csv_time_unit: str = "",
-) -> ReplayedStreams:
-    """The two event streams of a data source (one of :data:`SOURCES`)."""
-    if source == "simulated deployment":
-        return default_streams()
-    if source == "Intel Lab readings file":
-        if not Path(readings_path).exists():
-            raise FileNotFoundError(
-                f"no readings file at {readings_path}: workbench.data.fetch_readings downloads "
-                "it (needs a network), or give the path of a copy of data.txt(.gz)"
-            )
-        return readings_file_streams(readings_path)
-    if source == "CSV file":
-        if not csv_file:
-            raise ValueError("choose a CSV file first (a time column and a sensor column)")
-        return csv_streams(csv_file, csv_time, csv_sensor, csv_time_unit)
-    if source == "synthetic events":
-        return synthetic_streams()
-    raise ValueError(f"unknown data source {source!r}; choose one of {SOURCES}")
-
-
-def batch_metrics(
-    progress: pd.DataFrame,
-    batches: list[dict[str, object]],
-    query: str,
-    start: pd.Timestamp,
-) -> pd.DataFrame:
-    """One row per micro-batch of ``query`` (:data:`METRIC_COLUMNS`): Spark's progress with
-    the pairs the batch committed.  Results per second are a batch's pairs over the time since
-    the previous batch started (the first batch: over its own duration).
-
-    >>> t = pd.Timestamp("2025-01-01", tz="UTC")
-    >>> progress = pd.DataFrame({"query": "q", "batch": [0, 1], "batch_ms": [500, 400],
-    ...     "timestamp": [t, t + pd.Timedelta(seconds=2)], "input_rows_per_s": 0.0,
-    ...     "processed_rows_per_s": 0.0, "state_rows": [3, 5]})
-    >>> m = batch_metrics(progress, [{"batch": 0, "pairs": 4}, {"batch": 1, "pairs": 8}], "q", t)
-    >>> m[["elapsed_s", "pairs", "results_per_s"]].to_numpy().tolist()
-    [[0.0, 4.0, 8.0], [2.0, 8.0, 4.0]]
-    """
-    rows = progress[progress["query"] == query]
-    pairs = pd.DataFrame(batches, columns=["batch", "pairs"]).drop_duplicates("batch", keep="last")
-    out = rows.merge(pairs, on="batch", how="left")
-    out["pairs"] = out["pairs"].fillna(0)
-    out["elapsed_s"] = (pd.to_datetime(out["timestamp"], utc=True) - start).dt.total_seconds()
-    since = out["elapsed_s"].diff()
-    if len(out):
-        since.iloc[0] = out["batch_ms"].iloc[0] / 1000.0
-    out["results_per_s"] = out["pairs"] / since.clip(lower=1e-3)
-    return out[list(METRIC_COLUMNS)].astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -650,31 +587,38 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         if self._live is not None and self.state in ("running", "paused") and not self._jobs:
             self.param.update(message=self._live.set_delta(self.delta), failed=False)
         else:  # starting, or a restart in flight: apply after it
-            self._steer("set_delta", self.delta)
+            delta = self.delta
+            self._steer("delta", delta, lambda live: live.set_delta(delta))
 
     @param.depends("d", watch=True)
     def _steer_d(self) -> None:
         if self.d != self._run_d:
             self._run_d = self.d
-            self._steer("set_d", self.d)
+            d = self.d
+            self._steer("d", d, lambda live: live.set_d(d))
 
     @param.depends("max_delay_a", "max_delay_b", watch=True)
     def _steer_max_delay(self) -> None:
-        self._steer("set_max_delay", (self.max_delay_a, self.max_delay_b))
+        delays = (self.max_delay_a, self.max_delay_b)
+        self._steer("max_delay", delays, lambda live: live.set_max_delay(delays))
 
     @param.depends("watermark", watch=True)
     def _steer_watermark(self) -> None:
-        self._steer("set_watermark", self.watermark)
+        extra = self.watermark
+        self._steer("watermark", extra, lambda live: live.set_watermark(extra))
 
     @param.depends("trigger_seconds", watch=True)
     def _steer_trigger(self) -> None:
-        self._steer("set_trigger", self.trigger_seconds)
+        seconds = self.trigger_seconds
+        self._steer("trigger", seconds, lambda live: live.set_trigger(seconds))
 
-    def _steer(self, method: str, value: object) -> None:
+    def _steer(self, name: str, value: object, change: Callable[[LiveJoin], str]) -> None:
+        """Apply ``change`` to the running LiveJoin in the worker (after a restart in flight);
+        its message shows in the page."""
         if self.state not in ("starting", "running", "paused"):
             return  # read at the next Start
-        self.param.update(message=f"Applying {method[4:]} = {value}...", failed=False)
-        self._submit(self._steer_job, method, value)
+        self.param.update(message=f"Applying {name} = {value}...", failed=False)
+        self._submit(self._steer_job, change)
 
     @param.depends("speed", "paused", watch=True)
     def _steer_replay(self) -> None:
@@ -773,10 +717,10 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         self._teardown()
         return self._start_job(settings)
 
-    def _steer_job(self, method: str, value: object) -> dict[str, object]:
+    def _steer_job(self, change: Callable[[LiveJoin], str]) -> dict[str, object]:
         if self._live is None:
             return {}
-        return {"message": getattr(self._live, method)(value), "run": self._live.run}
+        return {"message": change(self._live), "run": self._live.run}
 
     def _replay_job(self, speed: float, paused: bool) -> dict[str, object]:
         """Pace, pause or resume the replay (cheap: also called on the server thread)."""
@@ -815,6 +759,8 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             raise RuntimeError("no live join is running")
         if not live.active:
             raise RuntimeError(f"the join query stopped: {live.error or 'no reason given'}")
+        from workbench.spark.metrics import batch_metrics  # pyspark is loaded once Spark runs
+
         finished = replayer.written == len(replayer.records) and live.caught_up()
         progress = live.progress.frame() if live.progress is not None else None
         metrics = (

@@ -9,8 +9,8 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.data import ReplayedStreams, default_streams
 from workbench.app.panes import controls_beside, intro
+from workbench.data.streams import ReplayedStreams, default_streams
 from workbench.partitions import (
     Partitions,
     loose_partitions,

@@ -8,8 +8,8 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.data import default_streams
 from workbench.app.panes import intro, plot
+from workbench.data.streams import default_streams
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates

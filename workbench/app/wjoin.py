@@ -17,8 +17,8 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.data import default_readings
 from workbench.app.panes import intro, plot
+from workbench.data.streams import default_readings
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,

@@ -25,7 +25,7 @@ from workbench.coalesce.extent import (
     EagerExtent,
     LazyExtent,
     Window,
-    _coalesce_sorted,
+    coalesce_sorted,
 )
 
 __all__ = ["AdaptiveCoalescing", "Query"]
@@ -133,7 +133,7 @@ class AdaptiveCoalescing:
         if name in self._eager:
             return self._eager[name].view()
         rows = (((ts, seq), *q.project(row)) for ts, seq, _, row in self._raw.raw())
-        return _coalesce_sorted(rows, q.equivalence)
+        return coalesce_sorted(rows, q.equivalence)
 
     def _reevaluate(self) -> None:
         size = self.window.size if self.window.kind == "tuples" else max(len(self._any()), 1)

@@ -3,7 +3,8 @@
 Memory (Eq. 1-2), update (Eq. 3-4) and scan (Eq. 5-6) costs of a tuple-based window of w
 tuples after k arrivals, for a coalescing probability cp and an out-of-order probability oop
 (constant over the stream, as in the paper's experiments), normalised (Eq. 7-8), weighted
-(Eq. 9-10), and the 0-1 selection of Theorem 1.
+(Eq. 9-10, :meth:`Weights.total`; in Eq. 10 the lazy queries share one lazy extent), and the
+0-1 selection of Theorem 1.
 
 Choices the text leaves open: Eq. 4 and Eq. 6 are summed over arrivals like Eq. 3; the lazy
 scan reads the window's ``min(k, w)`` tuples; ``M_max`` is the uncoalesced lazy extent,
@@ -19,11 +20,15 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = [
     "AtomicCosts",
+    "Costs",
     "Dcq",
     "Selection",
     "Weights",
+    "cost_grid",
     "costs",
     "measure_atomic_costs",
     "select",
@@ -46,12 +51,29 @@ class AtomicCosts:
 
 
 @dataclass(frozen=True)
+class Costs:
+    """A scheme's normalised memory, update and scan cost (Eq. 7-8)."""
+
+    memory: float
+    update: float
+    scan: float
+
+
+@dataclass(frozen=True)
 class Weights:
-    """The weights (lambda_mu, lambda_nu, lambda_sigma) of memory, update and scan."""
+    """The weights (lambda_mu, lambda_nu, lambda_sigma) of memory, update and scan.
+
+    >>> Weights(1, 1, 2).total(Costs(memory=0.5, update=0.25, scan=0.125))
+    1.0
+    """
 
     memory: float = 1.0
     update: float = 1.0
     scan: float = 1.0
+
+    def total(self, cost: Costs) -> float:
+        """The weighted cost of one scheme (Eq. 9-10): memory, update and scan, weighted."""
+        return self.memory * cost.memory + self.update * cost.update + self.scan * cost.scan
 
 
 @dataclass(frozen=True)
@@ -92,13 +114,6 @@ def _scan_lazy(cp: float, k: int, w: int, c: AtomicCosts) -> float:
     return min(k, w) * (cp * (c.coalesce + c.read) + (1 - cp) * c.read)  # Eq. 6
 
 
-@dataclass(frozen=True)
-class _Normalised:
-    memory: float
-    update: float
-    scan: float
-
-
 def costs(
     query: Dcq,
     k: int,
@@ -106,7 +121,7 @@ def costs(
     atomic: AtomicCosts,
     tuple_bytes: tuple[float, float] = (20.0, 32.0),
     timestamp_bytes: float = 8.0,
-) -> tuple[_Normalised, _Normalised]:
+) -> tuple[Costs, Costs]:
     """Normalised (memory, update, scan) of eager and of lazy coalescing for one query (Eq. 7-8).
 
     ``tuple_bytes`` = (r_eager, r_lazy): the eager extent keeps only the query's attributes.
@@ -123,16 +138,35 @@ def costs(
     u_max = _update_eager(1.0, query.oop, k, w, atomic) or 1.0
     s_max = _scan_lazy(1.0, k, w, atomic) or 1.0
     memory_eager = _memory_eager(query.cp, k, w, timestamp_bytes, r_eager)
-    eager = _Normalised(
+    eager = Costs(
         memory_eager / m_max,
         _update_eager(query.cp, query.oop, k, w, atomic) / u_max,
         atomic.read * memory_eager / r_eager / s_max,  # Eq. 5
     )
-    lazy = _Normalised(
+    lazy = Costs(
         min(k, w) * r_lazy / m_max,
         _update_lazy(k, w, atomic) / u_max,
         _scan_lazy(query.cp, k, w, atomic) / s_max,
     )
+    return eager, lazy
+
+
+def cost_grid(
+    grid: Sequence[float], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted eager and lazy cost of one query over cp x oop, oop by row (Eq. 9-10; the
+    paper's Figures 3 and 4).
+
+    >>> eager, lazy = cost_grid([0.0, 1.0], k=100, w=10, atomic=AtomicCosts(*[1.0] * 8))
+    >>> (eager < lazy).tolist()  # lazy wins only on uncoalesced, out-of-order streams
+    [[True, True], [False, True]]
+    """
+    eager = np.empty((len(grid), len(grid)))
+    lazy = np.empty_like(eager)
+    for r, oop in enumerate(grid):
+        for c, cp in enumerate(grid):
+            e, z = costs(Dcq("cell", cp, oop), k, w, atomic)
+            eager[r, c], lazy[r, c] = weights.total(e), weights.total(z)
     return eager, lazy
 
 
@@ -146,14 +180,13 @@ class Selection:
 
 def _total(
     eager_set: frozenset[str],
-    table: dict[str, tuple[_Normalised, _Normalised]],
+    table: dict[str, tuple[Costs, Costs]],
     weights: Weights,
 ) -> float:
     total = 0.0
     lazy_names = [name for name in table if name not in eager_set]
     for name in eager_set:
-        e = table[name][0]
-        total += weights.memory * e.memory + weights.update * e.update + weights.scan * e.scan
+        total += weights.total(table[name][0])
     if lazy_names:  # one lazy extent serves every lazy query (Eq. 10)
         shared = table[lazy_names[0]][1]
         total += weights.memory * shared.memory + weights.update * shared.update
@@ -163,7 +196,7 @@ def _total(
 
 def _table(
     queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts
-) -> dict[str, tuple[_Normalised, _Normalised]]:
+) -> dict[str, tuple[Costs, Costs]]:
     names = [q.name for q in queries]
     if len(set(names)) != len(names):
         raise ValueError(f"query names {names!r} must be distinct")
@@ -189,8 +222,7 @@ def select(
 
     def own(name: str) -> float:
         e, lazy = table[name]
-        eager_cost = weights.memory * e.memory + weights.update * e.update + weights.scan * e.scan
-        return eager_cost - weights.scan * lazy.scan  # c_j of Theorem 1
+        return weights.total(e) - weights.scan * lazy.scan  # c_j of Theorem 1
 
     c = {name: own(name) for name in table}
     candidates = [frozenset(table)]  # all eager: no lazy extent at all
@@ -227,8 +259,6 @@ def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -
     """
     import time
 
-    import numpy as np
-
     from workbench.coalesce.extent import EagerExtent, LazyExtent, Window
 
     rng = np.random.default_rng(seed)
@@ -248,13 +278,13 @@ def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -
     lazy = LazyExtent(big)
     insert = timed(lambda: fill(lazy, distinct))
     read = timed(lazy.view)  # cp = 0: every raw tuple is read and output once
-    delete = timed(lambda: [lazy._remove_oldest() for _ in range(n)])
+    delete = timed(lambda: [lazy.remove_oldest() for _ in range(n)])
     lazy_same = LazyExtent(big)
     fill(lazy_same, same)
     coalesce = max(timed(lazy_same.view) - read, 0.0)
     eager = EagerExtent(big)
     attach = timed(lambda: fill(eager, same))  # in-order merge: append to the vector
-    detach = timed(lambda: [eager._remove_oldest() for _ in range(n)])
+    detach = timed(lambda: [eager.remove_oldest() for _ in range(n)])
     late = [(float(i + 1 if i % 2 == 0 else i - 1), 1) for i in range(n)]
     merge = timed(lambda: fill(EagerExtent(big), late))  # out-of-order merges
     blocks = EagerExtent(big)

@@ -36,6 +36,7 @@ __all__ = [
     "LazyExtent",
     "Window",
     "WindowExtent",
+    "coalesce_sorted",
     "recoalesce",
 ]
 
@@ -89,12 +90,18 @@ class ExtentCounters:
     reads: int = 0
 
 
-def _coalesce_sorted(
+def coalesce_sorted(
     rows: Iterable[tuple[Key, Hashable, object]], equivalence: Equivalence
 ) -> list[Coalesced]:
-    """Coalesce raw tuples given in key order (the scan of a lazily coalesced extent).
+    """Coalesce raw tuples ``((ts, seq), group, value)`` given in key order (the scan of a lazily
+    coalesced extent, Algorithm 1).
 
-    A coalesced tuple reports ``equivalence.representative`` of its first raw value."""
+    A coalesced tuple reports ``equivalence.representative`` of its first raw value.
+
+    >>> rows = [((1.0, 0), "r1", 81), ((2.0, 1), "r1", 81), ((3.0, 2), "r1", 80)]
+    >>> [(c.ts, c.te, c.value, c.count) for c in coalesce_sorted(rows, Equivalence())]
+    [(1.0, 3.0, 81, 2), (3.0, 3.0, 80, 1)]
+    """
     # per group: [first key, last ts, first value, count, last value]
     open_runs: dict[Hashable, list] = {}
     out: list[Coalesced] = []
@@ -123,7 +130,7 @@ def recoalesce(
     [(1, 3, 81, 2), (3, 3, 80, 1)]
     """
     ordered = sorted(rows, key=lambda r: (r[0], r[1]))
-    return _coalesce_sorted((((ts, seq), g, v) for ts, seq, g, v in ordered), equivalence)
+    return coalesce_sorted((((ts, seq), g, v) for ts, seq, g, v in ordered), equivalence)
 
 
 class WindowExtent:
@@ -161,16 +168,21 @@ class WindowExtent:
         self._expire()
         return True
 
+    def remove_oldest(self) -> None:
+        """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
+        tuple's timestamp vector (Table 4; :func:`~workbench.coalesce.cost.measure_atomic_costs`
+        times it).  The window must not be empty."""
+        self._remove_oldest()
+        self._n -= 1
+
     def _expire(self) -> None:
         if self.window.kind == "tuples":
             if self._n > self.window.size:  # one arrival pushes out at most one tuple
-                self._remove_oldest()
-                self._n -= 1
+                self.remove_oldest()
         else:
             bound = self._t_max - self.window.size
             while (oldest := self._oldest()) is not None and oldest[0] < bound:
-                self._remove_oldest()
-                self._n -= 1
+                self.remove_oldest()
 
     def view(self) -> list[Coalesced]:
         """The coalesced view of the current window, sorted by (ts, arrival)."""
@@ -222,7 +234,7 @@ class LazyExtent(WindowExtent):
     def view(self) -> list[Coalesced]:
         rows = self._rows[self._head :]
         self.counters.reads += len(rows)
-        return _coalesce_sorted(rows, self.equivalence)
+        return coalesce_sorted(rows, self.equivalence)
 
     def raw(self) -> list[tuple[float, int, Hashable, object]]:
         """The window's raw tuples ``(ts, seq, group, value)`` in timestamp order."""

@@ -39,6 +39,7 @@ __all__ = [
     "load_connectivity",
     "load_mote_locations",
     "load_readings",
+    "quality_flags",
 ]
 
 READINGS_URL = "http://db.csail.mit.edu/labdata/data.txt.gz"
@@ -159,7 +160,7 @@ def load_readings(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, LoadRepor
     table = table[~bad_time]
     report.was_sorted = bool(table["time"].is_monotonic_increasing)
     table = table.sort_values(["time", "mote"], kind="stable").reset_index(drop=True)
-    table["qc"] = _flags(table)
+    table["qc"] = quality_flags(table)
     for name, bit in (
         ("temperature", FLAG_TEMPERATURE),
         ("humidity", FLAG_HUMIDITY),
@@ -171,7 +172,14 @@ def load_readings(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, LoadRepor
     return table, report
 
 
-def _flags(table: pd.DataFrame) -> np.ndarray:
+def quality_flags(table: pd.DataFrame) -> np.ndarray:
+    """Each reading's ``qc`` bits: :data:`FLAG_TEMPERATURE`, :data:`FLAG_HUMIDITY` and
+    :data:`FLAG_BATTERY` where a value is physically impossible (the dying-battery signature).
+
+    >>> readings = {"temperature": [21.0, 122.2], "humidity": [40.0, -4.0], "voltage": [2.7, 2.3]}
+    >>> quality_flags(pd.DataFrame(readings))
+    array([0, 7])
+    """
     t, h, v = (table[c].to_numpy() for c in ("temperature", "humidity", "voltage"))
     flags = np.zeros(len(table), dtype=np.int64)
     with np.errstate(invalid="ignore"):

@@ -27,7 +27,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.data.intel_lab import MEASURES, _flags, load_connectivity, load_mote_locations
+from workbench.data.intel_lab import (
+    MEASURES,
+    load_connectivity,
+    load_mote_locations,
+    quality_flags,
+)
 
 __all__ = [
     "EPOCH_SECONDS",
@@ -159,7 +164,7 @@ def simulate_deployment(
         }
     )
     table = table.sort_values(["time", "mote"], kind="stable").reset_index(drop=True)
-    table["qc"] = _flags(table)
+    table["qc"] = quality_flags(table)
     table = table[["time", "epoch", "mote", *MEASURES, "qc", "arrival"]]
     table.attrs["source"] = SOURCE_LABEL
     return table

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from workbench.events import Events
+from workbench.events import Events, sort_pairs
 from workbench.exact import ExactHistogram, band_exact
 from workbench.operators.base import StreamSpec
 
@@ -73,5 +73,4 @@ def brute_force_join(
             d_pair[k],
         )
         keep[k] = prob >= Fraction(float(t_pair[k]))
-    pairs = np.stack((events.id[pa[keep]], events.id[pb[keep]]), axis=1)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if pairs.size else pairs.reshape(0, 2)
+    return sort_pairs(np.stack((events.id[pa[keep]], events.id[pb[keep]]), axis=1))

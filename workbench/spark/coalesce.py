@@ -52,8 +52,11 @@ tuple.
 
 **Equivalences supported on Spark**: all five of :class:`~workbench.coalesce.Equivalence`
 (equal, absolute and relative bounded difference, increasing, quantised) on one DOUBLE
-coalescing attribute, with exactly the in-process arithmetic (IEEE doubles; ``floor`` of the
-quotient for quantised values, the representative ``floor(v / q) * q``).  Several coalescing
+coalescing attribute, with exactly the in-process arithmetic: the one table of rules
+(:data:`~workbench.coalesce.equivalence.KINDS`) evaluated over NumPy arrays (:data:`NUMPY`,
+the eager state) and over columns (:data:`SPARK`, the lazy scan), IEEE doubles throughout
+(``floor`` of the quotient for quantised values, the representative ``floor(v / q) * q``); an
+unknown kind is a ``ValueError``.  Several coalescing
 attributes (tuple values) are not supported: the replay schema has one value column.
 
 **Restarts** (:func:`restart_kind`): the eager state keeps the tuples of a *retention*
@@ -81,6 +84,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from workbench.coalesce import EagerExtent, Equivalence, Window
+from workbench.coalesce.equivalence import NUMPY, Arithmetic
 from workbench.spark.source import (
     CORRUPT,
     EPOCH_OFFSET_MS,
@@ -96,6 +100,7 @@ __all__ = [
     "CoalesceSettings",
     "coalesce_input",
     "eager_coalesce_query",
+    "eager_update",
     "extents_view",
     "in_process_view",
     "lazy_coalesce",
@@ -116,6 +121,9 @@ OUTPUT_SCHEMA = (
 # the group's extent: its state_key, then timestamps, ids, where each coalesced tuple starts and
 # the values as NumPy buffers (PySpark 4.3 cannot read an ARRAY field of a state schema)
 STATE_SCHEMA = "settings STRING, stamps BINARY, ids BINARY, starts BINARY, vals BINARY"
+SPARK = Arithmetic(F.abs, F.floor, F.greatest)
+"""Spark columns: the equivalence rules of :data:`~workbench.coalesce.equivalence.KINDS` as
+column expressions (the lazy scan)."""
 
 
 @dataclass(frozen=True)
@@ -231,26 +239,6 @@ def coalesce_input(
 # ---------------------------------------------------------------------------- eager, on Spark
 
 
-def _same(equivalence: Equivalence, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``equivalence.same(a[i], b[i])`` for every i, with the same float arithmetic."""
-    kind = equivalence.kind
-    if kind == "equal":
-        return a == b
-    if kind == "quantized":
-        return np.floor(a / equivalence.quantum) == np.floor(b / equivalence.quantum)
-    if kind == "absolute":
-        return np.abs(a - b) <= equivalence.tolerance
-    if kind == "relative":
-        return np.abs(a - b) <= equivalence.tolerance * np.maximum(np.abs(a), np.abs(b))
-    return b >= a
-
-
-def _representative(equivalence: Equivalence, v: np.ndarray) -> np.ndarray:
-    if equivalence.kind == "quantized":
-        return np.floor(v / equivalence.quantum) * equivalence.quantum
-    return v
-
-
 _STATE_DTYPES = (np.float64, np.int64, np.int64, np.float64)
 
 
@@ -298,7 +286,7 @@ class _GroupExtent:
         pair_new = new[1:] | new[:-1]
         heads = np.empty(len(order), dtype=bool)
         heads[0] = True
-        heads[1:] = np.where(pair_new, ~_same(eq, vals[:-1], vals[1:]), old_heads[1:])
+        heads[1:] = np.where(pair_new, ~eq.same(vals[:-1], vals[1:], NUMPY), old_heads[1:])
         self.stamps, self.ids, self.heads, self.values = stamps[order], all_ids[order], heads, vals
 
     def cut(self, first: int) -> _GroupExtent:
@@ -312,7 +300,7 @@ class _GroupExtent:
         """The coalesced tuples, each with its timestamp vector and per-stamp representative."""
         starts = np.flatnonzero(self.heads)
         stops = np.append(starts[1:], len(self.stamps))
-        reps = _representative(eq, self.values)
+        reps = eq.representative(self.values, NUMPY)
         return pd.DataFrame(
             {
                 "group": np.full(len(starts), group, dtype=np.int32),
@@ -326,10 +314,11 @@ class _GroupExtent:
         )
 
 
-def _eager_update(
+def eager_update(
     settings: CoalesceSettings, delay_ms: int
 ) -> Callable[[tuple, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
-    """The per-group state function of :func:`eager_coalesce_query` (picklable closure)."""
+    """The per-group state function of :func:`eager_coalesce_query` (a picklable closure for
+    ``applyInPandasWithState``; tests call it with a stand-in ``GroupState``)."""
     eq, window, retained = settings.equivalence, settings.window, settings.retained
     transitive, key = eq.transitive, settings.state_key
     timed = window.kind == "time"
@@ -411,7 +400,7 @@ def eager_coalesce_query(
         tuples.select("group", "id", "value", "t", "ts")
         .groupBy("group")
         .applyInPandasWithState(
-            _eager_update(settings, delay_ms),
+            eager_update(settings, delay_ms),
             OUTPUT_SCHEMA,
             STATE_SCHEMA,
             "append",
@@ -508,20 +497,7 @@ def raw_tuples_query(
 
 def _breaks(equivalence: Equivalence, prev: Column, value: Column) -> Column:
     """Where ``value`` does not coalesce with the group's previous value (or has none)."""
-    kind = equivalence.kind
-    if kind == "equal":
-        same = prev == value
-    elif kind == "quantized":
-        q = F.lit(equivalence.quantum)
-        same = F.floor(prev / q) == F.floor(value / q)
-    elif kind == "absolute":
-        same = F.abs(prev - value) <= F.lit(equivalence.tolerance)
-    elif kind == "relative":
-        same = F.abs(prev - value) <= F.lit(equivalence.tolerance) * F.greatest(
-            F.abs(prev), F.abs(value)
-        )
-    else:
-        same = value >= prev
+    same = equivalence.same(prev, value, SPARK)
     return F.when(prev.isNull() | ~same, 1).otherwise(0)
 
 
@@ -563,9 +539,7 @@ def lazy_coalesce(
             F.min_by("value", F.struct("t", "id")).alias("first"),
         )
     )
-    value = F.col("first")
-    if eq.kind == "quantized":
-        value = F.floor(value / F.lit(eq.quantum)) * F.lit(eq.quantum)
+    value = eq.representative(F.col("first"), SPARK)
     following = W.partitionBy("group").orderBy("run")
     return runs.select(
         "group",

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import threading
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQueryListener
 
-__all__ = ["ProgressLog", "attach_progress"]
+from workbench.viz.live import METRIC_COLUMNS
+
+__all__ = ["ProgressLog", "attach_progress", "batch_metrics"]
 
 COLUMNS = [
     "query",
@@ -73,3 +76,33 @@ def attach_progress(spark: SparkSession) -> ProgressLog:
     log = ProgressLog()
     spark.streams.addListener(log)
     return log
+
+
+def batch_metrics(
+    progress: pd.DataFrame,
+    batches: list[dict[str, object]],
+    query: str,
+    start: pd.Timestamp,
+) -> pd.DataFrame:
+    """One row per micro-batch of ``query`` (:data:`METRIC_COLUMNS`): Spark's progress with
+    the pairs the batch committed.  Results per second are a batch's pairs over the time since
+    the previous batch started (the first batch: over its own duration).
+
+    >>> t = pd.Timestamp("2025-01-01", tz="UTC")
+    >>> progress = pd.DataFrame({"query": "q", "batch": [0, 1], "batch_ms": [500, 400],
+    ...     "timestamp": [t, t + pd.Timedelta(seconds=2)], "input_rows_per_s": 0.0,
+    ...     "processed_rows_per_s": 0.0, "state_rows": [3, 5]})
+    >>> m = batch_metrics(progress, [{"batch": 0, "pairs": 4}, {"batch": 1, "pairs": 8}], "q", t)
+    >>> m[["elapsed_s", "pairs", "results_per_s"]].to_numpy().tolist()
+    [[0.0, 4.0, 8.0], [2.0, 8.0, 4.0]]
+    """
+    rows = progress[progress["query"] == query]
+    pairs = pd.DataFrame(batches, columns=["batch", "pairs"]).drop_duplicates("batch", keep="last")
+    out = rows.merge(pairs, on="batch", how="left")
+    out["pairs"] = out["pairs"].fillna(0)
+    out["elapsed_s"] = (pd.to_datetime(out["timestamp"], utc=True) - start).dt.total_seconds()
+    since = out["elapsed_s"].diff()
+    if len(out):
+        since.iloc[0] = out["batch_ms"].iloc[0] / 1000.0
+    out["results_per_s"] = out["pairs"] / since.clip(lower=1e-3)
+    return out[list(METRIC_COLUMNS)].astype(np.float64)

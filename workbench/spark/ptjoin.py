@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
+from workbench.events import sort_pairs
 from workbench.operators.base import StreamSpec
 from workbench.spark.source import (
     accepted_events,
@@ -296,5 +297,4 @@ def read_pairs(
         keep = ~pending
         keep[np.flatnonzero(pending)[ok]] = True
         frame = frame[keep]
-    pairs = frame[["a_id", "b_id"]].to_numpy(dtype=np.int64)
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if len(pairs) else pairs.reshape(0, 2)
+    return sort_pairs(frame[["a_id", "b_id"]].to_numpy(dtype=np.int64))

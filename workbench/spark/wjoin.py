@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from workbench.events import sort_pairs
 from workbench.operators.windows import WindowConstraints
 from workbench.spark.source import CORRUPT, event_time, parquet_sink, read_stream, with_reason
 
@@ -149,5 +150,4 @@ def read_results(spark: SparkSession, output_dir: str, m: int) -> np.ndarray:
     """The committed results of a query's output, as a lexicographically sorted ``(n, m)``
     array of tuple ids."""
     rows = spark.read.schema(result_schema(m)).parquet(output_dir).toPandas()
-    ids = rows[[f"id_{s}" for s in range(m)]].to_numpy(dtype=np.int64)
-    return ids[np.lexsort(ids.T[::-1])] if len(ids) else ids.reshape(0, m)
+    return sort_pairs(rows[[f"id_{s}" for s in range(m)]].to_numpy(dtype=np.int64))

@@ -11,7 +11,7 @@ import pandas as pd
 from bokeh.models import NumeralTickFormatter
 
 from workbench.partitions import Partitions, Region
-from workbench.probability import adjusted_histograms, ge_batch
+from workbench.probability import adjusted_histograms, band_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 from workbench.viz.axes import time_ticks
 
@@ -156,15 +156,13 @@ def satisfaction_grid(
 ) -> np.ndarray:
     """P(|Xi - Xj| <= d) for every partner template (rows) at every max(H_j) (columns).
 
-    One vectorised call of the Lemma 1 formulas (``ge_batch``), as ``band_prob_many`` does
+    One vectorised call of the Lemma 1 formulas (``band_batch``), as ``band_prob_many`` does
     pair by pair: the partner's edges are shifted to each max time by broadcasting.
 
     >>> u = HistogramTimestamp.uniform
     >>> satisfaction_grid(u(0, 10), TemplateSet("B", (u(0, 10),)), 5.0, np.array([10.0, 30.0]))
     array([[0.75, 0.  ]])
     """
-    if not d >= 0:
-        raise ValueError(f"d = {d!r} must be a non-negative number")
     xs = np.asarray(max_times, dtype=np.float64)
     edges_b, probs_b = partners.packed()  # (V, m+1), (V, m)
     shift = xs[None, :] - partners.max_times[:, None]  # (V, X)
@@ -172,8 +170,7 @@ def satisfaction_grid(
     pj = np.broadcast_to(probs_b[:, None, :], (*shift.shape, probs_b.shape[1]))
     ei = np.broadcast_to(hi.edges, (*shift.shape, hi.edges.size))
     pi = np.broadcast_to(hi.probs, (*shift.shape, hi.probs.size))
-    both = ge_batch(ej + d, pj, ei, pi) + ge_batch(ei + d, pi, ej, pj)
-    return np.clip(both - 1.0, 0.0, 1.0)
+    return band_batch(ei, pi, ej, pj, d)
 
 
 def satisfaction_curves(

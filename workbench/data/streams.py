@@ -1,7 +1,7 @@
-"""The dashboard's data: the simulated Intel Lab deployment, made once per process, and the
-other sources the live join replays (the real readings file, a user's CSV, synthetic events).
+"""Readings as two replayed event streams: the simulated Intel Lab deployment (made once per
+process), the real readings file, a user's CSV, synthetic events (:func:`load_streams`).
 
-Every tab reads these tables and never mutates them, so one copy serves every session.
+The dashboard's tabs read these tables and never mutate them, so one copy serves every session.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +25,13 @@ from workbench.timestamps import TemplateSet, random_templates
 
 __all__ = [
     "READINGS_FILE",
+    "SOURCES",
     "ReplayedStreams",
     "WindowRange",
     "csv_streams",
     "default_readings",
     "default_streams",
+    "load_streams",
     "readings_file_streams",
     "replayed_streams",
     "synthetic_streams",
@@ -213,3 +215,34 @@ def synthetic_streams(
     )
     motes = (tuple(range(counts[0])), tuple(range(counts[1])))
     return ReplayedStreams(events, templates, motes, MAX_DELAY_MS, "synthetic events")
+
+
+SOURCES = ("simulated deployment", "Intel Lab readings file", "CSV file", "synthetic events")
+"""Data the live join can replay."""
+
+
+def load_streams(
+    source: str,
+    readings_path: str = str(READINGS_FILE),
+    csv_file: bytes | None = None,
+    csv_time: str = "time",
+    csv_sensor: str = "sensor",
+    csv_time_unit: str = "",
+) -> ReplayedStreams:
+    """The two event streams of a data source (one of :data:`SOURCES`; any other is refused)."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown data source {source!r}; choose one of {SOURCES}")
+    if source == "Intel Lab readings file" and not Path(readings_path).exists():
+        raise FileNotFoundError(
+            f"no readings file at {readings_path}: workbench.data.fetch_readings downloads "
+            "it (needs a network), or give the path of a copy of data.txt(.gz)"
+        )
+    if source == "CSV file" and not csv_file:
+        raise ValueError("choose a CSV file first (a time column and a sensor column)")
+    loaders = {
+        "simulated deployment": default_streams,
+        "Intel Lab readings file": partial(readings_file_streams, readings_path),
+        "CSV file": partial(csv_streams, csv_file, csv_time, csv_sensor, csv_time_unit),
+        "synthetic events": synthetic_streams,
+    }
+    return loaders[source]()
