@@ -254,10 +254,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             weights=self.weights(),
             reevaluate_every=REEVALUATE_EVERY,
         )
-        self._estimates = self._adaptive.estimates
-        self._decided_at = 0  # arrivals at the last re-evaluation (0: none yet)
-        self._start = max(0, upto - REPLAY_CAP)
-        self._push(self._start, upto)
+        self._push(max(0, upto - REPLAY_CAP), upto)
         if self.position == upto:  # the views read the new extents: one update, when filled
             self.param.trigger("position")
         else:
@@ -282,9 +279,6 @@ class CoalescingExplorer(pn.viewable.Viewer):
             self._eager.push(ts, value, group)
             self._lazy.push(ts, value, group)
             self._adaptive.push(ts, row)
-            if (k - self._start + 1) % REEVALUATE_EVERY == 0:  # what this push decided on
-                self._estimates = self._adaptive.decided
-                self._decided_at = k - self._start + 1
         return max(stop - begin, 0)
 
     @param.depends("running", watch=True)
@@ -338,7 +332,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
         The estimates are those the adaptive selection last decided on (a re-evaluation period),
         as the readout says next to the configured query's current cp and oop.
         """
-        estimates = self._estimates
+        estimates = self._decided()
         dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in estimates.items()]
         k = max(self._eager.counters.arrived, 1)
         chosen = select(dcqs, k, self._window_tuples(), self._adaptive.atomic, self.weights())
@@ -390,16 +384,20 @@ class CoalescingExplorer(pn.viewable.Viewer):
         self._table.value = self.selection()
         self._readout.object = self.readout()
 
+    def _decided(self) -> dict[str, tuple[float, float]]:
+        """(cp, oop) per query that the adaptive selection last decided on (0, 0 before)."""
+        return self._adaptive.decided or dict.fromkeys(self._adaptive.queries, (0.0, 0.0))
+
     def _configured(self) -> tuple[float, float]:
         """The configured query's cp and oop at the last re-evaluation (3 decimals)."""
-        cp, oop = self._estimates[self.query().name]
+        cp, oop = self._decided()[self.query().name]
         return round(cp, 3), round(oop, 3)
 
     def readout(self) -> str:
         """cp and oop now and at the last re-evaluation, and what each scheme stores (Markdown)."""
         cp, oop = self.cp_oop()
         e, z = self._eager.counters, self._lazy.counters
-        if self._decided_at:
+        if self._adaptive.decided:
             then = [f"at the last re-evaluation **{v:.3f}**" for v in self._configured()]
         else:
             then = [f"not re-evaluated yet (every {REEVALUATE_EVERY:,} arrivals)"] * 2
