@@ -11,6 +11,7 @@ import pandas as pd
 import panel as pn
 import pytest
 from bokeh.models import CustomJSTickFormatter
+from live_fakes import FakeLive, newcomer_csv
 from plot_checks import rendered, uncovered
 
 from workbench.app.live import LiveJoinExplorer
@@ -18,130 +19,6 @@ from workbench.data.streams import WINDOW_MS, csv_streams, load_streams
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
 from workbench.spark.metrics import batch_metrics
-
-
-def newcomer_csv(
-    rows: int = 2000,
-    jitter_s: float = 10.0,
-    bad_times: int = 0,
-    epoch_seconds: bool = False,
-    seed: int = 0,
-) -> bytes:
-    """A CSV as a newcomer has one: ``time, sensor, temperature``, two sensors sampling every
-    30 s with up to ``jitter_s`` of timing noise, ISO times (or epoch seconds); the first
-    ``bad_times`` rows at every tenth line get an unparsable time."""
-    rng = np.random.default_rng(seed)
-    start = pd.Timestamp("2024-03-01T08:00:00")
-    lines = ["time,sensor,temperature"]
-    for k in range(rows):
-        t = start + pd.Timedelta(seconds=30 * (k // 2) + rng.uniform(0, jitter_s))
-        stamp = f"{t.timestamp():.3f}" if epoch_seconds else t.isoformat()
-        if k % 10 == 3 and k // 10 < bad_times:
-            stamp = "not a time"
-        lines.append(f"{stamp},{'north' if k % 2 else 'south'},{20 + rng.normal():.2f}")
-    return ("\n".join(lines) + "\n").encode()
-
-
-class FakeLive:
-    """Stands in for :class:`workbench.spark.live.LiveJoin`: :meth:`step` commits a
-    micro-batch of ``per_batch`` pairs; restarts on a new checkpoint start run 2, 3, ...;
-    :meth:`caught_up` says what ``idle`` says (the test decides when Spark has caught up)."""
-
-    instances: list[FakeLive] = []
-    per_batch = 5
-
-    def __init__(
-        self,
-        source_dir,
-        streams,
-        d,
-        delta,
-        work_dir,
-        d_max,
-        trigger_seconds,
-        name,
-        extra_watermark_ms,
-    ):
-        self.source_dir, self.streams, self.work_dir = source_dir, streams, work_dir
-        self.name, self.watermark = name, extra_watermark_ms
-        self.d, self.delta, self.d_max, self.trigger = d, delta, d_max, trigger_seconds
-        self.run, self.batches, self.rows = 1, [], []
-        self.active, self.closed, self.error, self.idle = False, False, None, False
-        self.steered: list[str] = []
-        self.progress = self
-        FakeLive.instances.append(self)
-
-    @property
-    def query_name(self) -> str:
-        return f"{self.name}-run{self.run}"
-
-    def start(self) -> None:
-        self.active = True
-
-    def close(self) -> None:
-        self.active, self.closed = False, True
-
-    def caught_up(self) -> bool:
-        return self.idle
-
-    def step(self) -> None:
-        k = len(self.batches)
-        self.batches.append({"batch": k, "pairs": self.per_batch, "d": self.d, "delta": self.delta})
-        self.rows.append(
-            {
-                "query": self.query_name,
-                "batch": k,
-                "timestamp": pd.Timestamp.now(tz="UTC"),
-                "input_rows_per_s": 100.0 + 10 * k,
-                "processed_rows_per_s": 90.0 + 5 * k,
-                "batch_ms": 300 + 50 * k,
-                "state_rows": 40 + k,
-                "dropped_by_watermark": 1,
-            }
-        )
-
-    def frame(self):
-        columns = ["query", "batch", "timestamp", "input_rows_per_s", "processed_rows_per_s"]
-        return pd.DataFrame(
-            self.rows, columns=[*columns, "batch_ms", "state_rows", "dropped_by_watermark"]
-        )
-
-    def set_delta(self, delta: float) -> str:
-        self.delta = delta
-        return f"delta = {delta:g} applies from the next micro-batch; no restart"
-
-    def set_d(self, d: float) -> str:
-        self.steered.append(f"d={d:g}")
-        if d <= self.d_max:
-            self.d = d
-            return f"d = {d:g} ms is within the envelope: no restart"
-        self.d = self.d_max = d
-        self.run, self.batches, self.rows = self.run + 1, [], []
-        return f"d = {d:g} ms: restarted on a new checkpoint (run {self.run})"
-
-    def set_watermark(self, extra_ms: float) -> str:
-        self.watermark = extra_ms
-        self.run, self.batches, self.rows = self.run + 1, [], []
-        return f"watermark +{extra_ms:g} ms: restarted on a new checkpoint (run {self.run})"
-
-    def latest(self, n: int):
-        k = sum(b["pairs"] for b in self.batches)
-        return pd.DataFrame(
-            {
-                "a_id": range(k),
-                "a_template": 0,
-                "a_t": 61_500.0,
-                "b_id": range(k),
-                "b_template": 0,
-                "b_t": 62_000.0,
-                "d": self.d,
-                "delta": self.delta,
-                "probability": 0.91234,
-            }
-        ).tail(n)
-
-    def rejects(self):
-        return pd.Series({"late": 3}, name="records")
 
 
 @pytest.fixture
@@ -176,7 +53,7 @@ def _settle(app) -> None:
 def _replayed(app, timeout: float = 30.0) -> None:
     """Wait until the replay thread has written every event (it runs on its own)."""
     deadline = time.monotonic() + timeout
-    while app._replayer is not None and app._replayer.written < len(app._replayer.records):
+    while (r := app.session.replayer) is not None and r.written < len(r.records):
         assert time.monotonic() < deadline, "the replay did not end"
         time.sleep(0.05)
 
@@ -203,7 +80,7 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     rejects = app.reject_pipe.data.set_index("reason")["records"]
     assert rejects["late"] == 3 and rejects["dropped by watermark"] == 2
     app.delta = 0.6  # applied at once, no worker round trip
-    assert live.delta == 0.6 and "no restart" in app.message and not app._jobs
+    assert live.delta == 0.6 and "no restart" in app.message and not app.session.pending
     app.d = 4000.0  # within the envelope: live
     _settle(app)
     assert live.d == 4000.0 and "no restart" in app.message and app.run == 1
@@ -216,10 +93,10 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     assert live.watermark == 3000.0 and "new checkpoint" in app.message and app.run == 3
     app.paused = True
     assert app.state == "paused" and "keeps running" in app.message
-    assert not app._replayer._running.is_set()
+    assert app.session.paused
     app.paused = False
     app.speed = 500.0
-    assert app.state == "running" and app._replayer.speed == 500.0
+    assert app.state == "running" and app.session.replayer.speed == 500.0
     app.stop()
     assert app.state == "stopping"
     _settle(app)
@@ -409,10 +286,10 @@ def test_the_run_finishes_when_the_replay_is_joined(live_app):
         "finished" in app.readout().object and "2 micro-batches committed" in app.readout().object
     )
     app.settle()  # the queries stop, the run's folder goes
-    assert live.closed and app._live is None and app._snapshot is None
+    assert live.closed and app.session.live is None and not app.session.sampling
     assert app.table.value["P"].tolist()[0] == "0.912"  # the last pairs stay on the page
     app.d = 5000.0  # steering a finished run does nothing until the next Start
-    assert not app._jobs and app.state == "finished"
+    assert not app.session.pending and app.state == "finished"
     app.start()  # Start is available again
     assert app.state == "starting"
     _settle(app)
@@ -451,44 +328,13 @@ def test_starting_shows_its_progress(live_app):
     assert app.state == "running" and "0 micro-batches committed" in app.readout().object
 
 
-def test_empty_batches_and_results_never_raise(tmp_path):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from workbench.spark.live import PAIR_COLUMNS, LiveJoin
-    from workbench.viz.live import pair_table, reject_bars
-
-    streams = csv_streams(newcomer_csv(), "time", "sensor", "")
-    specs = tuple(StreamSpec(t, 2000.0) for t in streams.templates)
-    live = LiveJoin(None, tmp_path / "in", specs, 3000.0, 0.8, tmp_path / "work")  # no Spark
-    pairs = live.run_dir / "pairs"
-    pairs.mkdir(parents=True)
-    empty = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in PAIR_COLUMNS})
-    for k in range(3):  # micro-batches that joined nothing
-        pq.write_table(pa.Table.from_pandas(empty), pairs / f"batch-{k:06d}.parquet")
-    latest = live.latest(15)
-    assert len(latest) == 0 and "probability" in latest.columns
-    assert len(pair_table(latest)) == 0
-    some = pd.DataFrame(  # a batch with pairs (Spark writes them in no particular order)
-        {"a_id": [1, 3, 2], "a_template": 0, "a_t": [60_000.0, 120_000.0, 90_000.0]}
-    ).assign(b_id=lambda f: f["a_id"], b_template=0, b_t=lambda f: f["a_t"], d=3000.0, delta=0.8)
-    pq.write_table(pa.Table.from_pandas(some[PAIR_COLUMNS]), pairs / "batch-000003.parquet")
-    pq.write_table(pa.Table.from_pandas(empty), pairs / "batch-000004.parquet")
-    latest = live.latest(2)
-    assert latest["a_id"].tolist() == [2, 3] and (latest["probability"] > 0.5).all()
-    progress = pd.DataFrame(columns=["query", "batch", "batch_ms", "timestamp", "state_rows"])
-    progress = progress.assign(input_rows_per_s=0.0, processed_rows_per_s=0.0)
-    assert len(batch_metrics(progress, [], "q", pd.Timestamp.now(tz="UTC"))) == 0
-    hv.renderer("bokeh").get_plot(reject_bars(pd.DataFrame({"reason": [], "records": []})))
-
-
 def test_live_plots_follow_their_data(live_app, monkeypatch):
     # one Buffer feeds four plots; outside a served session HoloViews would let only the first
     # subscriber see the stream as triggering (it defers the others to a session that is not
     # there): dispatch at once, as the server does on its own thread
     monkeypatch.setattr(pn.state, "_unblocked", lambda doc: True)
     app = live_app()
-    panes = list(app._charts())
+    panes = list(app.charts())
     figures = [rendered(p)[0] for p in panes]
     rejects = figures[-1]
     assert (rejects.y_range.start, rejects.y_range.end) == (0, 1)  # nothing rejected yet
@@ -567,7 +413,7 @@ def test_live_join_on_spark_changes_delta_live(spark, tmp_path):
             and (latest["P"].astype(float) >= latest["delta"].astype(float) - 1e-3).all()
         )
         app.delta = 0.5
-        assert "no restart" in app.message and app._live.params.delta == 0.5
+        assert "no restart" in app.message and app.session.live.params.delta == 0.5
     finally:
         app.stop()
         app.settle()

@@ -226,7 +226,7 @@ def test_a_new_configuration_shows_only_the_refilled_extents():
     app = CoalescingExplorer()
     app.step()
     seen = []
-    app.param.watch(lambda e: seen.append((e.new, app._eager.counters.arrived)), "position")
+    app.param.watch(lambda e: seen.append((e.new, app._eager.counters.events_in)), "position")
     before = app.position
     app.window_minutes = 65.0
     assert app.position == before and app._eager.stored > 0

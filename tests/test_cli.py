@@ -24,6 +24,22 @@ def test_bench_stime_prints_figures(capsys):
     assert err < 1e-6
 
 
+def test_bench_ptjoin_and_interval_print_their_tables(capsys):
+    assert (
+        main(["bench", "ptjoin", "--events", "200", "--naive-prefix", "50", "--templates", "5"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("PTJoin: 200 events per stream, 5 templates x 10 buckets")
+    names = ["naive (prefix)", "tight (prefix)", "loose", "tight", "band floor"]
+    assert [line[2:16].strip() for line in out.splitlines()[3:8]] == names
+    assert "tight / naive events/s on the same prefix" in out and "(goal >= 20x)" in out
+    assert main(["bench", "interval", "--events", "100", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "100 events per stream" in out and "(seed 1)" in out
+    assert out.count("mean response ms") == 2 and out.count("LazyWithLookup") == 2
+
+
 def test_console_script_is_installed():
     out = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "example4"],
@@ -36,7 +52,8 @@ def test_console_script_is_installed():
 
 def test_import_workbench_loads_no_framework():
     code = (
-        "import sys, workbench, workbench.cli, workbench.bench, workbench.paper_examples; "
+        "import sys, workbench, workbench.cli, workbench.bench, workbench.experiments, "
+        "workbench.paper_examples; "
         "bad = [m for m in ('pyspark', 'panel', 'holoviews', 'bokeh') if m in sys.modules]; "
         "print(','.join(bad))"
     )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from window_oracle import WindowOracle
 
 from workbench.coalesce import (
     EagerExtent,
@@ -18,35 +19,6 @@ from workbench.coalesce import (
     recoalesce,
 )
 from workbench.coalesce.equivalence import KINDS, NUMPY, Kind
-
-
-class _Oracle:
-    """The window rule stated directly: accepted tuples, top-w or within T of the newest."""
-
-    def __init__(self, window: Window) -> None:
-        self.window, self.accepted, self.seq = window, [], 0
-
-    def push(self, ts, value, group):
-        key = (float(ts), self.seq)
-        self.seq += 1
-        keys = sorted((a[0], a[1]) for a in self.inside())
-        if self.window.kind == "tuples":
-            late = len(keys) >= self.window.size and key < keys[0]
-        else:
-            t_max = max([k[0] for k in keys] + [key[0]]) if keys else key[0]
-            late = key[0] < t_max - self.window.size
-        if not late:
-            self.accepted.append((key[0], key[1], group, value))
-        return not late
-
-    def inside(self):
-        rows = sorted(self.accepted, key=lambda r: (r[0], r[1]))
-        if not rows:
-            return []
-        if self.window.kind == "tuples":
-            return rows[-int(self.window.size) :]
-        t_max = max(r[0] for r in rows)
-        return [r for r in rows if r[0] >= t_max - self.window.size]
 
 
 def _flat(view):
@@ -98,15 +70,17 @@ def streams(draw):
 )
 def test_eager_and_lazy_equal_the_oracle_after_every_arrival(rows, kind, size, eq):
     window = Window(kind, float(size))
-    eager, lazy, oracle = EagerExtent(window, eq), LazyExtent(window, eq), _Oracle(window)
+    eager, lazy, oracle = EagerExtent(window, eq), LazyExtent(window, eq), WindowOracle(window)
     for ts, v, g in rows:
         accepted = oracle.push(ts, v, g)
-        assert eager.push(ts, v, g) == accepted == lazy.push(ts, v, g)
+        out = eager.push(ts, v, g), lazy.push(ts, v, g)
+        assert [o.status == "ok" for o in out] == [accepted, accepted]
+        assert all(o.late == (() if accepted else ((ts, v, g),)) for o in out)
         expected = _flat(recoalesce(oracle.inside(), eq))
         assert _flat(lazy.view()) == expected
         assert _flat(eager.view()) == expected
         assert len(eager) == len(lazy) == len(oracle.inside())
-    assert eager.counters.too_late == lazy.counters.too_late
+    assert eager.counters.late == lazy.counters.late
 
 
 def test_example_3_andys_salary():
@@ -137,11 +111,11 @@ def test_example_4_nine_readings_five_tuples():
 
 def test_too_late_and_out_of_order_counters():
     ext = EagerExtent(Window("time", 10.0))
-    assert ext.push(100, 1.0) and ext.push(105, 1.0)
-    assert ext.push(103, 1.0)  # out of order, merged into the run
-    assert not ext.push(80, 1.0)  # older than 105 - 10: too late
+    assert ext.push(100, 1.0).status == ext.push(105, 1.0).status == "ok"
+    assert ext.push(103, 1.0).status == "ok"  # out of order, merged into the run
+    assert ext.push(80, 1.0).late == ((80, 1.0, None),)  # older than 105 - 10: too late
     c = ext.counters
-    assert (c.arrived, c.too_late, c.out_of_order, c.merges) == (4, 1, 1, 2)
+    assert (c.events_in, c.late, c.out_of_order, c.merges) == (4, 1, 1, 2)
     assert ext.stored == 1 and len(ext) == 3
 
 

@@ -1,18 +1,45 @@
-"""Every value type of the core survives pickling (Spark ships them to executors) and keeps
-its documented example."""
+"""The conformance suite: every streaming operator and window extent speaks the protocol
+(:mod:`workbench.protocol`), and every value type survives pickling.
+
+Operators are found, not listed (River's ``check_estimator`` pattern): every concrete
+subclass of :class:`~workbench.protocol.StreamOperator` anywhere in the package is checked
+for pickling mid-stream, rebuilding from its configuration, ``push`` one by one ==
+``push_batch`` for any split into batches, a runnable docstring example and equality with
+its family's oracle.  A new operator without ``conformance_params`` or outside a known family
+fails the suite.
+"""
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import inspect
+import itertools
 import pickle
+import pkgutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from window_oracle import WindowOracle
 
 import workbench
+from workbench.coalesce.adaptive import AdaptiveCoalescing, Records
+from workbench.coalesce.window import WindowExtent, recoalesce
+from workbench.data.synthetic import synthetic_events
+from workbench.events import sort_pairs
+from workbench.operators.base import TwoStreamJoin
+from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_time
+from workbench.operators.ptjoin import BandJoin
+from workbench.operators.wjoin import MultiWayJoin
 from workbench.paper_examples import example3_templates
 from workbench.partitions import loose_partitions
+from workbench.protocol import Columns, Emitted, StreamOperator
 from workbench.stime import StimeTable
+
+# -- value types ------------------------------------------------------------------------------
 
 
 def _values():
@@ -44,3 +71,274 @@ def test_public_api_is_documented_with_an_example(name):
     doc = inspect.getdoc(obj) or ""
     assert doc, f"{name} has no docstring"
     assert ">>>" in doc, f"{name} has no runnable example"
+
+
+# -- finding the operators -------------------------------------------------------------------
+
+
+def _import_package() -> None:
+    """Import every module of the package, so that every operator class is defined."""
+    for info in pkgutil.walk_packages(workbench.__path__, "workbench."):
+        importlib.import_module(info.name)
+
+
+def _concrete(base: type) -> list[type]:
+    found, todo = set(), [base]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if not inspect.isabstract(sub):
+                found.add(sub)
+    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+
+
+_import_package()
+OPERATORS = _concrete(StreamOperator)
+
+
+# -- the families: a stream generator and an oracle each ---------------------------------------
+
+
+def _run(op: StreamOperator, batch: Columns) -> Emitted:
+    """Everything an operator emits for a batch, then the end of its streams."""
+    return Emitted.concat([op.push_batch(batch), op.flush()], op.arity)
+
+
+def _two_stream_batch(config, rng):
+    a, b = config.streams
+    gap = max(a.pi, b.pi, config.d, 1.0) / 2
+    return synthetic_events(
+        rng,
+        40,
+        (len(a.templates), len(b.templates)),
+        mean_interarrival=gap,
+        max_delay=(a.max_delay, b.max_delay),
+        late_fraction=0.1,
+    )
+
+
+def _band_join(events, config):
+    """The deterministic band join's oracle: every on-time pair with |t_det_a - t_det_b| <= d."""
+    ok = on_time(events, config.max_delay)
+    a, b = (ok & (events.stream == s) for s in (0, 1))
+    near = np.abs(events.t_det[a][:, None] - events.t_det[b][None, :]) <= config.d
+    ia, ib = np.nonzero(near)
+    return sort_pairs(np.column_stack((events.id[a][ia], events.id[b][ib])))
+
+
+def _two_stream_oracle(op, events):
+    config = op.config
+    out = _run(op, events)
+    if isinstance(op, BandJoin):
+        expected = _band_join(events, config)
+    else:
+        expected = brute_force_join(events, config.streams, config.d, config.threshold)
+    np.testing.assert_array_equal(sort_pairs(out.ids), expected)
+    late = ~on_time(events, [s.max_delay for s in config.streams])
+    rows = zip(events.rows(), late, strict=True)
+    assert out.late == tuple(row for row, is_late in rows if is_late)
+    assert op.counters.late == int(late.sum()) and op.counters.results_out == len(out)
+
+
+def _wjoin_batch(config, rng):
+    rows = []
+    for s in range(config.constraints.m):
+        ts = np.cumsum(rng.exponential(3.0, 8))
+        delay = rng.uniform(0, config.max_delay[s], 8)
+        late = rng.random(8) < 0.1
+        delay[late] = config.max_delay[s] + rng.uniform(0.5, 5.0, int(late.sum()))
+        values = rng.integers(0, 2, 8)
+        rows += [(ts[k] + delay[k], s, 100 * s + k, int(values[k]), ts[k]) for k in range(8)]
+    rows.sort()
+    arrival, stream, ids, values, ts = (np.array(col) for col in zip(*rows, strict=True))
+    return (stream, ids, values, ts, arrival)
+
+
+def _wjoin_oracle(op, batch):
+    config = op.config
+    out = _run(op, batch)
+    m = config.constraints.m
+    values, stamps, ids = ([[] for _ in range(m)] for _ in range(3))
+    late_rows = []
+    for row in batch.rows():
+        stream, event_id, value, ts, arrival = row
+        if arrival > ts + config.max_delay[stream]:
+            late_rows.append(row)
+            continue
+        values[stream].append(value)
+        stamps[stream].append(ts)
+        ids[stream].append(event_id)
+    expected = brute_force_wjoin(values, stamps, ids, config.constraints, config.predicate)
+    got = [tuple(r) for r in out.ids.tolist()]
+    assert len(got) == len(set(got)) and set(got) == expected
+    assert out.late == tuple(late_rows) and op.counters.late == len(late_rows)
+
+
+def _extent_batch(config, rng):
+    n = 60
+    ts = np.arange(n, dtype=np.float64) + rng.integers(-4, 5, n)  # out of order, ties
+    values = rng.choice([80, 81, 82], n, p=[0.6, 0.3, 0.1])
+    groups = rng.integers(0, 3, n)
+    return (ts, values, groups)
+
+
+def _full(view, seq=True):
+    return [(c.ts, c.seq if seq else 0, c.te, c.group, c.value, c.count) for c in view]
+
+
+def _extent_oracle(op, batch):
+    """The view checked against :func:`recoalesce` of the window's raw tuples (the window
+    rule stated directly) after every arrival."""
+    window = WindowOracle(op.config.window)
+    for row in batch.rows():
+        out = op.push(*row)
+        assert out.late == (() if window.push(*row) else (row,)), row
+        want = recoalesce(window.inside(), op.config.equivalence)
+        assert _full(op.view()) == _full(want), row
+
+
+def _records_batch(config, rng):
+    ts, values, groups = _extent_batch(config, rng)
+    rows = [{"value": int(v), "group": int(g)} for v, g in zip(values, groups, strict=True)]
+    return Records(ts, np.array(rows, dtype=object))
+
+
+def _adaptive_oracle(op, batch):
+    """Every query's view against :func:`recoalesce` of its projection of the window."""
+    window = WindowOracle(op.config.window)
+    for row in batch.rows():
+        out = op.push(*row)
+        assert out.late == (() if window.push(row[0], row[1], None) else (row,)), row
+        for q in op.config.queries:
+            raw = [(ts, seq, *q.project(r)) for ts, seq, _, r in window.inside()]
+            # a rebuilt extent numbers its arrivals anew (in the same order): seq aside
+            got, want = op.view(q.name), recoalesce(raw, q.equivalence)
+            assert _full(got, seq=False) == _full(want, seq=False), row
+
+
+def _views(op):
+    return {name: _full(op.view(name)) for name in op.queries}
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to feed and judge the operators derived from one base class."""
+
+    base: type
+    batch: Callable  # (config, rng) -> a batch, or its columns in push order
+    oracle: Callable[[StreamOperator, Columns], None]
+    state: Callable[[StreamOperator], object] = lambda op: None
+
+
+FAMILIES = (
+    Family(TwoStreamJoin, _two_stream_batch, _two_stream_oracle),
+    Family(MultiWayJoin, _wjoin_batch, _wjoin_oracle),
+    Family(WindowExtent, _extent_batch, _extent_oracle, lambda op: _full(op.view())),
+    Family(AdaptiveCoalescing, _records_batch, _adaptive_oracle, _views),
+)
+
+
+def _family(cls: type) -> Family:
+    for family in FAMILIES:
+        if issubclass(cls, family.base):
+            return family
+    raise AssertionError(
+        f"{cls.__qualname__} is a StreamOperator of no known family: add one to FAMILIES"
+    )
+
+
+def _make(cls: type) -> StreamOperator:
+    return cls(**cls.conformance_params())
+
+
+def _batch(cls: type, seed: int) -> Columns:
+    batch = _family(cls).batch(_make(cls).config, np.random.default_rng(seed))
+    return batch if isinstance(batch, Columns) else cls.batch_type(*batch)
+
+
+def _splits(rng: np.random.Generator, n: int) -> list[int]:
+    cuts = np.sort(rng.choice(np.arange(1, n), size=min(4, n - 1), replace=False))
+    return [0, *cuts.tolist(), n]
+
+
+# -- the checks --------------------------------------------------------------------------------
+
+
+def test_the_suite_finds_every_family():
+    names = {cls.__name__ for cls in OPERATORS}
+    assert {"PTJoin", "BandJoin", "EagerCorrelation", "LazyLookupCorrelation"} <= names
+    assert {"BEWJoin", "FEWJoin", "EagerExtent", "LazyExtent", "AdaptiveCoalescing"} <= names
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_declares_its_configuration_and_batch(cls):
+    _family(cls)
+    params = cls.conformance_params()
+    op = cls(**params)
+    assert _frozen(op.config), f"{cls.__qualname__}.config is not a frozen dataclass"
+    assert isinstance(op.config, cls.config_type)
+    assert issubclass(cls.batch_type, Columns)
+    assert op.set_params() == Emitted.none(op.arity) and op.config == cls(**params).config
+
+
+def _frozen(value: object) -> bool:
+    params = getattr(type(value), "__dataclass_params__", None)
+    return bool(params and params.frozen)
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_docstring_example_runs(cls):
+    module = sys.modules[cls.__module__]
+    tests = doctest.DocTestFinder(recurse=False).find(cls, cls.__name__, module=module)
+    examples = [t for t in tests if t.examples]
+    assert examples, f"{cls.__qualname__} has no runnable example in its docstring"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in examples:
+        runner.run(test)
+    assert runner.failures == 0, f"{cls.__qualname__}'s docstring example fails"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_push_one_by_one_equals_push_batch(cls, seed):
+    batch = _batch(cls, seed)
+    one = _make(cls)
+    singles = Emitted.concat([one.push(*row) for row in batch.rows()], one.arity)
+    many = _make(cls)
+    bounds = _splits(np.random.default_rng(seed), len(batch))
+    parts = [many.push_batch(batch[i:j]) for i, j in itertools.pairwise(bounds)]
+    assert Emitted.concat(parts, many.arity) == singles
+    state = _family(cls).state
+    assert state(many) == state(one)
+    assert many.flush() == one.flush() and many.counters == one.counters
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_pickles_mid_stream(cls):
+    batch = _batch(cls, 3)
+    half = len(batch) // 2
+    op = _make(cls)
+    op.push_batch(batch[:half])
+    back = pickle.loads(pickle.dumps(op))
+    assert back.counters == op.counters and back.config == op.config
+    state = _family(cls).state
+    assert state(back) == state(op)
+    assert _run(back, batch[half:]) == _run(op, batch[half:])
+    assert back.counters == op.counters
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_clone_rebuilds_from_the_configuration(cls):
+    batch = _batch(cls, 4)
+    op = _make(cls)
+    op.push_batch(batch[: len(batch) // 2])
+    fresh = op.clone()
+    assert type(fresh) is cls and fresh.config == op.config
+    assert fresh.counters == _make(cls).counters
+    assert _run(fresh, batch) == _run(_make(cls), batch)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_equals_its_oracle(cls, seed):
+    _family(cls).oracle(_make(cls), _batch(cls, seed))

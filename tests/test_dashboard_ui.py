@@ -204,7 +204,7 @@ def screenshots(tmp_path_factory) -> list[Path]:
     return folders
 
 
-def _open(page, tab: str) -> None:
+def open_tab(page, tab: str) -> None:
     page.locator(".bk-tab").filter(has_text=re.compile(f"^{re.escape(tab)}$")).click()
     page.get_by_text(READY[tab], exact=False).first.wait_for(state="visible")
     page.locator(".bk-panel-models-layout-Column canvas, canvas").first.wait_for(state="visible")
@@ -213,7 +213,7 @@ def _open(page, tab: str) -> None:
 def test_every_tab_renders_offline_and_is_saved(page, screenshots):
     page.get_by_text("data: simulated replica of the Intel Berkeley lab deployment").wait_for()
     for k, tab in enumerate(TABS):
-        _open(page, tab)
+        open_tab(page, tab)
         for folder in screenshots:
             page.screenshot(path=str(folder / f"{k + 1}-{tab.split()[0].lower()}.png"))
     assert all(
@@ -224,7 +224,7 @@ def test_every_tab_renders_offline_and_is_saved(page, screenshots):
 
 
 def test_delta_slider_moves_the_markers(page):
-    _open(page, "Satisfaction probability")
+    open_tab(page, "Satisfaction probability")
     page.wait_for_function(f"() => ({MARKERS})() !== null")
     before = page.evaluate(MARKERS)
     handle = page.locator(".noUi-handle").first  # the delta slider comes first
@@ -241,7 +241,7 @@ def test_delta_slider_moves_the_markers(page):
 
 
 def test_switching_the_coalescing_scheme_changes_the_extent(page):
-    _open(page, "Coalescing")
+    open_tab(page, "Coalescing")
     lengths = f"() => ({SOURCES_WITH})('group_end').map(c => c.length)"
     page.wait_for_function(f"() => ({lengths})().length === 1")
     (eager,) = page.evaluate(lengths)
@@ -254,7 +254,7 @@ def test_switching_the_coalescing_scheme_changes_the_extent(page):
 
 
 def test_the_stream_runs_without_blocking(page):
-    _open(page, "Coalescing")
+    open_tab(page, "Coalescing")
     start = page.evaluate(PUSHED)
     page.get_by_role("button", name="Run / pause").click()
     page.wait_for_function(f"(n) => ({PUSHED})() > n + 300", arg=start)
@@ -265,7 +265,7 @@ def test_the_stream_runs_without_blocking(page):
 
 
 def test_an_invalid_template_edit_shows_its_message(page):
-    _open(page, "Templates")
+    open_tab(page, "Templates")
     page.locator("textarea").first.fill("0, 10, 0.5\n10, 5, 0.5")
     page.get_by_role("button", name="Apply").click()
     page.get_by_text("Rejected: edges[1] = 10.0 and edges[2] = 5.0").wait_for()
@@ -275,13 +275,13 @@ def test_an_invalid_template_edit_shows_its_message(page):
 
 
 def test_a_multiway_run_reports_its_measures(page):
-    _open(page, "Multi-way join")
+    open_tab(page, "Multi-way join")
     page.get_by_role("button", name="Run", exact=True).click()  # runs in a worker thread
     page.get_by_text("tuples from 3 motes").wait_for()
     page.get_by_text("FEW", exact=True).last.wait_for()
 
 
-def _layout_problems(page) -> list[str]:
+def layout_problems(page) -> list[str]:
     """Wait (up to 20 s) for the page to settle into a sound layout; what is still wrong."""
     with contextlib.suppress(PlaywrightTimeout):
         page.wait_for_function(f"() => ({LAYOUT_PROBLEMS})().length === 0", timeout=20_000)
@@ -328,11 +328,11 @@ MAIN_ACTIONS = {  # each tab's main action before the slider move (the slider is
 
 @pytest.mark.parametrize("tab", list(MAIN_ACTIONS))
 def test_after_its_action_and_a_slider_move_a_tab_looks_sound(page, screenshots, tab):
-    _open(page, tab)
+    open_tab(page, tab)
     if MAIN_ACTIONS[tab] is not None:
         MAIN_ACTIONS[tab](page)
     _move_first_slider(page)
-    problems = _layout_problems(page)
+    problems = layout_problems(page)
     name = f"{TABS.index(tab) + 1}-{tab.split()[0].lower()}-after-action.png"
     for folder in screenshots:
         page.screenshot(path=str(folder / name))
@@ -342,7 +342,7 @@ def test_after_its_action_and_a_slider_move_a_tab_looks_sound(page, screenshots,
 
 @pytest.mark.spark
 def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
-    _open(page, "Live join (Spark)")
+    open_tab(page, "Live join (Spark)")
     page.get_by_role("button", name="Start", exact=True).click()
     # the JVM starts, the replay begins, micro-batches commit pairs: the count grows
     page.wait_for_function(f"() => ({PAIRS})() > 0", timeout=150_000)
@@ -359,7 +359,7 @@ def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     page.get_by_text("delta = 0.79 applies from the next micro-batch").wait_for()
     latency = time.monotonic() - pressed
     print(f"delta 0.8 -> 0.79: message shown {1000 * latency:.0f} ms after the key press")
-    assert _layout_problems(page) == []
+    assert layout_problems(page) == []
     for folder in screenshots:
         page.screenshot(path=str(folder / "4-live-running.png"))
     page.get_by_role("button", name="Stop", exact=True).click()

@@ -323,7 +323,7 @@ def test_unfaithful_histograms_are_rejected_naming_the_bucket():
     spec = StreamSpec(ts, 10.0)
     op = PTJoin(streams=(spec, spec), d=5.0, threshold=0.5, on_bad="count")
     assert op.push("A", 1, 0, t_det=1e12, arrival=1e12).status == "bad"
-    assert op.counters.bad_events == 1
+    assert op.counters.bad == 1
     strict = PTJoin(streams=(spec, spec), d=5.0, threshold=0.5)
     with pytest.raises(BadEventError, match="bucket 0 is 1e-06 ms wide"):
         strict.push("A", 1, 0, t_det=1e12, arrival=1e12)

@@ -15,6 +15,7 @@ from workbench.operators import (
     BadEventError,
     BandJoin,
     EagerCorrelation,
+    Emitted,
     Envelope,
     LazyCorrelation,
     LazyLookupCorrelation,
@@ -44,8 +45,8 @@ PT_OPS = {
 }
 
 
-def _pairs(matches) -> np.ndarray:
-    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
+def _pairs(out) -> np.ndarray:
+    return sort_pairs(out.ids)
 
 
 def _check_against_oracle(op, events, streams, d, threshold):
@@ -58,7 +59,7 @@ def _check_against_oracle(op, events, streams, d, threshold):
     np.testing.assert_array_equal(got, expected)
     c = op.counters
     assert c.events_in == len(events) and c.results_out == len(expected)
-    assert c.late_events == int((~accepted).sum()) and c.buffered == (0, 0)
+    assert c.late == int((~accepted).sum()) and c.buffered == (0, 0)
     return expected
 
 
@@ -203,9 +204,7 @@ def test_parameters_steered_inside_the_envelope_stay_exact():
             d_at[k], t_at[k] = op.d, op.threshold
             parts.append(op.push(*row))
         parts.append(op.flush())
-        from workbench.operators import Matches
-
-        got = _pairs(Matches.concat(parts))
+        got = _pairs(Emitted.concat(parts, 2))
         np.testing.assert_array_equal(got, brute_force_join(events, streams, d_at, t_at))
     with pytest.raises(ValueError, match="d = 250.0 exceeds the envelope's d_max = 200.0"):
         op.set_params(d=250.0)
@@ -222,8 +221,6 @@ def test_interval_parameters_steered_inside_the_envelope_stay_exact():
     events = synthetic_events(rng, 500, (4, 4), mean_interarrival=3, max_delay=(30, 30))
     env = Envelope(d_max=100.0, threshold_min=0.2, max_delay=(30.0, 30.0))
     schedule = {0: (50.0, 0.7), 200: (100.0, 0.2), 400: (10.0, 0.9), 700: (45.0, 0.5)}
-    from workbench.operators import Matches
-
     for name, factory in INTERVAL_OPS.items():
         op = factory(streams=streams, d=50.0, threshold=0.7, envelope=env)
         d_at, t_at, parts = np.empty(len(events)), np.empty(len(events)), []
@@ -233,7 +230,7 @@ def test_interval_parameters_steered_inside_the_envelope_stay_exact():
             d_at[k], t_at[k] = op.d, op.threshold
             parts.append(op.push(*row))
         parts.append(op.flush())
-        got = _pairs(Matches.concat(parts))
+        got = _pairs(Emitted.concat(parts, 2))
         np.testing.assert_array_equal(got, brute_force_join(events, streams, d_at, t_at), name)
 
 
@@ -255,7 +252,7 @@ def test_bad_events(policy):
                 op.push(*args)
         else:
             assert op.push(*args).status == "bad"
-    assert op.counters.bad_events == (len(bad) if policy == "count" else 0)
+    assert op.counters.bad == (len(bad) if policy == "count" else 0)
     assert op.push("B", 9, 1, 110.0, 111.0).status == "ok"  # the stream keeps going
 
 
@@ -264,7 +261,7 @@ def test_late_event_is_reported_and_never_joined():
     op = PTJoin(streams=(spec, spec), d=60.0, threshold=0.5)
     op.push("A", 1, 0, 100.0, 101.0)
     late = op.push("B", 2, 0, 100.0, 111.0)
-    assert late.status == "late" and len(late) == 0 and op.counters.late_events == 1
+    assert late.status == "late" and len(late) == 0 and op.counters.late == 1
     assert op.counters.buffered == (1, 0)
 
 

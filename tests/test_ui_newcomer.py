@@ -6,14 +6,13 @@ The server, browser, page and screenshot fixtures are those of ``test_dashboard_
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
+from live_fakes import newcomer_csv
 from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     PAIRS,
-    _layout_problems,
-    _open,
     browser,
+    layout_problems,
+    open_tab,
     page,
     screenshots,
     server,
@@ -25,18 +24,6 @@ SHOT = "newcomer-live-finished.png"
 PAIRS_SHOT = "newcomer-live-pairs.png"
 
 
-def _newcomer_csv(path, rows: int = 2000, seed: int = 0) -> None:
-    """``time, sensor, temperature``: two sensors sampling every 30 s with up to 10 s of timing
-    noise, ISO times."""
-    rng = np.random.default_rng(seed)
-    start = pd.Timestamp("2024-03-01T08:00:00")
-    lines = ["time,sensor,temperature"]
-    for k in range(rows):
-        t = start + pd.Timedelta(seconds=30 * (k // 2) + rng.uniform(0, 10))
-        lines.append(f"{t.isoformat()},{'north' if k % 2 else 'south'},{20 + rng.normal():.2f}")
-    path.write_text("\n".join(lines) + "\n")
-
-
 def _box(locator) -> dict[str, float]:
     box = locator.bounding_box()
     assert box is not None, f"{locator} is not on screen"
@@ -45,8 +32,8 @@ def _box(locator) -> dict[str, float]:
 
 def test_a_newcomer_replays_their_csv_at_the_defaults(page, screenshots, tmp_path):  # noqa: F811
     csv = tmp_path / "my-sensors.csv"
-    _newcomer_csv(csv)
-    _open(page, "Live join (Spark)")
+    csv.write_bytes(newcomer_csv())
+    open_tab(page, "Live join (Spark)")
     page.locator("select").filter(has_text="CSV file").select_option(label="CSV file")
     page.locator("input[type=file]").set_input_files(str(csv))
     # read at once, before Start: what was accepted, and d from the learned templates
@@ -71,7 +58,7 @@ def test_a_newcomer_replays_their_csv_at_the_defaults(page, screenshots, tmp_pat
     assert page.evaluate(PAIRS) > 100
     assert start.is_enabled() and pause.is_disabled() and stop.is_disabled()
     page.get_by_text("Live join (finished): CSV: 2,000 readings of 2 sensors").wait_for()
-    problems = _layout_problems(page)
+    problems = layout_problems(page)
     for folder in screenshots:
         page.screenshot(path=str(folder / SHOT))
     page.locator(".tabulator").first.scroll_into_view_if_needed()  # the latest pairs

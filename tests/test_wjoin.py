@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.operators.base import BadEventError
+from workbench.operators.oracle import brute_force_wjoin
 from workbench.operators.windows import WindowConstraints
-from workbench.operators.wjoin import BEWJoin, FEWJoin, brute_force_wjoin
+from workbench.operators.wjoin import BEWJoin, FEWJoin
+from workbench.protocol import BadEventError
 
 
 def _streams(rng, m, n, mean_gap, delays, keys, late_fraction=0.0):

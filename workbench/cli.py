@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["main"]
@@ -18,34 +18,49 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("example4", help="print the PTJoin paper's Example 4 figures")
     bench = sub.add_parser("bench", help="run a benchmark and print its figures")
     bench_sub = bench.add_subparsers(dest="benchmark", required=True)
-    st = bench_sub.add_parser("stime", help="stime tables vs the scalar binary search")
-    st.add_argument("--templates", type=int, default=500, help="templates per stream")
-    st.add_argument("--buckets", type=int, default=10, help="buckets per template")
-    st.add_argument("--max-length", type=float, default=1000.0, help="max template length, ms")
-    st.add_argument("--delta", type=float, default=0.8, help="confidence threshold")
-    st.add_argument("--sample", type=int, default=200, help="pairs timed in the scalar loop")
-    st.add_argument("--seed", type=int, default=0)
-    pt = bench_sub.add_parser("ptjoin", help="PTJoin naive/loose/tight vs the band join floor")
-    pt.add_argument("--events", type=int, default=100_000, help="events per stream")
-    pt.add_argument("--naive-prefix", type=int, default=4_000, help="events run by naive")
-    pt.add_argument("--templates", type=int, default=500)
-    pt.add_argument("--seed", type=int, default=0)
-    iv = bench_sub.add_parser("interval", help="the five interval correlation algorithms")
-    iv.add_argument("--events", type=int, default=100_000, help="events per stream")
-    iv.add_argument("--seed", type=int, default=0)
-    wj = bench_sub.add_parser("wjoin", help="BEW vs FEW, GCA vs LCA, modified BEW")
-    wj.add_argument("--max-rate", type=float, default=64_000.0, help="highest rate tried")
-    wj.add_argument("--seed", type=int, default=0)
-    co = bench_sub.add_parser("coalesce", help="eager vs lazy coalescing, cost surfaces")
-    co.add_argument("--tuples", type=int, default=200_000)
-    co.add_argument("--grid-tuples", type=int, default=200_000, help="tuples per cp x oop cell")
-    co.add_argument("--readings", type=int, default=2_300_000, help="deployment readings")
-    co.add_argument("--seed", type=int, default=0)
-    sp = bench_sub.add_parser("spark", help="streaming PTJoin vs Spark's interval join")
-    sp.add_argument("--events", type=int, default=100_000, help="events per stream")
-    sp.add_argument("--master", default="local[*]", help="local[*], spark://h:p or sc://h:p")
-    sp.add_argument("--seed", type=int, default=0)
+    # options left out stay out, so the benchmarks' own defaults (the workloads') apply;
+    # every option's dest is a keyword argument of the benchmark's function
+    kinds = {
+        "stime": "stime tables vs the scalar binary search",
+        "ptjoin": "PTJoin naive/loose/tight vs the band join floor",
+        "interval": "the five interval correlation algorithms",
+        "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
+        "coalesce": "eager vs lazy coalescing, cost surfaces",
+        "spark": "streaming PTJoin vs Spark's interval join",
+    }
+    st, pt, iv, wj, co, sp = (
+        bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
+        for name, text in kinds.items()
+    )
     bench_sub.add_parser("dashboard", help="per-interaction latency of the dashboard tabs")
+    for streams in (pt, iv, sp):
+        streams.add_argument(
+            "--events",
+            dest="events_per_stream",
+            metavar="EVENTS",
+            type=int,
+            help="events per stream",
+        )
+    st.add_argument("--templates", type=int, help="templates per stream")
+    st.add_argument("--buckets", type=int, help="buckets per template")
+    st.add_argument("--max-length", type=float, help="max template length, ms")
+    st.add_argument("--delta", type=float, help="confidence threshold")
+    st.add_argument("--sample", type=int, help="pairs timed in the scalar loop")
+    pt.add_argument("--naive-prefix", type=int, help="events run by naive")
+    pt.add_argument("--templates", type=int, help="templates per stream")
+    wj.add_argument("--max-rate", type=float, help="highest rate tried")
+    co.add_argument("--tuples", type=int, help="tuples timed at cp 0.5, oop 0.1")
+    co.add_argument("--grid-tuples", type=int, help="tuples per cp x oop cell")
+    co.add_argument(
+        "--readings",
+        dest="deployment_readings",
+        metavar="READINGS",
+        type=int,
+        help="deployment readings",
+    )
+    sp.add_argument("--master", help="local[*], spark://h:p or sc://h:p")
+    for seeded in (st, pt, iv, wj, co, sp):
+        seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
     rep.add_argument("--out", default="build/reports", help="folder for the HTML and index.html")
     rep.add_argument("notebooks", nargs="*", help="notebooks to run (default: notebooks/*.ipynb)")
@@ -63,6 +78,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _benchmark(name: str) -> Callable[..., str]:
+    """The function behind ``workbench bench <name>``, imported only when run (Spark and
+    Panel load only for their own benchmarks)."""
+    if name == "spark":
+        from workbench.spark.bench import bench_spark
+
+        return bench_spark
+    if name == "dashboard":
+        from workbench.app.bench import bench_dashboard
+
+        return bench_dashboard
+    from workbench import bench
+
+    return {
+        "stime": bench.bench_stime,
+        "ptjoin": bench.bench_ptjoin,
+        "interval": bench.bench_interval,
+        "wjoin": bench.bench_wjoin,
+        "coalesce": bench.bench_coalesce,
+    }[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script."""
     args = _parser().parse_args(argv)
@@ -71,44 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(example4().report())
     elif args.command == "bench":
-        from workbench import bench
-
-        if args.benchmark == "stime":
-            report = bench.bench_stime(
-                templates=args.templates,
-                buckets=args.buckets,
-                max_length=args.max_length,
-                delta=args.delta,
-                sample=args.sample,
-                seed=args.seed,
-            )
-        elif args.benchmark == "ptjoin":
-            report = bench.bench_ptjoin(
-                events_per_stream=args.events,
-                naive_prefix=args.naive_prefix,
-                templates=args.templates,
-                seed=args.seed,
-            )
-        elif args.benchmark == "interval":
-            report = bench.bench_interval(events_per_stream=args.events, seed=args.seed)
-        elif args.benchmark == "spark":
-            from workbench.spark.bench import bench_spark
-
-            report = bench_spark(events_per_stream=args.events, master=args.master, seed=args.seed)
-        elif args.benchmark == "dashboard":
-            from workbench.app.bench import bench_dashboard
-
-            report = bench_dashboard()
-        elif args.benchmark == "wjoin":
-            report = bench.bench_wjoin(max_rate=args.max_rate, seed=args.seed)
-        else:
-            report = bench.bench_coalesce(
-                tuples=args.tuples,
-                grid_tuples=args.grid_tuples,
-                deployment_readings=args.readings,
-                seed=args.seed,
-            )
-        print(report)
+        options = {k: v for k, v in vars(args).items() if k not in ("command", "benchmark")}
+        print(_benchmark(args.benchmark)(**options))
     elif args.command == "reports":
         from workbench.viz.reports import build_reports
 

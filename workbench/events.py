@@ -7,13 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.protocol import Columns
+
 __all__ = ["COLUMNS", "Events", "sort_pairs"]
 
 COLUMNS = ("stream", "id", "template", "t_det", "arrival")
 
 
 @dataclass(frozen=True, eq=False)
-class Events:
+class Events(Columns):
     """Events of streams A (0) and B (1): ids, template indices, detection and arrival times.
 
     Rows are in arrival order; ids are unique within a stream.  ``t_det`` is ``max(H)`` of
@@ -32,25 +34,12 @@ class Events:
     arrival: np.ndarray
 
     def __post_init__(self) -> None:
-        cols = {
-            "stream": np.asarray(self.stream, dtype=np.int64),
-            "id": np.asarray(self.id, dtype=np.int64),
-            "template": np.asarray(self.template, dtype=np.int64),
-            "t_det": np.asarray(self.t_det, dtype=np.float64),
-            "arrival": np.asarray(self.arrival, dtype=np.float64),
-        }
-        n = cols["stream"].shape
-        for name, col in cols.items():
-            if col.ndim != 1 or col.shape != n:
-                raise ValueError(f"{name} has shape {col.shape}, expected {n} like stream")
-            object.__setattr__(self, name, col)
-        bad = np.flatnonzero(np.diff(cols["arrival"]) < 0)
+        i8, f8 = np.int64, np.float64
+        self._coerce(stream=i8, id=i8, template=i8, t_det=f8, arrival=f8)
+        bad = np.flatnonzero(np.diff(self.arrival) < 0)
         if bad.size:
             k = int(bad[0]) + 1
-            raise ValueError(f"arrival[{k}] = {cols['arrival'][k]!r} is out of arrival order")
-
-    def __len__(self) -> int:
-        return int(self.stream.size)
+            raise ValueError(f"arrival[{k}] = {self.arrival[k]!r} is out of arrival order")
 
     def delays(self) -> np.ndarray:
         """Network delay of every event: arrival - t_det."""
@@ -58,18 +47,11 @@ class Events:
 
     def head(self, n: int) -> Events:
         """The first n events in arrival order."""
-        return Events(*(col[:n] for col in self._columns()))
-
-    def _columns(self) -> tuple[np.ndarray, ...]:
-        return (self.stream, self.id, self.template, self.t_det, self.arrival)
+        return self[:n]
 
     def to_frame(self) -> pd.DataFrame:
         """The events as a pandas frame, one column per field, in arrival order."""
-        return pd.DataFrame(dict(zip(COLUMNS, self._columns(), strict=True)))
-
-    def rows(self) -> zip:
-        """Python-typed rows ``(stream, id, template, t_det, arrival)`` for ``push``."""
-        return zip(*(col.tolist() for col in self._columns()), strict=True)
+        return pd.DataFrame(dict(zip(COLUMNS, self.columns(), strict=True)))
 
 
 def sort_pairs(ids: np.ndarray) -> np.ndarray:

@@ -11,7 +11,14 @@ from workbench.probability import prob_ge
 from workbench.stime import StimeTable, stime
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
-__all__ = ["Example4", "Example5", "example3_templates", "example4", "example5"]
+__all__ = [
+    "Example4",
+    "Example5",
+    "Example5Setting",
+    "example3_templates",
+    "example4",
+    "example5",
+]
 
 
 def example3_templates() -> TemplateSet:
@@ -70,6 +77,31 @@ def example4() -> Example4:
 
 
 @dataclass(frozen=True)
+class Example5Setting:
+    """Example 5's setting (PTJoin Section 3.1, Figure 3): ``templates`` random templates per
+    stream (H_A, H_B) of ``buckets`` buckets and lengths up to ``max_length`` ms, joined with
+    window ``d`` (ms) and confidence ``delta``.
+
+    >>> ha, hb = Example5Setting(templates=3, buckets=4).template_sets(np.random.default_rng(0))
+    >>> ha.name, len(hb), hb[0].n_buckets, bool(ha.pi <= 1000.0)
+    ('H_A', 3, 4, True)
+    """
+
+    templates: int = 500
+    buckets: int = 10
+    max_length: float = 1000.0
+    d: float = 1500.0
+    delta: float = 0.8
+
+    def template_sets(self, rng: np.random.Generator) -> tuple[TemplateSet, TemplateSet]:
+        """The random template sets H_A and H_B, drawn from ``rng`` in that order."""
+        return (
+            random_templates(rng, self.templates, self.buckets, self.max_length, name="H_A"),
+            random_templates(rng, self.templates, self.buckets, self.max_length, name="H_B"),
+        )
+
+
+@dataclass(frozen=True)
 class Example5:
     """Example 5 (Figure 3): the partitions of stream B upon arrival of a_i, tight and loose."""
 
@@ -100,8 +132,7 @@ def example5(
     True
     """
     rng = np.random.default_rng(seed)
-    ha = random_templates(rng, templates, buckets, max_length, name="H_A")
-    hb = random_templates(rng, templates, buckets, max_length, name="H_B")
+    ha, hb = Example5Setting(templates, buckets, max_length, d, delta).template_sets(rng)
     u = int(rng.integers(templates))
     table = StimeTable.build(ha, hb, delta)
     hi = ha.event(u, t_det)

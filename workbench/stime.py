@@ -23,6 +23,10 @@ are certain; the rest (flat stretches at the level, ill-conditioned pairs) are s
 rationals (:func:`workbench.exact.stime_bracket`: the adjacent doubles around the true value,
 or the exact double).  :class:`StimeTable` decides pairs against these brackets and sends the
 pairs that fall inside one to the exact band probability, so every decision is exact.
+
+(This module runs past 400 lines on purpose: the scalar search, the vectorised table, its
+certificates and :class:`StimeTable` share private tolerances and the estimate/certify
+steps, and read as one derivation of Definition 8.)
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@ into an eager and a lazy window extent and into an adaptive eager/lazy selection
 queries (coalescing paper, Sections 2-6; :class:`~workbench.coalesce.AdaptiveCoalescing`).
 
 The stream advances in small batches from a periodic callback, so the server never blocks.
+(Past 400 lines because the tab declares 15 documented controls; everything it computes comes
+from :mod:`workbench.coalesce` and :mod:`workbench.experiments.coalescing`.)
 """
 
 from __future__ import annotations
-
-from collections import defaultdict
 
 import holoviews as hv
 import numpy as np
@@ -20,20 +20,20 @@ from workbench.app.panes import intro, plot
 from workbench.coalesce import (
     AdaptiveCoalescing,
     Coalesced,
-    Dcq,
     EagerExtent,
     Equivalence,
     LazyExtent,
     Query,
     Weights,
     Window,
-    select,
 )
 from workbench.coalesce.cost import cost_grid
+from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
+from workbench.experiments.coalescing import selection_table
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
 
-__all__ = ["CoalescingExplorer", "uncoalesced"]
+__all__ = ["CoalescingExplorer"]
 
 MEASURES = ("temperature", "humidity", "light", "voltage")
 PERIOD_MS = 500
@@ -76,23 +76,6 @@ TABLE_TITLES = {
     "scheme": "served scheme",
 }
 """Column titles of the query table: its estimates are those the selection last decided on."""
-
-
-def uncoalesced(raw: list[tuple[float, int, object, object]]) -> list[Coalesced]:
-    """Raw window tuples ``(ts, seq, group, value)`` as temporal tuples, one per reading.
-
-    A tuple is valid until its group's next tuple (Section 2.3), coalescing nothing.
-    """
-    by_group: dict[object, list[tuple[float, int, object]]] = defaultdict(list)
-    for ts, seq, group, value in raw:
-        by_group[group].append((ts, seq, value))
-    out = []
-    for group, rows in by_group.items():
-        for k, (ts, seq, value) in enumerate(rows):
-            te = rows[k + 1][0] if k + 1 < len(rows) else ts
-            out.append(Coalesced(ts, seq, te, group, value, 1))
-    out.sort()
-    return out
 
 
 class CoalescingExplorer(pn.viewable.Viewer):
@@ -294,8 +277,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
         """The configured query's cp (merges per accepted tuple) and oop (share of arrivals out
         of time order), over all arrivals since the stream (re)started: "now"."""
         c = self._eager.counters
-        accepted = max(c.arrived - c.too_late, 1)
-        return c.merges / accepted, c.out_of_order / max(c.arrived, 1)
+        return c.cp, c.oop
 
     def extent(self) -> list[Coalesced]:
         """What the chosen scheme stores: coalesced tuples (eager) or raw tuples (lazy)."""
@@ -323,8 +305,10 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
         k is the number of arrivals when the weights or the window last changed.
         """
-        k = max(self._eager.counters.arrived, 1)
-        return cost_grid(GRID, k, self._window_tuples(), self._adaptive.atomic, self.weights())
+        k = max(self._eager.counters.events_in, 1)
+        return cost_grid(
+            GRID, k, self._window_tuples(), self._adaptive.config.atomic, self.weights()
+        )
 
     def selection(self) -> pd.DataFrame:
         """Every query's cp and oop (3 decimals), the optimal scheme (Theorem 1), the served one.
@@ -332,18 +316,9 @@ class CoalescingExplorer(pn.viewable.Viewer):
         The estimates are those the adaptive selection last decided on (a re-evaluation period),
         as the readout says next to the configured query's current cp and oop.
         """
-        estimates = self._decided()
-        dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in estimates.items()]
-        k = max(self._eager.counters.arrived, 1)
-        chosen = select(dcqs, k, self._window_tuples(), self._adaptive.atomic, self.weights())
-        return pd.DataFrame(
-            {
-                "query": list(estimates),
-                "cp": [round(cp, 3) for cp, _ in estimates.values()],
-                "oop": [round(oop, 3) for _, oop in estimates.values()],
-                "optimal": ["eager" if n in chosen.eager else "lazy" for n in estimates],
-                "scheme": [self._adaptive.scheme[n] for n in estimates],
-            }
+        k, atomic = max(self._eager.counters.events_in, 1), self._adaptive.config.atomic
+        return selection_table(
+            self._decided(), self._adaptive.scheme, k, self._window_tuples(), atomic, self.weights()
         )
 
     def _surface(self, which: int, title: str) -> hv.Image:
@@ -407,7 +382,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             f"**cp**, share of arrivals that merge into their mote's last tuple: "
             f"now **{cp:.3f}** · {then[0]}\n\n"
             f"**oop**, share of arrivals out of time order: now **{oop:.3f}** · {then[1]}; "
-            f"too late for the window: {e.too_late:,}\n\n"
+            f"too late for the window: {e.late:,}\n\n"
             f"| | eager | lazy |\n|---|---|---|\n"
             f"| stored tuples | {self._eager.stored:,} | {len(self._lazy):,} |\n"
             f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"

@@ -4,12 +4,13 @@ coalesced window extent of its temperature, eager and lazy side by side."""
 from __future__ import annotations
 
 import holoviews as hv
+import numpy as np
 import pandas as pd
 import panel as pn
 import param
 
 from workbench.app.panes import intro, plot
-from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
+from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Readings, Window
 from workbench.data.intel_lab import clean, load_mote_locations
 from workbench.data.replica import simulate_deployment
 from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
@@ -61,9 +62,9 @@ class DeploymentExplorer(pn.viewable.Viewer):
         eq = Equivalence("quantized", quantum=self.quantum)
         eager, lazy = EagerExtent(window, eq), LazyExtent(window, eq)
         seconds = (rows["time"] - start).dt.total_seconds()
-        for ts, temp in zip(seconds.tolist(), rows["temperature"].tolist(), strict=True):
-            eager.push(ts, temp, self.mote)
-            lazy.push(ts, temp, self.mote)
+        batch = Readings(seconds, rows["temperature"], np.full(len(rows), self.mote))
+        eager.push_batch(batch)
+        lazy.push_batch(batch)
         return eager, lazy, start
 
     @param.depends("readings")

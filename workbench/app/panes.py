@@ -10,8 +10,11 @@ from pathlib import Path
 
 import holoviews as hv
 import panel as pn
+import param
 
-__all__ = ["README", "concept", "controls_beside", "intro", "plot"]
+from workbench.viz.ptjoin import key
+
+__all__ = ["README", "concept", "confidence_delta", "controls_page", "intro", "plot", "plot_key"]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 """The README whose "Concepts" section the tabs show (one home for the explanations)."""
@@ -31,18 +34,42 @@ def plot(obj: hv.core.Dimensioned | hv.DynamicMap | object, **params: object) ->
     return pn.pane.HoloViews(obj, linked_axes=False, **params)
 
 
-def controls_beside(
+def confidence_delta() -> param.Number:
+    """The confidence threshold control shared by the tabs that decide pairs (PTJoin
+    jc(d, delta), Lemma 1)."""
+    return param.Number(
+        0.8,
+        bounds=(0.01, 0.99),
+        step=0.01,
+        label="confidence delta",
+        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
+    )
+
+
+def plot_key(entries: Sequence[tuple[str, str]]) -> pn.pane.Markdown:
+    """A plot's key: each (swatch, meaning) entry in plain words
+    (:func:`~workbench.viz.ptjoin.key`)."""
+    return pn.pane.Markdown(key(entries), css_classes=["plot-key"], sizing_mode="stretch_width")
+
+
+def controls_page(
+    text: str,
+    concept_title: str,
     controls: Sequence[pn.viewable.Viewable],
     view: Callable[..., object],
+    key: pn.viewable.Viewable,
     height: int = 440,
-    key: pn.viewable.Viewable | None = None,
-) -> pn.Row:
-    """A tab of a 300 px control column beside one dynamic plot of ``view``, with the plot's
-    ``key`` (what its marks mean) under it."""
-    shown = [plot(hv.DynamicMap(view), sizing_mode="stretch_width", height=height)]
-    return pn.Row(
-        pn.Column(*controls, width=300),
-        pn.Column(*shown, *([key] if key is not None else []), sizing_mode="stretch_width"),
+) -> pn.Column:
+    """A tab: its :func:`intro`, then a 300 px control column beside one dynamic plot of
+    ``view`` with the plot's ``key`` (what its marks mean) under it."""
+    shown = plot(hv.DynamicMap(view), sizing_mode="stretch_width", height=height)
+    return pn.Column(
+        intro(text, concept_title),
+        pn.Row(
+            pn.Column(*controls, width=300),
+            pn.Column(shown, key, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        ),
         sizing_mode="stretch_width",
     )
 

@@ -10,25 +10,34 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import controls_beside, intro
+from workbench.app.panes import confidence_delta, controls_page, plot_key
 from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.stime import StimeTable
 from workbench.timestamps import HistogramTimestamp, TemplateSet
-from workbench.viz.axes import time_ticks
 from workbench.viz.ptjoin import (
     MARKERS,
-    key,
     line_swatch,
     marker_lines,
     partition_spans,
+    probability_opts,
     region_entries,
     satisfaction_grid,
     satisfaction_plot,
 )
 
 __all__ = ["MODELS", "PTJoinExplorer", "scaled"]
+
+INTRO = (
+    "For one event a_i of stream A, the chart shows the probability that a partner "
+    "b_j of stream B occurred within d ms of it, as b_j's detection time slides "
+    "along the axis: one grey curve per partner template and their envelopes. "
+    "Where the envelopes cross the confidence delta they split the axis into "
+    "ranges where every partner joins (green), some do (orange) or none does "
+    "(red). Move delta, d or pi (the length of the longest partner template) "
+    "and watch the ranges move; below d = pi only the looser bounds apply."
+)
 
 MODELS = ("histograms", "intervals")
 """Timestamp models: histogram templates (PTJoin) or uniform intervals (interval paper)."""
@@ -67,13 +76,7 @@ def scaled(templates: TemplateSet, pi: float) -> TemplateSet:
 class PTJoinExplorer(pn.viewable.Viewer):
     """Satisfaction probability of a base event a_i against the partner stream's templates."""
 
-    delta = param.Number(
-        0.8,
-        bounds=(0.01, 0.99),
-        step=0.01,
-        label="confidence delta",
-        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
-    )
+    delta = confidence_delta()
     d = param.Number(
         60.0,
         bounds=(0.0, 20_000.0),
@@ -247,43 +250,35 @@ class PTJoinExplorer(pn.viewable.Viewer):
             * marker_lines(loose_marks, "loose", "gray", 0.02, dash="dashed", span=span)
             * named
         ).opts(
-            hv.opts.Overlay(
-                title=self._title(),
-                xlim=(xs[0], xs[-1]),
-                ylim=(-0.02, top),
-                xlabel="detection time max(H_j) of the partner b_j",
-                ylabel="P(|Xi - Xj| <= d)",
-                xformatter=time_ticks(),
-                responsive=True,
-                height=420,
-                show_legend=False,
+            probability_opts(
+                self._title(),
+                (xs[0], xs[-1]),
+                (-0.02, top),
+                "detection time max(H_j) of the partner b_j",
+                "P(|Xi - Xj| <= d)",
             )
         )
 
     @staticmethod
     def legend() -> pn.pane.Markdown:
         """What every mark of the plot means, in plain words."""
-        return pn.pane.Markdown(
-            key(
-                [
-                    *region_entries(),
-                    (line_swatch("gray", width=1), "one partner template's curve (first 12)"),
-                    (line_swatch("black"), "upper envelope (best template)"),
-                    (line_swatch("black", "dotted"), "lower envelope (worst template)"),
-                    (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
-                    (
-                        line_swatch("black", width=1),
-                        "LH, LL, RL, RH: where the envelopes cross delta (Left or Right side; "
-                        "High = upper, Low = lower envelope)",
-                    ),
-                    (
-                        line_swatch("gray", "dashed", 1),
-                        "(1), (4), (5), (8): looser bounds from the lengths alone (Eq. 4-6)",
-                    ),
-                ]
-            ),
-            css_classes=["plot-key"],
-            sizing_mode="stretch_width",
+        return plot_key(
+            [
+                *region_entries(),
+                (line_swatch("gray", width=1), "one partner template's curve (first 12)"),
+                (line_swatch("black"), "upper envelope (best template)"),
+                (line_swatch("black", "dotted"), "lower envelope (worst template)"),
+                (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                (
+                    line_swatch("black", width=1),
+                    "LH, LL, RL, RH: where the envelopes cross delta (Left or Right side; "
+                    "High = upper, Low = lower envelope)",
+                ),
+                (
+                    line_swatch("gray", "dashed", 1),
+                    "(1), (4), (5), (8): looser bounds from the lengths alone (Eq. 4-6)",
+                ),
+            ]
         )
 
     @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
@@ -319,17 +314,6 @@ class PTJoinExplorer(pn.viewable.Viewer):
             w.RadioButtonGroup.from_param(self.param.model),
             self.summary,
         ]
-        return pn.Column(
-            intro(
-                "For one event a_i of stream A, the chart shows the probability that a partner "
-                "b_j of stream B occurred within d ms of it, as b_j's detection time slides "
-                "along the axis: one grey curve per partner template and their envelopes. "
-                "Where the envelopes cross the confidence delta they split the axis into "
-                "ranges where every partner joins (green), some do (orange) or none does "
-                "(red). Move delta, d or pi (the length of the longest partner template) "
-                "and watch the ranges move; below d = pi only the looser bounds apply.",
-                "Satisfaction probability",
-            ),
-            controls_beside(controls, self.curve_view, key=self.legend()),
-            sizing_mode="stretch_width",
+        return controls_page(
+            INTRO, "Satisfaction probability", controls, self.curve_view, self.legend()
         )

@@ -9,7 +9,7 @@ import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import controls_beside, intro
+from workbench.app.panes import confidence_delta, controls_page, plot_key
 from workbench.data.streams import ReplayedStreams, default_streams
 from workbench.partitions import (
     Partitions,
@@ -18,20 +18,28 @@ from workbench.partitions import (
     tight_partitions,
 )
 from workbench.stime import StimeTable
-from workbench.viz.axes import clock, time_ticks
+from workbench.viz.axes import clock
 from workbench.viz.ptjoin import (
     MARKERS,
     fill_swatch,
-    key,
     line_swatch,
     marker_lines,
     partition_spans,
     partner_points,
+    probability_opts,
     region_entries,
     satisfaction_grid,
 )
 
 __all__ = ["PartitionRegions"]
+
+INTRO = (
+    "A replayed partner stream B, sorted by detection time, around one base event "
+    "a_i of stream A: every dot is a partner event at its exact probability of "
+    "joining a_i, and the shading shows which range it falls in. The join computes "
+    "probabilities only in the orange probing ranges and finds every range by "
+    "binary search. Move the base event, delta or d and compare the counts."
+)
 
 
 class PartitionRegions(pn.viewable.Viewer):
@@ -40,13 +48,7 @@ class PartitionRegions(pn.viewable.Viewer):
     base = param.Integer(
         0, bounds=(0, None), label="base event a_i", doc="Index of a_i in stream A (by time)."
     )
-    delta = param.Number(
-        0.8,
-        bounds=(0.01, 0.99),
-        step=0.01,
-        label="confidence delta",
-        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
-    )
+    delta = confidence_delta()
     d = param.Number(
         3000.0,
         bounds=(0.0, 60_000.0),
@@ -156,39 +158,31 @@ class PartitionRegions(pn.viewable.Viewer):
             * hv.VLine(t).opts(color="#1f77b4", line_width=2)
             * named
         ).opts(
-            hv.opts.Overlay(
-                title=f"Partition regions of stream B around a_{self.base} "
+            probability_opts(
+                f"Partition regions of stream B around a_{self.base} "
                 f"(detected at {clock(t)}): {kind}",
-                xlim=(lo, hi),
-                ylim=(-0.03, max(1.12, named.range("y")[1] + 0.09)),
-                xlabel="detection time max(H_j) of the partner b_j (since the replay's start)",
-                ylabel="exact P(|Xi - Xj| <= d)",
-                xformatter=time_ticks(),
-                responsive=True,
-                height=420,
-                show_legend=False,
+                (lo, hi),
+                (-0.03, max(1.12, named.range("y")[1] + 0.09)),
+                "detection time max(H_j) of the partner b_j (since the replay's start)",
+                "exact P(|Xi - Xj| <= d)",
             )
         )
 
     @staticmethod
     def legend() -> pn.pane.Markdown:
         """What every mark of the plot means, in plain words."""
-        return pn.pane.Markdown(
-            key(
-                [
-                    *region_entries(),
-                    (fill_swatch("gray", 0.8), "a partner event, coloured by its range"),
-                    (line_swatch("#1f77b4"), "the base event a_i"),
-                    (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
-                    (
-                        line_swatch("black", width=1),
-                        "LH, LL, RL, RH: the ranges' bounds; obsolete <: older partners are "
-                        "dropped from the buffer (Theorem 4)",
-                    ),
-                ]
-            ),
-            css_classes=["plot-key"],
-            sizing_mode="stretch_width",
+        return plot_key(
+            [
+                *region_entries(),
+                (fill_swatch("gray", 0.8), "a partner event, coloured by its range"),
+                (line_swatch("#1f77b4"), "the base event a_i"),
+                (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                (
+                    line_swatch("black", width=1),
+                    "LH, LL, RL, RH: the ranges' bounds; obsolete <: older partners are "
+                    "dropped from the buffer (Theorem 4)",
+                ),
+            ]
         )
 
     @param.depends("base", "delta", "d", "max_delay", "table")
@@ -221,15 +215,4 @@ class PartitionRegions(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.max_delay),
             self.summary,
         ]
-        return pn.Column(
-            intro(
-                "A replayed partner stream B, sorted by detection time, around one base event "
-                "a_i of stream A: every dot is a partner event at its exact probability of "
-                "joining a_i, and the shading shows which range it falls in. The join computes "
-                "probabilities only in the orange probing ranges and finds every range by "
-                "binary search. Move the base event, delta or d and compare the counts.",
-                "Partition regions",
-            ),
-            controls_beside(controls, self.regions_view, key=self.legend()),
-            sizing_mode="stretch_width",
-        )
+        return controls_page(INTRO, "Partition regions", controls, self.regions_view, self.legend())

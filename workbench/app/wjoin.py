@@ -19,6 +19,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from workbench.app.panes import intro, plot
 from workbench.data.streams import default_readings
+from workbench.experiments import Clock, profile_wjoin
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
@@ -75,40 +76,25 @@ class RunResult:
         return self.tuples / self.seconds if self.seconds > 0 else float("inf")
 
 
-def run_join(op: BEWJoin | FEWJoin, rows: pd.DataFrame, algorithm: str) -> RunResult:
-    """Push ``rows`` (stream, id, value, ts, arrival; arrival order) through ``op``, timed.
+def run_join(
+    op: BEWJoin | FEWJoin, rows: pd.DataFrame, algorithm: str, clock: Clock = time.perf_counter
+) -> RunResult:
+    """Push ``rows`` (stream, id, value, ts, arrival; arrival order; times in seconds) through
+    ``op``, timed by the experiments' harness (:func:`~workbench.experiments.profile_wjoin`).
 
-    A result's response time is the stream time from the arrival of its last tuple to the
-    arrival that emitted it, plus the processing time of that push (ms; times in seconds).
+    Response times follow its one first-come-first-served model (ms): a result's emitting
+    call finishes after every earlier call, and its response time runs from the arrival of
+    its last tuple to that finish.
     """
-    arrival_of = dict(zip(rows["id"].tolist(), rows["arrival"].tolist(), strict=True))
-    responses, emitted, busy = [], [], 0.0
-    for s, i, v, ts, arrival in rows[["stream", "id", "value", "ts", "arrival"]].itertuples(
-        index=False
-    ):
-        start = time.perf_counter()
-        out = op.push(int(s), int(i), v, float(ts), float(arrival))
-        service = time.perf_counter() - start
-        busy += service
-        for ids in out.ids.tolist():
-            last = max(arrival_of[k] for k in ids)
-            responses.append(1000.0 * (arrival - last + service))
-            emitted.append(arrival)
-    start = time.perf_counter()
-    tail = op.flush()
-    busy += time.perf_counter() - start
-    end = float(rows["arrival"].iloc[-1]) if len(rows) else 0.0
-    for ids in tail.ids.tolist():
-        responses.append(1000.0 * (end - max(arrival_of[k] for k in ids)))
-        emitted.append(end)
+    p = profile_wjoin(op, rows, unit_ms=1000.0, clock=clock)
     return RunResult(
         algorithm,
         len(rows),
-        len(responses),
-        op.counters.late,
-        busy,
-        np.array(responses),
-        np.array(emitted),
+        p.results,
+        p.counters.late,
+        p.seconds,
+        p.response_ms(),
+        p.emitted_at_ms() / 1000.0,
     )
 
 

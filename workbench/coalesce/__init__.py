@@ -6,14 +6,7 @@ from __future__ import annotations
 from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import (
-    Coalesced,
-    EagerExtent,
-    ExtentCounters,
-    LazyExtent,
-    Window,
-    recoalesce,
-)
+from workbench.coalesce.extent import EagerExtent, LazyExtent
 from workbench.coalesce.temporal import (
     AFTER,
     BEFORE,
@@ -23,6 +16,14 @@ from workbench.coalesce.temporal import (
     OVERLAPS,
     VALID,
     duration,
+)
+from workbench.coalesce.window import (
+    Coalesced,
+    ExtentConfig,
+    ExtentCounters,
+    Readings,
+    Window,
+    recoalesce,
 )
 
 __all__ = [
@@ -39,9 +40,11 @@ __all__ = [
     "Dcq",
     "EagerExtent",
     "Equivalence",
+    "ExtentConfig",
     "ExtentCounters",
     "LazyExtent",
     "Query",
+    "Readings",
     "Weights",
     "Window",
     "duration",

@@ -15,20 +15,20 @@ duplicating a tuple:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
+import numpy as np
+
+from workbench import protocol
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import (
-    Coalesced,
-    EagerExtent,
-    LazyExtent,
-    Window,
-    coalesce_sorted,
-)
+from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.window import Coalesced, Window, coalesce_sorted
+from workbench.protocol import BadEventError, Columns, Emitted, StreamOperator
 
-__all__ = ["AdaptiveCoalescing", "Query"]
+__all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Records"]
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,56 @@ class Query:
         return group, value[0] if len(value) == 1 else value
 
 
-class AdaptiveCoalescing:
+@dataclass(frozen=True, eq=False)
+class Records(Columns):
+    """A batch of rows in arrival order: timestamps and the rows (mappings of attribute
+    values) every query projects.
+
+    >>> len(Records(np.array([1.0]), np.array([{"temperature": 20.0}])))
+    1
+    """
+
+    ts: np.ndarray
+    row: np.ndarray
+
+    def __post_init__(self) -> None:
+        ts = np.asarray(self.ts, dtype=np.float64)
+        row = np.empty(len(self.row), dtype=object)
+        row[:] = list(self.row)
+        if row.shape != ts.shape:
+            raise ValueError(f"row has shape {row.shape}, expected {ts.shape} like ts")
+        object.__setattr__(self, "ts", ts)
+        object.__setattr__(self, "row", row)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdaptiveConfig(protocol.OperatorConfig):
+    """The queries served, their shared window, the cost weights and atomic costs of the
+    selection (Section 6, Theorem 1), how often it re-runs and the initial scheme."""
+
+    queries: tuple[Query, ...]
+    window: Window
+    weights: Weights = field(default_factory=lambda: Weights(1.0, 1.0, 2.0))
+    atomic: AtomicCosts = field(default_factory=lambda: AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1))
+    reevaluate_every: int = 10_000
+    initial: Literal["eager", "lazy"] = "lazy"
+
+    def __post_init__(self) -> None:
+        queries = tuple(self.queries)
+        object.__setattr__(self, "queries", queries)
+        names = [q.name for q in queries]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"queries {names!r} must be one or more distinct names")
+        if self.initial not in ("eager", "lazy"):
+            raise ValueError(f"initial = {self.initial!r} must be 'eager' or 'lazy'")
+        if self.reevaluate_every < 1:
+            raise ValueError(f"reevaluate_every = {self.reevaluate_every!r} must be at least 1")
+        super().__post_init__()
+
+
+class AdaptiveCoalescing(StreamOperator):
     """Serve several queries' coalesced views, choosing eager or lazy per query as cp and oop
-    drift (see the module docstring).
+    drift (see the module docstring).  ``push(ts, row)``; a too-late row is emitted as late.
 
     >>> qs = [Query("t", ("temperature",), ("mote",))]
     >>> ac = AdaptiveCoalescing(qs, Window("tuples", 100), reevaluate_every=50)
@@ -59,41 +106,49 @@ class AdaptiveCoalescing:
     ('eager', [((0,), 50), ((1,), 50)])
     """
 
-    def __init__(
-        self,
-        queries: Sequence[Query],
-        window: Window,
-        weights: Weights | None = None,
-        atomic: AtomicCosts | None = None,
-        reevaluate_every: int = 10_000,
-        initial: str = "lazy",
-    ) -> None:
-        names = [q.name for q in queries]
-        if not names or len(set(names)) != len(names):
-            raise ValueError(f"queries {names!r} must be one or more distinct names")
-        if initial not in ("eager", "lazy"):
-            raise ValueError(f"initial = {initial!r} must be 'eager' or 'lazy'")
-        if reevaluate_every < 1:
-            raise ValueError(f"reevaluate_every = {reevaluate_every!r} must be at least 1")
-        self.queries = {q.name: q for q in queries}
-        self.window = window
-        self.weights = weights or Weights(1.0, 1.0, 2.0)
-        self.atomic = atomic or AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
-        self.reevaluate_every = reevaluate_every
-        self.scheme = {name: initial for name in names}
+    config_type: ClassVar[type] = AdaptiveConfig
+    batch_type: ClassVar[type] = Records
+    arity: ClassVar[int] = 0
+
+    def __init__(self, queries: tuple[Query, ...] | list[Query], window: Window, **config: Any):
+        super().__init__(queries=tuple(queries), window=window, **config)
+
+    @classmethod
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite (tests/test_conformance.py)."""
+        queries = (
+            Query("value", ("value",), ("group",), Equivalence("absolute", 1.0)),
+            Query("all", ("value",)),
+        )
+        return {"queries": queries, "window": Window("tuples", 12), "reevaluate_every": 9}
+
+    def _start(self) -> None:
+        config = self._config
+        self.queries = {q.name: q for q in config.queries}
+        self.scheme = dict.fromkeys(self.queries, config.initial)
         self.switches = 0
-        self._raw: LazyExtent | None = LazyExtent(window) if initial == "lazy" else None
+        self._raw: LazyExtent | None = None
         self._eager: dict[str, EagerExtent] = {}
-        if initial == "eager":
-            self._eager = {q.name: EagerExtent(window, q.equivalence) for q in queries}
-        self._arrivals = 0
+        if config.initial == "lazy":
+            self._raw = LazyExtent(self.window)
+        else:
+            self._eager = {q.name: EagerExtent(self.window, q.equivalence) for q in config.queries}
         self._since = 0  # arrivals counted at the last re-evaluation
         self._late = 0
         self._t_max = float("-inf")
-        self._coalesced = dict.fromkeys(names, 0)
-        self._last: dict[str, dict[Hashable, object]] = {name: {} for name in names}
+        self._coalesced = dict.fromkeys(self.queries, 0)
+        self._last: dict[str, dict[Hashable, object]] = {name: {} for name in self.queries}
         self.decided: dict[str, tuple[float, float]] = {}
         """(cp, oop) per query that the last re-evaluation selected on (empty before one)."""
+
+    window = protocol.from_config("The window every query shares.")
+
+    @property
+    def _arrivals(self) -> int:
+        return self._counters.events_in
+
+    def _buffered(self) -> tuple[int]:
+        return (len(self._any()),)
 
     @property
     def estimates(self) -> dict[str, tuple[float, float]]:
@@ -101,21 +156,42 @@ class AdaptiveCoalescing:
         n = max(self._arrivals - self._since, 1)
         return {name: (self._coalesced[name] / n, self._late / n) for name in self.queries}
 
-    def push(self, ts: float, row: Mapping[str, object]) -> bool:
-        """Add one tuple to every extent; False when it arrived too late for the window."""
-        self._arrivals += 1
-        ts = float(ts)
+    def push(self, ts: float, row: Mapping[str, object]) -> Emitted:
+        """Add one row to every extent; a row too late for the window is emitted as late."""
+        return super().push(ts, row)
+
+    def _validate(self, ts: float, row: Mapping[str, object]) -> tuple[float, Mapping]:
+        ts = protocol.check_time("ts", ts)
+        if not isinstance(row, Mapping):
+            raise BadEventError(f"row = {row!r} is not a mapping of attribute values")
+        for q in self.queries.values():
+            missing = [a for a in (*q.values, *q.groups) if a not in row]
+            if missing:
+                raise BadEventError(f"row = {row!r} has no {missing[0]!r} (query {q.name!r})")
+        return ts, row
+
+    def _admit(self, parsed: tuple[float, Mapping]) -> bool:
+        """Every extent takes the row (the window decides alike for all); oop counts it."""
+        ts, row = parsed
         if ts < self._t_max:
             self._late += 1
         self._t_max = max(self._t_max, ts)
-        decisions = {}
+        decisions = []
         if self._raw is not None:
-            decisions["raw"] = self._raw.push(ts, dict(row))
+            decisions.append(self._raw.push(ts, dict(row)))
         for name, extent in self._eager.items():
             group, value = self.queries[name].project(row)
-            decisions[name] = extent.push(ts, value, group)
+            decisions.append(extent.push(ts, value, group))
         # an eager extent's decision is the window's; a raw store still filling may accept more
-        accepted = next((v for k, v in decisions.items() if k != "raw"), decisions.get("raw"))
+        decision = decisions[-1] if len(decisions) > 1 or self._raw is None else decisions[0]
+        self._observe(row)
+        return decision.status == "ok"
+
+    def _accept(self, parsed: tuple[float, Mapping]) -> Emitted:
+        return Emitted.none(0)
+
+    def _observe(self, row: Mapping[str, object]) -> None:
+        """Count the coalescing rate cp, then re-evaluate when due."""
         for name, q in self.queries.items():  # cp: coalesces with its group's previous tuple
             group, value = q.project(row)
             last = self._last[name]
@@ -123,9 +199,17 @@ class AdaptiveCoalescing:
                 self._coalesced[name] += 1
             last[group] = value
         self._finish_transitions()
-        if self._arrivals % self.reevaluate_every == 0:
+        if self._arrivals % self._config.reevaluate_every == 0:
             self._reevaluate()
-        return bool(accepted)
+
+    def _advance(self, now: float) -> Emitted:
+        for extent in (self._raw, *self._eager.values()):
+            if extent is not None:
+                extent.advance(now)
+        return Emitted.none(0)
+
+    def _clear(self) -> None:
+        """The views are the output: the end of the streams keeps them."""
 
     def view(self, name: str) -> list[Coalesced]:
         """The coalesced view of the window for one query."""
@@ -139,7 +223,8 @@ class AdaptiveCoalescing:
         size = self.window.size if self.window.kind == "tuples" else max(len(self._any()), 1)
         self.decided = self.estimates
         dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in self.decided.items()]
-        chosen = select(dcqs, self._arrivals, int(size), self.atomic, self.weights).eager
+        config = self._config
+        chosen = select(dcqs, self._arrivals, int(size), config.atomic, config.weights).eager
         for name in self.queries:
             want = "eager" if name in chosen else "lazy"
             if want != self.scheme[name]:
@@ -167,7 +252,8 @@ class AdaptiveCoalescing:
                 self._raw = None  # no lazy query left: the raw window is not needed
         elif self._raw is None:
             self._raw = LazyExtent(self.window)  # the eager extent serves until it is full
-            self._raw._t_max = self._eager[name]._t_max
+            if self._eager[name].t_max > float("-inf"):
+                self._raw.advance(self._eager[name].t_max)
         # the eager extent serves until the raw store provably holds the same window
 
     def _finish_transitions(self) -> None:
@@ -175,7 +261,7 @@ class AdaptiveCoalescing:
             return
         for name in [n for n, s in self.scheme.items() if s == "lazy" and n in self._eager]:
             eager = self._eager[name]
-            raw_oldest, eager_oldest = self._raw._oldest(), eager._oldest()
+            raw_oldest, eager_oldest = self._raw.oldest(), eager.oldest()
             same_oldest = (raw_oldest is None) == (eager_oldest is None) and (
                 raw_oldest is None or raw_oldest[0] == eager_oldest[0]
             )

@@ -259,7 +259,8 @@ def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -
     """
     import time
 
-    from workbench.coalesce.extent import EagerExtent, LazyExtent, Window
+    from workbench.coalesce.extent import EagerExtent, LazyExtent
+    from workbench.coalesce.window import Window
 
     rng = np.random.default_rng(seed)
     big = Window("tuples", 4 * n)

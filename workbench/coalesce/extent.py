@@ -1,9 +1,7 @@
-"""Window extents with eager or lazy coalescing (coalescing paper, Sections 2.3, 4 and 5).
+"""Window extents with eager or lazy coalescing (coalescing paper, Sections 4 and 5).
 
-A raw tuple (timestamp ts, group, value) becomes a temporal tuple valid over [ts, te): te is
-the timestamp of the group's next tuple, or ts itself while the tuple is the group's latest
-(Section 2.3).  Coalescing merges maximal runs of consecutive value-equivalent tuples of a
-group into one temporal tuple.
+Coalescing merges maximal runs of consecutive value-equivalent tuples of a group into one
+temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.window`).
 
 - :class:`LazyExtent` (Algorithm 1, and its time-based variant) stores the raw tuples in
   timestamp order and coalesces during the scan.
@@ -11,196 +9,26 @@ group into one temporal tuple.
   their timestamp vectors, merging on insert (``mergeTuples``), splitting on out-of-order gaps
   (``splitTuple``), and detaching the oldest timestamp on expiry (Appendix A).
 
-Windows (Section 2.1): a tuple-based window of size w holds the w accepted tuples with the
-largest timestamps; a time-based window of size T holds the accepted tuples with
-``ts >= t_max - T`` (t_max the largest timestamp accepted).  A tuple that would fall outside
-the window on arrival is too late: discarded and counted.  Ties in ts are ordered by arrival.
 Both extents expose the same coalesced view after every arrival (tested against
-:func:`recoalesce`, which coalesces the window's raw tuples from scratch).
+:func:`~workbench.coalesce.window.recoalesce`, which coalesces the window's raw tuples from
+scratch).
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Hashable
 
-from workbench.coalesce.equivalence import Equivalence
+from workbench.coalesce.window import Coalesced, Key, WindowExtent, coalesce_sorted
 
-__all__ = [
-    "Coalesced",
-    "EagerExtent",
-    "ExtentCounters",
-    "LazyExtent",
-    "Window",
-    "WindowExtent",
-    "coalesce_sorted",
-    "recoalesce",
-]
-
-Key = tuple[float, int]  # (ts, arrival sequence number)
-
-
-@dataclass(frozen=True)
-class Window:
-    """A tuple-based (``size`` tuples) or time-based (``size`` time units) window.
-
-    >>> Window("time", 3600.0).kind
-    'time'
-    """
-
-    kind: Literal["tuples", "time"]
-    size: float
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("tuples", "time"):
-            raise ValueError(f"kind = {self.kind!r} must be 'tuples' or 'time'")
-        if self.kind == "tuples" and not (float(self.size).is_integer() and self.size >= 1):
-            raise ValueError(f"size = {self.size!r} must be a whole number of tuples >= 1")
-        if not self.size > 0:
-            raise ValueError(f"size = {self.size!r} must be positive")
-
-
-@dataclass(frozen=True, order=True)
-class Coalesced:
-    """One coalesced temporal tuple: a group's run of value-equivalent tuples over [ts, te)."""
-
-    ts: float
-    seq: int
-    te: float = field(compare=False)
-    group: Hashable = field(compare=False)
-    value: object = field(compare=False)
-    count: int = field(compare=False)
-
-
-@dataclass
-class ExtentCounters:
-    """Work done by an extent (the atomic operations of the cost model, Table 4)."""
-
-    arrived: int = 0
-    too_late: int = 0
-    out_of_order: int = 0
-    inserts: int = 0
-    deletes: int = 0
-    merges: int = 0
-    splits: int = 0
-    detaches: int = 0
-    reads: int = 0
-
-
-def coalesce_sorted(
-    rows: Iterable[tuple[Key, Hashable, object]], equivalence: Equivalence
-) -> list[Coalesced]:
-    """Coalesce raw tuples ``((ts, seq), group, value)`` given in key order (the scan of a lazily
-    coalesced extent, Algorithm 1).
-
-    A coalesced tuple reports ``equivalence.representative`` of its first raw value.
-
-    >>> rows = [((1.0, 0), "r1", 81), ((2.0, 1), "r1", 81), ((3.0, 2), "r1", 80)]
-    >>> [(c.ts, c.te, c.value, c.count) for c in coalesce_sorted(rows, Equivalence())]
-    [(1.0, 3.0, 81, 2), (3.0, 3.0, 80, 1)]
-    """
-    # per group: [first key, last ts, first value, count, last value]
-    open_runs: dict[Hashable, list] = {}
-    out: list[Coalesced] = []
-    rep = equivalence.representative
-    for key, group, value in rows:
-        run = open_runs.get(group)
-        if run is not None and equivalence.same(run[4], value):
-            run[1], run[3], run[4] = key[0], run[3] + 1, value
-            continue
-        if run is not None:
-            out.append(Coalesced(run[0][0], run[0][1], key[0], group, rep(run[2]), run[3]))
-        open_runs[group] = [key, key[0], value, 1, value]
-    for group, run in open_runs.items():
-        out.append(Coalesced(run[0][0], run[0][1], run[1], group, rep(run[2]), run[3]))
-    out.sort()
-    return out
-
-
-def recoalesce(
-    rows: Iterable[tuple[float, int, Hashable, object]], equivalence: Equivalence
-) -> list[Coalesced]:
-    """The oracle: coalesce raw tuples ``(ts, seq, group, value)`` from scratch.
-
-    >>> rows = [(1, 0, "r1", 81), (2, 1, "r1", 81), (3, 2, "r1", 80)]
-    >>> [(c.ts, c.te, c.value, c.count) for c in recoalesce(rows, Equivalence())]
-    [(1, 3, 81, 2), (3, 3, 80, 1)]
-    """
-    ordered = sorted(rows, key=lambda r: (r[0], r[1]))
-    return coalesce_sorted((((ts, seq), g, v) for ts, seq, g, v in ordered), equivalence)
-
-
-class WindowExtent:
-    """What both extents share: the window rule, lateness, arrival numbering, counters."""
-
-    def __init__(self, window: Window, equivalence: Equivalence | None = None) -> None:
-        self.window = window
-        self.equivalence = equivalence or Equivalence()
-        self.counters = ExtentCounters()
-        self._seq = 0
-        self._t_max = float("-inf")
-        self._n = 0  # raw tuples in the window
-
-    def __len__(self) -> int:
-        """Raw tuples currently in the window."""
-        return self._n
-
-    def push(self, ts: float, value: object, group: Hashable = None) -> bool:
-        """Add one arriving tuple; False when it was too late (discarded and counted)."""
-        self.counters.arrived += 1
-        key = (float(ts), self._seq)
-        self._seq += 1
-        if self.window.kind == "tuples":
-            too_late = self._n >= self.window.size and key < self._oldest()
-        else:
-            too_late = key[0] < self._t_max - self.window.size
-        if too_late:
-            self.counters.too_late += 1
-            return False
-        if key[0] < self._t_max:
-            self.counters.out_of_order += 1
-        self._t_max = max(self._t_max, key[0])
-        self._insert(key, group, value)
-        self._n += 1
-        self._expire()
-        return True
-
-    def remove_oldest(self) -> None:
-        """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
-        tuple's timestamp vector (Table 4; :func:`~workbench.coalesce.cost.measure_atomic_costs`
-        times it).  The window must not be empty."""
-        self._remove_oldest()
-        self._n -= 1
-
-    def _expire(self) -> None:
-        if self.window.kind == "tuples":
-            if self._n > self.window.size:  # one arrival pushes out at most one tuple
-                self.remove_oldest()
-        else:
-            bound = self._t_max - self.window.size
-            while (oldest := self._oldest()) is not None and oldest[0] < bound:
-                self.remove_oldest()
-
-    def view(self) -> list[Coalesced]:
-        """The coalesced view of the current window, sorted by (ts, arrival)."""
-        raise NotImplementedError
-
-    def _oldest(self) -> Key | None:
-        raise NotImplementedError
-
-    def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        raise NotImplementedError
-
-    def _remove_oldest(self) -> None:
-        raise NotImplementedError
+__all__ = ["EagerExtent", "LazyExtent"]
 
 
 class LazyExtent(WindowExtent):
     """Lazy coalescing: raw tuples in timestamp order; the scan coalesces (Algorithm 1).
 
+    >>> from workbench.coalesce.window import Window
     >>> ext = LazyExtent(Window("tuples", 3))
     >>> for ts, v in [(1, 81), (2, 81), (3, 79), (4, 79)]:
     ...     _ = ext.push(ts, v, "region 2")
@@ -208,24 +36,24 @@ class LazyExtent(WindowExtent):
     [(2.0, 3.0, 81), (3.0, 4.0, 79)]
     """
 
-    def __init__(self, window: Window, equivalence: Equivalence | None = None) -> None:
-        super().__init__(window, equivalence)
+    def _start(self) -> None:
+        super()._start()
         self._keys: list[Key] = []
         self._rows: list[tuple[Key, Hashable, object]] = []
         self._head = 0
 
-    def _oldest(self) -> Key | None:
+    def oldest(self) -> Key | None:
         return self._keys[self._head] if self._head < len(self._keys) else None
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
         pos = bisect_right(self._keys, key, lo=self._head)
         self._keys.insert(pos, key)
         self._rows.insert(pos, (key, group, value))
-        self.counters.inserts += 1
+        self._counters.inserts += 1
 
     def _remove_oldest(self) -> None:
         self._head += 1
-        self.counters.deletes += 1
+        self._counters.deletes += 1
         if self._head > 64 and 2 * self._head > len(self._keys):
             del self._keys[: self._head]
             del self._rows[: self._head]
@@ -233,7 +61,7 @@ class LazyExtent(WindowExtent):
 
     def view(self) -> list[Coalesced]:
         rows = self._rows[self._head :]
-        self.counters.reads += len(rows)
+        self._counters.reads += len(rows)
         return coalesce_sorted(rows, self.equivalence)
 
     def raw(self) -> list[tuple[float, int, Hashable, object]]:
@@ -255,6 +83,7 @@ class _Run:
 class EagerExtent(WindowExtent):
     """Eager coalescing with timestamp vectors: merge, split, detach (Algorithm 2).
 
+    >>> from workbench.coalesce.window import Window
     >>> ext = EagerExtent(Window("tuples", 3))
     >>> for ts, v in [(1, 81), (2, 81), (3, 79), (4, 79)]:
     ...     _ = ext.push(ts, v, "region 2")
@@ -262,8 +91,8 @@ class EagerExtent(WindowExtent):
     ([(2.0, 3.0, 81), (3.0, 4.0, 79)], 2)
     """
 
-    def __init__(self, window: Window, equivalence: Equivalence | None = None) -> None:
-        super().__init__(window, equivalence)
+    def _start(self) -> None:
+        super()._start()
         self._groups: dict[Hashable, list[_Run]] = {}
         self._keep_values = not self.equivalence.transitive
         # every group's oldest key, as a heap with stale entries skipped on the way out
@@ -274,7 +103,7 @@ class EagerExtent(WindowExtent):
         """Coalesced tuples held (the eager extent's physical size)."""
         return sum(len(runs) for runs in self._groups.values())
 
-    def _oldest(self) -> Key | None:
+    def oldest(self) -> Key | None:
         heads = self._heads
         while heads:
             key, group = heads[0]
@@ -295,7 +124,7 @@ class EagerExtent(WindowExtent):
             if self.equivalence.same(previous, value):
                 self._merge(last, len(last.keys), key, value)
             else:
-                self.counters.inserts += 1
+                self._counters.inserts += 1
                 runs.append(_Run([key], [value]))
             return
         if not runs or key < runs[0].keys[0]:
@@ -316,7 +145,7 @@ class EagerExtent(WindowExtent):
                 if join_a and join_b:
                     self._merge(run, p, key, value)
                     return
-                self.counters.splits += 1
+                self._counters.splits += 1
                 keep = self._keep_values
                 left = _Run(run.keys[:p], run.values[:p] if keep else [run.values[0]])
                 right = _Run(run.keys[p:], run.values[p:] if keep else [run.values[0]])
@@ -328,7 +157,7 @@ class EagerExtent(WindowExtent):
                     right.values = right.values if self._keep_values else [value]
                     runs[i : i + 1] = [left, right]
                 else:
-                    self.counters.inserts += 1
+                    self._counters.inserts += 1
                     runs[i : i + 1] = [left, _Run([key], [value]), right]
                 return
         # key falls between run i (or nothing) and run i + 1 (or nothing)
@@ -349,28 +178,28 @@ class EagerExtent(WindowExtent):
             if not self._keep_values:
                 nxt.values = [value]
         else:
-            self.counters.inserts += 1
+            self._counters.inserts += 1
             runs.insert(i + 1, _Run([key], [value]))
 
     def _merge(self, run: _Run, position: int, key: Key, value: object) -> None:
         """mergeTuples: put the key into the run's timestamp vector at its place."""
-        self.counters.merges += 1
+        self._counters.merges += 1
         run.keys.insert(position, key)
         if self._keep_values:
             run.values.insert(position, value)
 
     def _remove_oldest(self) -> None:
-        self._oldest()  # drop stale heads: the heap's top is now the oldest tuple
+        self.oldest()  # drop stale heads: the heap's top is now the oldest tuple
         _, group = heapq.heappop(self._heads)
         runs = self._groups[group]
         run = runs[0]
         if len(run.keys) > 1:  # detach the first timestamp of the vector
-            self.counters.detaches += 1
+            self._counters.detaches += 1
             del run.keys[0]
             if self._keep_values:
                 del run.values[0]
         else:
-            self.counters.deletes += 1
+            self._counters.deletes += 1
             del runs[0]
         if runs:
             heapq.heappush(self._heads, (runs[0].keys[0], group))
@@ -381,7 +210,7 @@ class EagerExtent(WindowExtent):
         out: list[Coalesced] = []
         for group, runs in self._groups.items():
             for k, run in enumerate(runs):
-                self.counters.reads += 1
+                self._counters.reads += 1
                 te = runs[k + 1].keys[0][0] if k + 1 < len(runs) else run.keys[-1][0]
                 first = run.keys[0]
                 value = self.equivalence.representative(run.values[0])

@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import Coalesced, EagerExtent, LazyExtent, Window
+from workbench.coalesce.extent import EagerExtent, LazyExtent
 from workbench.coalesce.temporal import INTERSECT, OVERLAPS, VALID, duration
+from workbench.coalesce.window import Coalesced, Window
 
 __all__ = ["longest_warm_period", "similar_humidity"]
 

@@ -1,5 +1,7 @@
 """Readings as two replayed event streams: the simulated Intel Lab deployment (made once per
 process), the real readings file, a user's CSV, synthetic events (:func:`load_streams`).
+:func:`replayed_streams` is the one place where readings are split into two event streams
+(the dashboard, the experiments and the notebooks all call it).
 
 The dashboard's tabs read these tables and never mutate them, so one copy serves every session.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
@@ -21,7 +24,8 @@ from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
-from workbench.timestamps import TemplateSet, random_templates
+from workbench.operators import StreamSpec
+from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
 __all__ = [
     "READINGS_FILE",
@@ -61,15 +65,27 @@ def default_readings() -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class ReplayedStreams:
-    """The readings replayed as two event streams (alternate motes), with learned templates."""
+    """The readings replayed as two event streams (alternate motes unless split otherwise),
+    with learned templates (PTJoin Definition 4)."""
 
     events: Events
     templates: tuple[TemplateSet, TemplateSet]
     motes: tuple[tuple[int, ...], tuple[int, ...]]
-    max_delay_ms: float
+    max_delays: tuple[float, float]
+    """Network delay bound D of each stream (ms): arrivals are drawn up to it."""
     source: str
     report: CsvReport | None = None
     """What reading a CSV accepted and rejected (None for the other sources)."""
+
+    @property
+    def max_delay_ms(self) -> float:
+        """The delay bound D that covers both streams (ms)."""
+        return max(self.max_delays)
+
+    def specs(self) -> tuple[StreamSpec, StreamSpec]:
+        """Each stream's templates with its delay bound D, as the joins take them."""
+        a, b = (StreamSpec(t, d) for t, d in zip(self.templates, self.max_delays, strict=True))
+        return a, b
 
 
 @dataclass(frozen=True)
@@ -103,27 +119,48 @@ def window_range(templates: tuple[TemplateSet, TemplateSet]) -> WindowRange:
 def replayed_streams(
     readings: pd.DataFrame,
     days: float | None = REPLAY_DAYS,
-    max_delay_ms: float = MAX_DELAY_MS,
+    max_delay_ms: float | tuple[float, float] = MAX_DELAY_MS,
     epoch_seconds: float = 31.0,
+    split: tuple[Sequence[int], Sequence[int]] | None = None,
+    templates: Mapping[int, HistogramTimestamp] | None = None,
+    seed: int = 0,
 ) -> ReplayedStreams:
-    """The first ``days`` (None: all) of readings (time, mote, epoch) as two streams of
-    alternate motes, each mote's template learned from its schedule deviations
-    (:func:`learn_templates`)."""
+    """Readings split into two event streams: the one home of that step (PTJoin Example 3).
+
+    The first ``days`` (None: all) of readings (time, mote, epoch) become events of two
+    streams: the motes of ``split`` (default: alternate motes, the first, third, ... to A),
+    each reading detected at its time and arriving up to ``max_delay_ms`` (one D, or one per
+    stream) later (seeded by ``seed``).  Each mote's template is learned from its schedule
+    deviations (:func:`learn_templates`) unless ``templates`` gives them; motes without a
+    template are left out.
+
+    >>> from workbench.data.replica import simulate_deployment
+    >>> r = replayed_streams(simulate_deployment(days=0.05, seed=0), days=None)
+    >>> r.motes[0][:3], r.motes[1][:3], r.max_delays
+    ((1, 3, 6), (2, 4, 7), (2000.0, 2000.0))
+    """
     head = readings
     if days is not None:
         head = readings[readings["time"] < readings["time"].min() + pd.Timedelta(days=days)]
-    templates = learn_templates(head, epoch_seconds=epoch_seconds)
-    motes = sorted(templates)
-    if len(motes) < 2:
-        raise ValueError(f"two streams need at least two sensors; the data has {len(motes)}")
-    split = (tuple(motes[0::2]), tuple(motes[1::2]))
-    events, sets, _ = readings_to_events(head, split, templates, [max_delay_ms] * 2, seed=0)
+    if templates is None:
+        templates = learn_templates(head, epoch_seconds=epoch_seconds)
+    if split is None:
+        motes = sorted(templates)
+        split = (motes[0::2], motes[1::2])
+    chosen = tuple(tuple(int(m) for m in group if m in templates) for group in split)
+    a, b = chosen
+    if not (a and b):
+        have = len(set(a) | set(b))
+        raise ValueError(f"two streams need at least two sensors; the data has {have}")
+    delays = np.broadcast_to(np.asarray(max_delay_ms, dtype=np.float64), (2,))
+    max_delays = (float(delays[0]), float(delays[1]))
+    events, sets, _ = readings_to_events(head, chosen, dict(templates), max_delays, seed=seed)
     named = tuple(
         TemplateSet(f"{name} (motes {', '.join(map(str, m[:2]))}, ...)", s.templates)
-        for name, m, s in zip("AB", split, sets, strict=True)
+        for name, m, s in zip("AB", chosen, sets, strict=True)
     )
     source = str(readings.attrs.get("source", "readings"))
-    return ReplayedStreams(events, named, split, max_delay_ms, source)
+    return ReplayedStreams(events, (named[0], named[1]), (a, b), max_delays, source)
 
 
 @cache
@@ -214,7 +251,8 @@ def synthetic_streams(
         late_fraction=0.02,
     )
     motes = (tuple(range(counts[0])), tuple(range(counts[1])))
-    return ReplayedStreams(events, templates, motes, MAX_DELAY_MS, "synthetic events")
+    delays = (MAX_DELAY_MS, MAX_DELAY_MS)
+    return ReplayedStreams(events, templates, motes, delays, "synthetic events")
 
 
 SOURCES = ("simulated deployment", "Intel Lab readings file", "CSV file", "synthetic events")

@@ -1,12 +1,14 @@
-"""Exact in-process streaming join operators: the reference semantics of the workbench."""
+"""Exact in-process streaming join operators: the reference semantics of the workbench.
+
+Every operator speaks the protocol of :mod:`workbench.protocol`.
+"""
 
 from __future__ import annotations
 
 from workbench.operators.base import (
-    BadEventError,
-    Counters,
     Envelope,
-    Matches,
+    JoinConfig,
+    JoinCounters,
     StreamSpec,
     TwoStreamJoin,
     replay,
@@ -18,31 +20,34 @@ from workbench.operators.interval import (
     SimpleCorrelation,
     SSortCorrelation,
 )
-from workbench.operators.oracle import brute_force_join, on_time
+from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_time
 from workbench.operators.ptjoin import BandJoin, PTJoin
-from workbench.operators.windows import WindowConstraints
-from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiMatches, brute_force_wjoin
+from workbench.operators.windows import WindowConstraints, WTuples
+from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
+from workbench.protocol import BadEventError, Emitted
 
 __all__ = [
     "BEWJoin",
     "BadEventError",
-    "FEWJoin",
-    "MultiMatches",
-    "WindowConstraints",
-    "brute_force_wjoin",
     "BandJoin",
-    "PTJoin",
-    "brute_force_join",
-    "on_time",
-    "Counters",
     "EagerCorrelation",
+    "Emitted",
     "Envelope",
+    "FEWJoin",
+    "JoinConfig",
+    "JoinCounters",
     "LazyCorrelation",
     "LazyLookupCorrelation",
-    "Matches",
+    "MultiWayJoin",
+    "PTJoin",
     "SSortCorrelation",
     "SimpleCorrelation",
     "StreamSpec",
     "TwoStreamJoin",
+    "WTuples",
+    "WindowConstraints",
+    "brute_force_join",
+    "brute_force_wjoin",
+    "on_time",
     "replay",
 ]

@@ -18,7 +18,8 @@ pair that a probe would decide otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -29,19 +30,22 @@ from workbench.interval_bounds import (
     invalidation_bound,
     uniform_band_certified,
 )
-from workbench.operators.base import (
-    Matches,
+from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
+from workbench.operators.buffers import (
     SortedBuffer,
-    TwoStreamJoin,
     expand_ranges,
     partition_slice,
     partition_slices,
     rounding_margin,
     widen,
 )
+from workbench.protocol import Emitted, from_config
+from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 __all__ = [
     "EagerCorrelation",
+    "IntervalConfig",
+    "LazyConfig",
     "LazyCorrelation",
     "LazyLookupCorrelation",
     "SSortCorrelation",
@@ -49,9 +53,10 @@ __all__ = [
 ]
 
 
-@dataclass(kw_only=True)
-class _IntervalCorrelation(TwoStreamJoin):
-    """Uniform-interval streams: checks the templates, probes, invalidates by LH(e_inv)."""
+@dataclass(frozen=True, kw_only=True)
+class IntervalConfig(JoinConfig):
+    """A join's configuration whose templates are uniform intervals (one bucket each,
+    Section 2 of the interval timing paper)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,6 +67,43 @@ class _IntervalCorrelation(TwoStreamJoin):
                         f"templates[{k}] of stream {'AB'[s]} has {t.n_buckets} buckets; "
                         "interval correlation needs uniform intervals (one bucket)"
                     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LazyConfig(IntervalConfig):
+    """The lazy algorithms' configuration (Alg. 4-7): re-evaluate when ``max_pending``
+    tuples wait and/or ``max_wait`` arrival time has passed since the last evaluation."""
+
+    max_pending: int | None = 500
+    max_wait: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_pending is None and self.max_wait is None:
+            raise ValueError("max_pending and max_wait are both None: nothing would re-evaluate")
+        if self.max_pending is not None and not self.max_pending >= 1:
+            raise ValueError(f"max_pending = {self.max_pending!r} must be at least 1")
+        if self.max_wait is not None and not self.max_wait >= 0:
+            raise ValueError(f"max_wait = {self.max_wait!r} must be a non-negative time")
+
+
+def _example_params(**extra: object) -> dict[str, object]:
+    """Two interval lengths per stream, D = 5, d = 20, ct = 0.9 (doctests and the
+    conformance suite)."""
+    intervals = (HistogramTimestamp.uniform(0, 10), HistogramTimestamp.uniform(0, 4))
+    spec = StreamSpec(TemplateSet("S", intervals), max_delay=5)
+    return {"streams": (spec, spec), "d": 20.0, "threshold": 0.9, **extra}
+
+
+class _IntervalCorrelation(TwoStreamJoin):
+    """Uniform-interval streams: probes, invalidates by LH(e_inv)."""
+
+    config_type: ClassVar[type] = IntervalConfig
+
+    @classmethod
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite (tests/test_conformance.py)."""
+        return _example_params()
 
     @property
     def ct(self) -> float:
@@ -121,7 +163,6 @@ class _IntervalCorrelation(TwoStreamJoin):
         return self.d >= max(self.streams[0].pi, self.streams[1].pi)
 
 
-@dataclass(kw_only=True)
 class SimpleCorrelation(_IntervalCorrelation):
     """Algorithm 1: probe every target tuple; buffers kept in arrival order.
 
@@ -139,31 +180,41 @@ class SimpleCorrelation(_IntervalCorrelation):
     def _new_buffer(self) -> SortedBuffer:
         return SortedBuffer(keep_sorted=False)
 
-    def _accept(
+    def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Matches:
+    ) -> Emitted:
         target = self.buffers[1 - stream]
         hits = target.ids[self._band_ok(stream, template, t_det, target.templates, target.tmax)]
         self._evict(1 - stream)  # marked obsolete tuples leave the target buffer
         self.buffers[stream].insert(event_id, template, t_det, tmin)
-        return Matches.of(stream, event_id, hits)
+        return Emitted.pairs(stream, event_id, hits)
 
 
-@dataclass(kw_only=True)
 class SSortCorrelation(SimpleCorrelation):
-    """Simple-Sort: Algorithm 1 over max-time sorted buffers (obsolete tuples form a block)."""
+    """Simple-Sort: Algorithm 1 over max-time sorted buffers (obsolete tuples form a block).
+
+    >>> op = SSortCorrelation(**_example_params())
+    >>> _ = op.push("A", 1, 0, t_det=100.0, arrival=101.0)
+    >>> op.push("B", 7, 1, t_det=104.0, arrival=105.0).ids.tolist()
+    [[1, 7]]
+    """
 
     def _new_buffer(self) -> SortedBuffer:
         return SortedBuffer(keep_sorted=True)
 
 
-@dataclass(kw_only=True)
 class EagerCorrelation(_IntervalCorrelation):
-    """Algorithms 2-3: SR = [LL, RL] joins without probing; only the PRs are probed."""
+    """Algorithms 2-3: SR = [LL, RL] joins without probing; only the PRs are probed.
 
-    def _accept(
+    >>> op = EagerCorrelation(**_example_params())
+    >>> _ = op.push("A", 1, 0, t_det=100.0, arrival=101.0)
+    >>> op.push("B", 7, 1, t_det=104.0, arrival=105.0).ids.tolist(), op.counters.prob_evals
+    ([[1, 7]], 0)
+    """
+
+    def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Matches:
+    ) -> Emitted:
         target = self.buffers[1 - stream]
         pi = self.streams[1 - stream].pi
         bounds = bounds_tuple(tmin, t_det, self.d, self.threshold, pi)
@@ -174,37 +225,43 @@ class EagerCorrelation(_IntervalCorrelation):
         hits = np.concatenate((target.ids[i_sr:j_sr], target.ids[probe][ok]))
         self._evict(1 - stream)
         self.buffers[stream].insert(event_id, template, t_det, tmin)
-        return Matches.of(stream, event_id, hits)
+        return Emitted.pairs(stream, event_id, hits)
 
 
-@dataclass(kw_only=True)
 class LazyCorrelation(_IntervalCorrelation):
     """Algorithms 4-5: arrivals wait; blocks are correlated when "enough" have gathered.
 
     Re-evaluation when ``max_pending`` unprocessed tuples have arrived and/or when
     ``max_wait`` (arrival-clock time) has passed since the last one; ``flush()`` evaluates
     the rest.  A block is correlated with vectorised bounds, slices and probes.
+
+    >>> op = LazyCorrelation(**_example_params(max_pending=2))
+    >>> op.push("A", 1, 0, t_det=100.0, arrival=101.0).ids.tolist()   # waits
+    []
+    >>> op.push("B", 7, 0, t_det=110.0, arrival=112.0).ids.tolist()   # a block of two
+    [[1, 7]]
     """
 
-    max_pending: int | None = 500
-    max_wait: float | None = None
-    _pending: list[list[tuple[int, int, float, float]]] = field(
-        default_factory=lambda: [[], []], init=False, repr=False
+    config_type: ClassVar[type] = LazyConfig
+
+    @classmethod
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite: blocks of 7 or every 15 ms."""
+        return _example_params(max_pending=7, max_wait=15.0)
+
+    max_pending = from_config("Re-evaluate when this many tuples wait (None: by time only).")
+    max_wait = from_config(
+        "Re-evaluate when this much arrival time has passed (None: by count only)."
     )
-    _last_eval: float | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.max_pending is None and self.max_wait is None:
-            raise ValueError("max_pending and max_wait are both None: nothing would re-evaluate")
-        if self.max_pending is not None and not self.max_pending >= 1:
-            raise ValueError(f"max_pending = {self.max_pending!r} must be at least 1")
-        if self.max_wait is not None and not self.max_wait >= 0:
-            raise ValueError(f"max_wait = {self.max_wait!r} must be a non-negative time")
+    def _start(self) -> None:
+        super()._start()
+        self._pending: list[list[tuple[int, int, float, float]]] = [[], []]
+        self._last_eval: float | None = None
 
-    def _accept(
+    def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Matches:
+    ) -> Emitted:
         self._pending[stream].append((event_id, template, t_det, tmin))
         if self._last_eval is None:
             self._last_eval = self.now
@@ -213,18 +270,18 @@ class LazyCorrelation(_IntervalCorrelation):
             return self._block()
         return self._tick()
 
-    def _tick(self) -> Matches:
+    def _tick(self) -> Emitted:
         """Re-evaluate when ``max_wait`` has passed since the last evaluation."""
         if self.max_wait is None or self._last_eval is None:
-            return Matches.empty()
+            return Emitted.none(2)
         if self.now - self._last_eval >= self.max_wait:
             return self._block()
-        return Matches.empty()
+        return Emitted.none(2)
 
-    def _drain(self) -> Matches:
+    def _drain(self) -> Emitted:
         return self._block()
 
-    def _block(self) -> Matches:
+    def _block(self) -> Emitted:
         """BlockTimingCorrelation over both streams' unprocessed blocks (Algorithm 5)."""
         self._last_eval = self.now
         parts = []
@@ -241,7 +298,7 @@ class LazyCorrelation(_IntervalCorrelation):
             self.buffers[stream].insert_many(ids, templates, tmax, tmin)
         self._evict(0)
         self._evict(1)
-        return Matches.concat(parts)
+        return Emitted.concat(parts, 2)
 
     def _correlate_block(
         self,
@@ -250,21 +307,21 @@ class LazyCorrelation(_IntervalCorrelation):
         templates: np.ndarray,
         tmin: np.ndarray,
         tmax: np.ndarray,
-    ) -> Matches:
+    ) -> Emitted:
         target = self.buffers[1 - stream]
         i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
         own, pos = expand_ranges(i_sr, j_sr)
-        sr = Matches.of(stream, ids[own], target.ids[pos])
+        sr = Emitted.pairs(stream, ids[own], target.ids[pos])
         own_l, pos_l = expand_ranges(i_lh, i_sr)
         own_r, pos_r = expand_ranges(j_sr, j_rh)
         own_p, pos_p = np.concatenate((own_l, own_r)), np.concatenate((pos_l, pos_r))
         ok = self._band_ok(
             stream, templates[own_p], tmax[own_p], target.templates[pos_p], target.tmax[pos_p]
         )
-        return Matches.concat([sr, Matches.of(stream, ids[own_p][ok], target.ids[pos_p][ok])])
+        probed = Emitted.pairs(stream, ids[own_p][ok], target.ids[pos_p][ok])
+        return Emitted.concat([sr, probed], 2)
 
 
-@dataclass(kw_only=True)
 class LazyLookupCorrelation(LazyCorrelation):
     """Algorithms 6-7: the lazy block with a look-up table over the target's probe regions.
 
@@ -274,6 +331,12 @@ class LazyLookupCorrelation(LazyCorrelation):
     the paper, by Corollaries 2-3).  The table stores exact verdicts, not probabilities, so a
     reuse is as exact as a probe.  Needs ``d >= pi`` of both streams; below that every probe
     is computed.
+
+    >>> op = LazyLookupCorrelation(**_example_params(max_pending=3))
+    >>> _ = op.push("A", 1, 0, t_det=100.0, arrival=101.0)
+    >>> _ = op.push("A", 2, 0, t_det=101.0, arrival=102.0)
+    >>> sorted(op.push("B", 7, 1, t_det=104.0, arrival=105.0).ids.tolist())
+    [[1, 7], [2, 7]]
     """
 
     def _correlate_block(
@@ -283,13 +346,13 @@ class LazyLookupCorrelation(LazyCorrelation):
         templates: np.ndarray,
         tmin: np.ndarray,
         tmax: np.ndarray,
-    ) -> Matches:
+    ) -> Emitted:
         if not self._exact_bounds():
             return super()._correlate_block(stream, ids, templates, tmin, tmax)
         target = self.buffers[1 - stream]
         i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
         own, pos = expand_ranges(i_sr, j_sr)
-        parts = [Matches.of(stream, ids[own], target.ids[pos])]  # SR: lines 4-9
+        parts = [Emitted.pairs(stream, ids[own], target.ids[pos])]  # SR: lines 4-9
         n_target = len(target)
         for side in ("left", "right"):
             stored = np.zeros(n_target, dtype=np.int8)  # 0 notInit, 1 violated, 2 satisfied
@@ -316,5 +379,5 @@ class LazyLookupCorrelation(LazyCorrelation):
                 stored[probe[store]] = np.where(ok[store], 2, 1)
                 stored_min[probe[store]] = tmin[b]
                 hits = np.concatenate((target.ids[window][reuse], target.ids[probe][ok]))
-                parts.append(Matches.of(stream, ids[b], hits))
-        return Matches.concat(parts)
+                parts.append(Emitted.pairs(stream, ids[b], hits))
+        return Emitted.concat(parts, 2)

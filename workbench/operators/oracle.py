@@ -1,4 +1,5 @@
-"""The brute-force oracle: join two finite streams by exact probability, pair by pair.
+"""The brute-force oracles: join two finite streams by exact probability, pair by pair, and
+m finite streams by every window constraint, tuple by tuple (W-join).
 
 Independent of every fast path: each pair's ``P(|Xa - Xb| <= d)`` is computed in exact
 rational arithmetic (:mod:`workbench.exact`, Theorem 1 in Fractions) and compared with the
@@ -6,7 +7,7 @@ threshold exactly, so ties join and no rounding decides anything.  Slow by desig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -14,8 +15,9 @@ import numpy as np
 from workbench.events import Events, sort_pairs
 from workbench.exact import ExactHistogram, band_exact
 from workbench.operators.base import StreamSpec
+from workbench.operators.windows import Predicate, WindowConstraints
 
-__all__ = ["brute_force_join", "on_time"]
+__all__ = ["brute_force_join", "brute_force_wjoin", "on_time"]
 
 
 def on_time(events: Events, max_delay: Sequence[float]) -> np.ndarray:
@@ -74,3 +76,41 @@ def brute_force_join(
         )
         keep[k] = prob >= Fraction(float(t_pair[k]))
     return sort_pairs(np.stack((events.id[pa[keep]], events.id[pb[keep]]), axis=1))
+
+
+def brute_force_wjoin(
+    values: Sequence[Sequence[Hashable]],
+    timestamps: Sequence[Sequence[float]],
+    ids: Sequence[Sequence[int]],
+    constraints: WindowConstraints,
+    predicate: Predicate = "equal",
+) -> set[tuple[int, ...]]:
+    """Every m-tuple (one tuple per stream) meeting all window constraints and the predicate.
+
+    Checks the original constraints pair by pair (no periods, no shortest paths).
+
+    >>> brute_force_wjoin([[1, 2], [1]], [[0.0, 1.0], [4.0]], [[10, 11], [20]],
+    ...                   WindowConstraints.uniform(2, 5.0))
+    {(10, 20)}
+    """
+    m = constraints.m
+    w = constraints.windows
+    out: set[tuple[int, ...]] = set()
+    chosen: list[int] = []
+
+    def extend(s: int) -> None:
+        if s == m:
+            vals = tuple(values[r][chosen[r]] for r in range(m))
+            ok = len(set(vals)) == 1 if predicate == "equal" else predicate(vals)
+            if ok:
+                out.add(tuple(ids[r][chosen[r]] for r in range(m)))
+            return
+        for k in range(len(values[s])):
+            t = timestamps[s][k]
+            if all(abs(t - timestamps[r][chosen[r]]) <= w[r, s] for r in range(s)):
+                chosen.append(k)
+                extend(s + 1)
+                chosen.pop()
+
+    extend(0)
+    return out

@@ -20,40 +20,50 @@ the output-bound floor for benchmarks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from workbench.decision import UNIT_ROUNDOFF
-from workbench.operators.base import (
-    Matches,
-    TwoStreamJoin,
-    partition_slice,
-    rounding_margin,
-    widen,
-)
+from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
+from workbench.operators.buffers import partition_slice, rounding_margin, widen
+from workbench.paper_examples import example3_templates
+from workbench.protocol import Emitted, from_config
 from workbench.stime import StimeTable, stime_brackets
 
-__all__ = ["BandJoin", "PTJoin", "ProbeMode"]
+__all__ = ["BandJoin", "PTJoin", "PTJoinConfig", "ProbeMode"]
 
 ProbeMode = Literal["naive", "loose", "tight"]
 """How PTJoin limits and decides the probing: every partner, Eq. 4-6, or Theorem 3."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class PTJoinConfig(JoinConfig):
+    """PTJoin's configuration: a join's (:class:`~workbench.operators.base.JoinConfig`) and
+    the probe ``mode`` (Section 3: naive, loose Eq. 4-6, tight Theorem 3)."""
+
+    mode: ProbeMode = "tight"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mode not in ("naive", "loose", "tight"):
+            raise ValueError(f"mode = {self.mode!r} must be 'naive', 'loose' or 'tight'")
+
+
+@dataclass(frozen=True, repr=False)
 class _Direction:
     """Theorem 3 for arrivals of one stream: its StimeTable and per-template row extremes of
     the certified brackets (local: stime - max(phi_u)), the outer ends for the probing ranges
     and the inner ends for SR."""
 
     table: StimeTable
-    inv_min: np.ndarray = field(repr=False)
-    inv_max: np.ndarray = field(repr=False)
-    sat_min: np.ndarray = field(repr=False)
-    sat_max: np.ndarray = field(repr=False)
-    reach: np.ndarray = field(repr=False)
+    inv_min: np.ndarray
+    inv_max: np.ndarray
+    sat_min: np.ndarray
+    sat_max: np.ndarray
+    reach: np.ndarray
 
     @classmethod
     def build(cls, table: StimeTable) -> _Direction:
@@ -67,30 +77,32 @@ class _Direction:
         return cls(table, *extremes, reach)
 
 
-@dataclass(kw_only=True)
 class PTJoin(TwoStreamJoin):
     """PTJoin with jc(d, delta); ``mode`` picks the probing (see the module docstring).
 
-    >>> from workbench.operators.base import StreamSpec
-    >>> from workbench.paper_examples import example3_templates
     >>> spec = StreamSpec(example3_templates(), max_delay=30)
     >>> op = PTJoin(streams=(spec, spec), d=60, threshold=0.8, mode="tight")
     >>> op.push("A", 3, 0, t_det=210.0, arrival=212.0).b_ids.tolist()   # a3 by s1
     []
     >>> m = op.push("B", 2, 1, t_det=160.0, arrival=215.0)              # late: 160 + 30 < 215
-    >>> m.status, op.counters.late_events
-    ('late', 1)
+    >>> m.status, m.late, op.counters.late
+    ('late', (('B', 2, 1, 160.0, 215.0),), 1)
     >>> op.push("B", 5, 1, t_det=230.0, arrival=231.0).a_ids.tolist()   # SR of a3
     [3]
     """
 
-    mode: ProbeMode = "tight"
-    _directions: tuple[_Direction, _Direction] | None = field(default=None, init=False, repr=False)
+    config_type: ClassVar[type] = PTJoinConfig
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.mode not in ("naive", "loose", "tight"):
-            raise ValueError(f"mode = {self.mode!r} must be 'naive', 'loose' or 'tight'")
+    @classmethod
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite (tests/test_conformance.py)."""
+        return _example_params(mode="tight")
+
+    mode = from_config("The probe mode in force.")
+
+    def _start(self) -> None:
+        super()._start()
+        self._directions: tuple[_Direction, _Direction] | None = None
         self._min_d = max(self.streams[0].pi, self.streams[1].pi)
         self._t_min = (np.nan, np.nan)
         if self.mode == "tight":
@@ -127,9 +139,9 @@ class PTJoin(TwoStreamJoin):
         """Whether Theorem 2/3 apply now: tight mode and d >= max(pi_A, pi_B)."""
         return self.mode == "tight" and self.d >= self._min_d
 
-    def _accept(
+    def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Matches:
+    ) -> Emitted:
         other = 1 - stream
         target = self.buffers[other]
         if self.mode == "naive":
@@ -141,7 +153,7 @@ class PTJoin(TwoStreamJoin):
             hits = self._loose(stream, template, t_det, tmin)
         self._evict(other)
         self.buffers[stream].insert(event_id, template, t_det, tmin)
-        return Matches.of(stream, event_id, hits)
+        return Emitted.pairs(stream, event_id, hits)
 
     def _loose(self, stream: int, template: int, t_det: float, tmin: float) -> np.ndarray:
         """Eq. 4-6: SR joins outright, the PRs are probed exactly."""
@@ -210,24 +222,40 @@ class PTJoin(TwoStreamJoin):
         return horizon - self.streams[base].pi - env.d_max - margin  # Eq. 4: min(H_i) - d
 
 
-@dataclass(kw_only=True)
 class BandJoin(TwoStreamJoin):
     """The deterministic band join ``|max(H_a) - max(H_b)| <= d``: no probability at all.
 
     A baseline of the same buffers and clock as :class:`PTJoin` (``threshold`` is unused).
+
+    >>> op = BandJoin(**_example_params())
+    >>> _ = op.push("A", 1, 0, t_det=100.0, arrival=101.0)
+    >>> op.push("B", 7, 0, t_det=150.0, arrival=152.0).ids.tolist()
+    [[1, 7]]
     """
 
-    def _accept(
+    @classmethod
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite."""
+        return _example_params()
+
+    def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Matches:
+    ) -> Emitted:
         target = self.buffers[1 - stream]
         lo = int(np.searchsorted(target.tmax, t_det - self.d, side="left"))
         hi = int(np.searchsorted(target.tmax, t_det + self.d, side="right"))
         hits = target.ids[lo:hi]
         self._evict(1 - stream)
         self.buffers[stream].insert(event_id, template, t_det, tmin)
-        return Matches.of(stream, event_id, hits)
+        return Emitted.pairs(stream, event_id, hits)
 
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
         return self.now - self.envelope.max_delay[base] - self.envelope.d_max
+
+
+def _example_params(**extra: object) -> dict[str, object]:
+    """Example 3's templates on both streams, D = 30, d = 60, delta = 0.8 (doctests and the
+    conformance suite)."""
+    spec = StreamSpec(example3_templates(), max_delay=30)
+    return {"streams": (spec, spec), "d": 60.0, "threshold": 0.8, **extra}

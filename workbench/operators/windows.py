@@ -1,4 +1,7 @@
-"""Window constraints of a multi-way window join (W-join paper, Section 2 "W-join forms").
+"""A multi-way window join's configuration (W-join paper, Sections 2 and 5): its window
+constraints, delays, predicate and strategy, its batch of tuples and its counters.
+
+Window constraints (Section 2 "W-join forms"):
 
 The constraints form a graph over the m joined streams: an edge (i, j) with window w_ij
 requires ``|ts_i - ts_j| <= w_ij``.  Forms: uniform clique (every pair, one window),
@@ -9,12 +12,25 @@ inequality), computed once at query installation (Section 5.2).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-__all__ = ["Form", "WindowConstraints"]
+from workbench.protocol import Columns, Counters, OperatorConfig
+
+__all__ = [
+    "FEWConfig",
+    "Form",
+    "Predicate",
+    "Strategy",
+    "WJoinConfig",
+    "WJoinCounters",
+    "WTuples",
+    "WindowConstraints",
+]
 
 Form = Literal["uniform clique", "non-uniform clique", "path", "graph"]
 
@@ -65,6 +81,14 @@ class WindowConstraints:
         object.__setattr__(self, "windows", w)
         object.__setattr__(self, "_closure", closure)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WindowConstraints):
+            return NotImplemented
+        return np.array_equal(self.windows, other.windows)
+
+    def __hash__(self) -> int:
+        return hash(self.windows.tobytes())
+
     @classmethod
     def uniform(cls, m: int, window: float) -> WindowConstraints:
         """The uniform clique: one window for every pair of the m streams."""
@@ -112,3 +136,88 @@ class WindowConstraints:
         """Whether one timestamp per stream meets every (original) window constraint."""
         gaps = np.abs(ts[:, None] - ts[None, :])
         return bool(np.all(gaps <= self.windows))
+
+
+Strategy = Literal["uniform", "gca", "lca", "modified"]
+"""How windows are evaluated: one uniform window, GCA or LCA filter-and-refine, or modified
+BEW (each pair's own bound)."""
+Implementation = Literal["nested", "hash"]
+Predicate = Literal["equal"] | Callable[[tuple[Hashable, ...]], bool]
+
+
+@dataclass(frozen=True, eq=False)
+class WTuples(Columns):
+    """A batch of tuples of the m streams in arrival order: stream index, tuple id, join
+    value (the key), valid-time timestamp and arrival time.
+
+    >>> batch = WTuples(np.array([0, 1]), np.array([1, 2]), np.array(["car", "car"]),
+    ...                 np.array([100.0, 104.0]), np.array([100.0, 104.0]))
+    >>> list(batch.rows())[1]
+    (1, 2, 'car', 104.0, 104.0)
+    """
+
+    stream: np.ndarray
+    id: np.ndarray
+    value: np.ndarray
+    ts: np.ndarray
+    arrival: np.ndarray
+
+    def __post_init__(self) -> None:
+        self._coerce(stream=np.int64, id=np.int64, ts=np.float64, arrival=np.float64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WJoinConfig(OperatorConfig):
+    """A multi-way join's configuration: window constraints, each stream's delay bound D_s,
+    the predicate (equality of the key, or a function of the m values), the window strategy
+    (Section 5.1), the implementation (nested loop or hash) and the bad-record policy.
+
+    >>> WJoinConfig(constraints=WindowConstraints.uniform(2, 5.0), max_delay=[1, 2]).max_delay
+    (1.0, 2.0)
+    """
+
+    constraints: WindowConstraints
+    max_delay: tuple[float, ...]
+    predicate: Predicate = "equal"
+    strategy: Strategy = "uniform"
+    implementation: Implementation = "nested"
+
+    def __post_init__(self) -> None:
+        m = self.constraints.m
+        delays = tuple(float(x) for x in self.max_delay)
+        if len(delays) != m or not all(math.isfinite(x) and x >= 0 for x in delays):
+            raise ValueError(f"max_delay = {self.max_delay!r} needs {m} finite delays >= 0")
+        object.__setattr__(self, "max_delay", delays)
+        if self.strategy not in ("uniform", "gca", "lca", "modified"):
+            raise ValueError(f"strategy = {self.strategy!r} is not uniform, gca, lca, modified")
+        if self.implementation not in ("nested", "hash"):
+            raise ValueError(f"implementation = {self.implementation!r} is not nested or hash")
+        if self.implementation == "hash" and self.predicate != "equal":
+            raise ValueError("implementation = 'hash' needs the equality predicate")
+        if self.predicate != "equal" and not callable(self.predicate):
+            raise ValueError(f"predicate = {self.predicate!r} is not 'equal' nor callable")
+        super().__post_init__()
+        form = self.constraints.form
+        if self.strategy == "uniform" and form != "uniform clique":
+            raise ValueError(
+                f"strategy = 'uniform' needs a uniform clique, the constraints form a {form}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FEWConfig(WJoinConfig):
+    """FEW-join's configuration: a multi-way join's, without the modified-BEW strategy."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.strategy == "modified":
+            raise ValueError("strategy = 'modified' is the modified BEW-join; FEW uses gca or lca")
+
+
+@dataclass
+class WJoinCounters(Counters):
+    """The shared counters plus a multi-way join's work: window and predicate comparisons,
+    tuples dropped from the buffers."""
+
+    comparisons: int = 0
+    dropped: int = 0

@@ -37,106 +37,81 @@ The paper's text survives without its symbols; the choices made here where it is
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from abc import abstractmethod
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench.operators.base import BadEventError, BadPolicy
 from workbench.operators.wbuffers import FifoBuffer, HashBuffer, Tuple
-from workbench.operators.windows import WindowConstraints
+from workbench.operators.windows import (
+    FEWConfig,
+    WindowConstraints,
+    WJoinConfig,
+    WJoinCounters,
+    WTuples,
+)
+from workbench.protocol import (
+    ArrivalOrdered,
+    BadEventError,
+    Counters,
+    Emitted,
+    check_time,
+    from_config,
+)
 
-__all__ = [
-    "BEWJoin",
-    "FEWJoin",
-    "MultiMatches",
-    "MultiWayJoin",
-    "Strategy",
-    "WCounters",
-    "brute_force_wjoin",
-]
-
-Strategy = Literal["uniform", "gca", "lca", "modified"]
-"""How windows are evaluated: one uniform window, GCA or LCA filter-and-refine, or modified
-BEW (each pair's own bound)."""
-Implementation = Literal["nested", "hash"]
-Predicate = Literal["equal"] | Callable[[tuple[Hashable, ...]], bool]
+__all__ = ["BEWJoin", "FEWJoin", "MultiWayJoin"]
 
 
-@dataclass(frozen=True)
-class MultiMatches:
-    """Results of one push: row k of ``ids`` holds the tuple ids of result k, by stream.
+class MultiWayJoin(ArrivalOrdered):
+    """What BEW and FEW share: validation, lateness, buffers, windows, predicate, counters.
 
-    >>> MultiMatches(np.array([[1, 4, 7]])).ids.shape
-    (1, 3)
+    The constructor takes the fields of :class:`WJoinConfig`; ``max_delay`` may be steered
+    down while running (a buffer kept for a longer delay still holds every partner).
     """
 
-    ids: np.ndarray
-    status: Literal["ok", "late", "bad"] = "ok"
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
+    config_type: ClassVar[type] = WJoinConfig
+    counters_type: ClassVar[type[Counters]] = WJoinCounters
+    batch_type: ClassVar[type] = WTuples
+    steerable: ClassVar[frozenset[str]] = frozenset({"max_delay"})
 
     @classmethod
-    def build(cls, rows: list[tuple[int, ...]], m: int, status: str = "ok") -> MultiMatches:
-        """From a list of id tuples."""
-        ids = np.array(rows, dtype=np.int64).reshape(len(rows), m)
-        return cls(ids, status)
+    def conformance_params(cls) -> dict[str, object]:
+        """A small configuration for the conformance suite (tests/test_conformance.py)."""
+        return {"constraints": WindowConstraints.uniform(3, 4.0), "max_delay": (2.0, 1.0, 3.0)}
 
-
-@dataclass
-class WCounters:
-    """What a multi-way join has done (buffer sizes at the time of reading)."""
-
-    tuples_in: int = 0
-    results_out: int = 0
-    comparisons: int = 0
-    dropped: int = 0
-    late: int = 0
-    bad: int = 0
-    buffered: tuple[int, ...] = ()
-
-
-@dataclass(kw_only=True)
-class MultiWayJoin:
-    """What BEW and FEW share: validation, lateness, buffers, windows, predicate, counters."""
-
-    constraints: WindowConstraints
-    max_delay: Sequence[float]
-    predicate: Predicate = "equal"
-    strategy: Strategy = "uniform"
-    implementation: Implementation = "nested"
-    on_bad: BadPolicy = "raise"
-    _counters: WCounters = field(default_factory=WCounters, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        m = self.constraints.m
-        delays = [float(x) for x in self.max_delay]
-        if len(delays) != m or not all(math.isfinite(x) and x >= 0 for x in delays):
-            raise ValueError(f"max_delay = {self.max_delay!r} needs {m} finite delays >= 0")
-        self._delays = delays
-        if self.strategy not in ("uniform", "gca", "lca", "modified"):
-            raise ValueError(f"strategy = {self.strategy!r} is not uniform, gca, lca, modified")
-        if self.implementation not in ("nested", "hash"):
-            raise ValueError(f"implementation = {self.implementation!r} is not nested or hash")
-        if self.implementation == "hash" and self.predicate != "equal":
-            raise ValueError("implementation = 'hash' needs the equality predicate")
-        if self.predicate != "equal" and not callable(self.predicate):
-            raise ValueError(f"predicate = {self.predicate!r} is not 'equal' nor callable")
-        if self.on_bad not in ("raise", "count"):
-            raise ValueError(f"on_bad = {self.on_bad!r} must be 'raise' or 'count'")
-        form = self.constraints.form
-        if self.strategy == "uniform" and form != "uniform clique":
-            raise ValueError(
-                f"strategy = 'uniform' needs a uniform clique, the constraints form a {form}"
-            )
+    def _start(self) -> None:
+        super()._start()
         self._filter, self._refine = self._filter_windows()
         self._bound = self.constraints.closure()
-        self._now = -math.inf
         self._seq = 0
-        make = HashBuffer if self.implementation == "hash" else FifoBuffer
-        self.buffers = [make() for _ in range(m)]
+        make = HashBuffer if self._config.implementation == "hash" else FifoBuffer
+        self.buffers = [make() for _ in range(self.m)]
+
+    @property
+    def arity(self) -> int:  # type: ignore[override]
+        """Tuple ids per result: m."""
+        return self.m
+
+    constraints = from_config("The window constraints.")
+    predicate = from_config("The join predicate.")
+    strategy = from_config("The window strategy.")
+
+    @property
+    def _delays(self) -> tuple[float, ...]:
+        return self._config.max_delay
+
+    def _steered(self, changes: dict[str, Any]) -> WJoinConfig:
+        new = super()._steered(changes)
+        pairs = enumerate(zip(new.max_delay, self._delays, strict=True))
+        raised = [s for s, (new_d, old_d) in pairs if new_d > old_d]
+        if raised:
+            s = raised[0]
+            raise ValueError(
+                f"max_delay of stream {s} = {new.max_delay[s]!r} exceeds the "
+                f"{self._delays[s]!r} the buffers were kept for"
+            )
+        return new
 
     def _filter_windows(self) -> tuple[np.ndarray, bool]:
         """The per-pair windows the period uses, and whether candidates need refining."""
@@ -154,79 +129,57 @@ class MultiWayJoin:
         """Number of joined streams."""
         return self.constraints.m
 
-    @property
-    def counters(self) -> WCounters:
-        """A snapshot of the counters with the current buffer sizes."""
-        return replace(self._counters, buffered=tuple(len(b) for b in self.buffers))
-
-    @property
-    def now(self) -> float:
-        """The clock: the latest arrival time seen."""
-        return self._now
+    def _buffered(self) -> tuple[int, ...]:
+        return tuple(len(b) for b in self.buffers)
 
     def push(
         self, stream: int, event_id: int, value: Hashable, ts: float, arrival: float
-    ) -> MultiMatches:
-        """Process one arriving tuple; return the results it completes."""
-        self._counters.tuples_in += 1
-        try:
-            s = self._validate(stream, ts, arrival)
-        except BadEventError:
-            if self.on_bad == "raise":
-                raise
-            self._counters.bad += 1
-            return MultiMatches.build([], self.m, "bad")
-        self._now = float(arrival)
-        if arrival > ts + self._delays[s]:
-            self._counters.late += 1
-            return MultiMatches.build([], self.m, "late")
-        item = (float(ts), self._seq, int(event_id), value)
+    ) -> Emitted:
+        """Process one arriving tuple; emit the results it completes (or it, late or bad)."""
+        return super().push(stream, event_id, value, ts, arrival)
+
+    def _validate(
+        self, stream: int, event_id: int, value: Hashable, ts: float, arrival: float
+    ) -> tuple[int, int, Hashable, float, float]:
+        if not isinstance(stream, int | np.integer) or not 0 <= int(stream) < self.m:
+            raise BadEventError(f"stream = {stream!r} is not a stream index 0..{self.m - 1}")
+        ts, arrival = check_time("ts", ts), check_time("arrival", arrival)
+        self._check_arrival("ts", ts, arrival)
+        return int(stream), int(event_id), value, ts, arrival
+
+    def _accept(self, parsed: tuple[int, int, Hashable, float, float]) -> Emitted:
+        s, event_id, value, ts, _ = parsed
+        item = (ts, self._seq, event_id, value)
         self._seq += 1
-        rows = self._accept(s, item)
-        self._counters.results_out += len(rows)
-        return MultiMatches.build(rows, self.m)
+        return Emitted.rows(self._join(s, item), self.m)
 
-    def advance(self, now: float) -> MultiMatches:
-        """Move the clock without a tuple; return results that became due."""
-        if not math.isfinite(now) or now < self._now:
-            raise BadEventError(f"now = {now!r} is not a finite time at or after {self._now!r}")
-        self._now = float(now)
-        rows = self._tick()
-        self._counters.results_out += len(rows)
-        return MultiMatches.build(rows, self.m)
+    def _tick(self) -> Emitted:
+        return Emitted.rows(self._due(), self.m)
 
-    def flush(self) -> MultiMatches:
-        """End of streams: finish pending work and empty the buffers."""
-        rows = self._drain()
-        self._counters.results_out += len(rows)
+    def _drain(self) -> Emitted:
+        return Emitted.rows(self._pending(), self.m)
+
+    def _retune(self, new: WJoinConfig) -> Emitted:
+        """A lower delay bound only lets periods close sooner: what fell due is emitted."""
+        self._config = new
+        return Emitted.rows(self._due(), self.m)
+
+    def _clear(self) -> None:
         for buf in self.buffers:
             while buf.oldest() is not None:
                 buf.pop_oldest()
                 self._counters.dropped += 1
-        return MultiMatches.build(rows, self.m)
 
-    def _validate(self, stream: int, ts: float, arrival: float) -> int:
-        if not isinstance(stream, int | np.integer) or not 0 <= int(stream) < self.m:
-            raise BadEventError(f"stream = {stream!r} is not a stream index 0..{self.m - 1}")
-        for name, value in (("ts", ts), ("arrival", arrival)):
-            if not isinstance(value, int | float | np.number) or not math.isfinite(value):
-                raise BadEventError(f"{name} = {value!r} is not a finite time")
-        if arrival < ts:
-            raise BadEventError(f"arrival = {arrival!r} precedes ts = {ts!r}")
-        if arrival < self._now:
-            raise BadEventError(
-                f"arrival = {arrival!r} is earlier than the clock {self._now!r}: "
-                "tuples must be pushed in arrival order"
-            )
-        return int(stream)
+    @abstractmethod
+    def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        """Buffer an on-time tuple; the results it completes."""
 
-    def _accept(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
-        raise NotImplementedError
-
-    def _tick(self) -> list[tuple[int, ...]]:
+    def _due(self) -> list[tuple[int, ...]]:
+        """Results that fell due as time passed (FEW's periods)."""
         return []
 
-    def _drain(self) -> list[tuple[int, ...]]:
+    def _pending(self) -> list[tuple[int, ...]]:
+        """Results still pending at the end of the streams."""
         return []
 
     # -- the shared search -------------------------------------------------------------------
@@ -273,7 +226,6 @@ class MultiWayJoin:
         extend(0)
 
 
-@dataclass(kw_only=True)
 class BEWJoin(MultiWayJoin):
     """BEW-join: every new tuple is joined at once by backward evaluation (Section 3.1).
 
@@ -287,7 +239,7 @@ class BEWJoin(MultiWayJoin):
     [[1, 2, 3]]
     """
 
-    def _accept(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+    def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
         f = self._filter
         order = [s for s in range(self.m) if s != stream]
@@ -311,7 +263,6 @@ class BEWJoin(MultiWayJoin):
             self._counters.dropped += buf.drop_before(bound)
 
 
-@dataclass(kw_only=True)
 class FEWJoin(MultiWayJoin):
     """FEW-join: periods opened at starting tuples, blind joins inside them (Section 3.2).
 
@@ -323,25 +274,23 @@ class FEWJoin(MultiWayJoin):
     [[1, 2]]
     """
 
-    _start: Tuple | None = field(default=None, init=False, repr=False)
-    _start_stream: int = field(default=-1, init=False, repr=False)
+    config_type: ClassVar[type] = FEWConfig
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.strategy == "modified":
-            raise ValueError("strategy = 'modified' is the modified BEW-join; FEW uses gca or lca")
-        self._d_max = max(self._delays)
+    def _start(self) -> None:
+        super()._start()
+        self._start_tuple: Tuple | None = None
+        self._start_stream = -1
 
     def _in_period(self, stream: int, item: Tuple) -> bool:
         """Whether ``item`` of ``stream`` can join the open period's starting tuple."""
-        start, k = self._start, self._start_stream
+        start, k = self._start_tuple, self._start_stream
         if stream == k or (item[0], stream) <= (start[0], k):
             return False
         return item[0] <= start[0] + self._filter[k, stream]
 
     def _join_start(self, fixed: dict[int, Tuple], out: list[tuple[int, ...]]) -> None:
         """Blind join of the starting tuple (and any fixed tuples) with the period's tuples."""
-        start, k = self._start, self._start_stream
+        start, k = self._start_tuple, self._start_stream
         f = self._filter
         order = [s for s in range(self.m) if s not in fixed]
 
@@ -351,76 +300,38 @@ class FEWJoin(MultiWayJoin):
 
         self._search(fixed, order, window, out)
 
-    def _accept(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+    def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
         self.buffers[stream].insert(item)
-        if self._start is not None and self._in_period(stream, item):  # mode 2: admit
-            self._join_start({self._start_stream: self._start, stream: item}, out)
-        out.extend(self._tick())
+        if self._start_tuple is not None and self._in_period(stream, item):  # mode 2: admit
+            self._join_start({self._start_stream: self._start_tuple, stream: item}, out)
+        out.extend(self._due())
         return out
 
-    def _tick(self) -> list[tuple[int, ...]]:
+    def _due(self) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
         while True:
-            if self._start is not None:
-                k, ts = self._start_stream, self._start[0]
+            if self._start_tuple is not None:
+                k, ts = self._start_stream, self._start_tuple[0]
                 reach = max(self._filter[k, j] + self._delays[j] for j in range(self.m) if j != k)
                 if not self._now > ts + reach:
                     return out  # tuples of the period may still arrive
                 self.buffers[k].pop_oldest()  # the period closes: drop its starting tuple
                 self._counters.dropped += 1
-                self._start = None
+                self._start_tuple = None
             # mode 1: the oldest buffered tuple starts the next period once nothing older comes
             heads = [(b.oldest(), s) for s, b in enumerate(self.buffers) if b.oldest()]
             if not heads:
                 return out
             oldest, k = min(heads, key=lambda h: (h[0][0], h[1], h[0][1]))
-            if not self._now > oldest[0] + self._d_max:
+            if not self._now > oldest[0] + max(self._delays):
                 return out
-            self._start, self._start_stream = oldest, k
+            self._start_tuple, self._start_stream = oldest, k
             self._join_start({k: oldest}, out)
 
-    def _drain(self) -> list[tuple[int, ...]]:
+    def _pending(self) -> list[tuple[int, ...]]:
         now, self._now = self._now, math.inf  # nothing can arrive: every period opens, closes
         try:
-            return self._tick()
+            return self._due()
         finally:
             self._now = now
-
-
-def brute_force_wjoin(
-    values: Sequence[Sequence[Hashable]],
-    timestamps: Sequence[Sequence[float]],
-    ids: Sequence[Sequence[int]],
-    constraints: WindowConstraints,
-    predicate: Predicate = "equal",
-) -> set[tuple[int, ...]]:
-    """Every m-tuple (one tuple per stream) meeting all window constraints and the predicate.
-
-    Checks the original constraints pair by pair (no periods, no shortest paths).
-
-    >>> brute_force_wjoin([[1, 2], [1]], [[0.0, 1.0], [4.0]], [[10, 11], [20]],
-    ...                   WindowConstraints.uniform(2, 5.0))
-    {(10, 20)}
-    """
-    m = constraints.m
-    w = constraints.windows
-    out: set[tuple[int, ...]] = set()
-    chosen: list[int] = []
-
-    def extend(s: int) -> None:
-        if s == m:
-            vals = tuple(values[r][chosen[r]] for r in range(m))
-            ok = len(set(vals)) == 1 if predicate == "equal" else predicate(vals)
-            if ok:
-                out.add(tuple(ids[r][chosen[r]] for r in range(m)))
-            return
-        for k in range(len(values[s])):
-            t = timestamps[s][k]
-            if all(abs(t - timestamps[r][chosen[r]]) <= w[r, s] for r in range(s)):
-                chosen.append(k)
-                extend(s + 1)
-                chosen.pop()
-
-    extend(0)
-    return out

@@ -1,4 +1,5 @@
-"""``workbench bench spark``: the streaming PTJoin against Spark's deterministic interval join."""
+"""``workbench bench spark``: the streaming PTJoin against Spark's deterministic interval join
+(PTJoin Section 3 on Spark Structured Streaming, Example 5's workload)."""
 
 from __future__ import annotations
 
@@ -7,46 +8,38 @@ import time
 from pathlib import Path
 
 import numpy as np
+from pyspark.sql import SparkSession
 
-from workbench.bench import example5_workload, profile_join
 from workbench.data.replay import Replayer
-from workbench.operators import PTJoin
+from workbench.events import Events
+from workbench.experiments import Example5Workload, join_summary, profile_join
+from workbench.operators import PTJoin, StreamSpec
 from workbench.spark.ptjoin import Decider, ptjoin_query
 from workbench.spark.session import spark_session
 
-__all__ = ["bench_spark"]
+__all__ = ["bench_spark", "race_queries"]
+
+QUERIES = {"deterministic join": False, "PTJoin": True}
+"""The raced queries: name -> whether the exact PTJoin decision runs (else the band only)."""
 
 
-def bench_spark(
-    events_per_stream: int = 100_000,
-    templates: int = 500,
-    d: float = 1500.0,
-    delta: float = 0.8,
-    max_delay: float = 500.0,
-    master: str = "local[*]",
-    seed: int = 0,
+def race_queries(
+    spark: SparkSession,
+    streams: tuple[StreamSpec, StreamSpec],
+    events: Events,
+    d: float,
+    delta: float,
     rounds: int = 2,
-) -> str:
-    """Time both queries on one replay (Example 5 parameters), plus the in-process operator.
-
-    Query installation (the stime tables, broadcast) is timed apart, as in the paper; a small
-    warm-up replay runs both queries first (JIT, Python workers); then the two queries
-    alternate ``rounds`` times and the best time of each counts.
-    """
-    streams, events = example5_workload(
-        events_per_stream, templates, max_delay=max_delay, seed=seed
-    )
-    spark = spark_session(master, app_name="workbench-bench")
-    spark.sparkContext.setLogLevel("ERROR")
-    lines = [
-        f"Spark streaming PTJoin vs deterministic interval join: {events_per_stream:,} events per "
-        f"stream, {templates} templates x 10 buckets (<= 1000 ms), d = {d:g} ms, delta = "
-        f"{delta:g}, D = {max_delay:g} ms, master {master} (seed {seed}); best of {rounds}"
-    ]
+) -> tuple[float, dict[str, float], dict[str, int]]:
+    """Time both :data:`QUERIES` on one replay: the seconds to install the stime tables, and
+    per query the best of ``rounds`` alternating runs (after a small warm-up replay: JIT,
+    Python workers) and its pairs out."""
     start = time.perf_counter()
     decider = Decider(spark, streams)
     decider.table(delta).count()  # built, cached and ready to broadcast
-    lines.append(f"  query installation (stime tables) {time.perf_counter() - start:.1f} s")
+    install_s = time.perf_counter() - start
+    best: dict[str, float] = {}
+    rows: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         Replayer(events.head(2_000), root / "warm-up", batch_ms=20_000).run()
@@ -67,21 +60,39 @@ def bench_spark(
             ).awaitTermination()
             return time.perf_counter() - begin, spark.read.parquet(str(out / "pairs")).count()
 
-        names = {"deterministic join": False, "PTJoin": True}
-        for decide in names.values():
+        for decide in QUERIES.values():
             run("warm-up", decide, root / f"warm-{decide}")
-        best: dict[str, float] = {}
-        rows: dict[str, int] = {}
         for k in range(rounds):
-            for name, decide in names.items():
+            for name, decide in QUERIES.items():
                 seconds, rows[name] = run("replay", decide, root / f"{k}-{decide}")
                 best[name] = min(best.get(name, np.inf), seconds)
-        for name in names:
-            lines.append(
-                f"  {name:18s} {best[name]:8.1f} s  {len(events) / best[name]:10,.0f} events/s  "
-                f"{rows[name]:,} pairs out"
-            )
-    in_process = profile_join(PTJoin(streams=streams, d=d, threshold=delta), events).summary()
+    return install_s, best, rows
+
+
+def bench_spark(master: str = "local[*]", rounds: int = 2, **streams: float) -> str:
+    """Both queries on one replay of Example 5's workload (``streams``: fields of
+    :class:`~workbench.experiments.Example5Workload`), plus the in-process operator; query
+    installation (the stime tables, broadcast) is timed apart, as in the paper."""
+    w = Example5Workload(**streams)
+    x = w.setting
+    specs, events = w.build()
+    spark = spark_session(master, app_name="workbench-bench")
+    spark.sparkContext.setLogLevel("ERROR")
+    install_s, best, rows = race_queries(spark, specs, events, x.d, x.delta, rounds)
+    lines = [
+        "Spark streaming PTJoin vs deterministic interval join: "
+        f"{w.events_per_stream:,} events per stream, {x.templates} templates x {x.buckets} "
+        f"buckets (<= {x.max_length:g} ms), d = {x.d:g} ms, delta = {x.delta:g}, D = "
+        f"{w.max_delay:g} ms, master {master} (seed {w.seed}); best of {rounds}",
+        f"  query installation (stime tables) {install_s:.1f} s",
+    ]
+    for name in QUERIES:
+        lines.append(
+            f"  {name:18s} {best[name]:8.1f} s  {len(events) / best[name]:10,.0f} events/s  "
+            f"{rows[name]:,} pairs out"
+        )
+    op = PTJoin(streams=specs, d=x.d, threshold=x.delta)
+    in_process = join_summary(profile_join(op, events))
     ratio = best["PTJoin"] / best["deterministic join"]
     lines.append(
         f"  in-process PTJoin  {in_process['seconds']:8.1f} s  "

@@ -31,17 +31,13 @@ is a Parquet sink of ``(a_id, b_id)`` (:func:`workbench.spark.ptjoin.read_pairs`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-import numpy as np
-import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.operators.base import StreamSpec
-from workbench.spark.ptjoin import PAIR_SCHEMA, ptjoin_candidates
+from workbench.spark.ptjoin import PAIR_SCHEMA, band_step, ptjoin_candidates
 from workbench.spark.source import parquet_sink
 
 __all__ = ["interval_bounds_columns", "interval_candidates", "interval_query"]
@@ -132,24 +128,6 @@ def interval_candidates(
     return candidates, classified
 
 
-def _probe(
-    band: BandDecider, d: float, ct: float
-) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """Algorithm 3 for the probe-region pairs (exact); satisfaction-range pairs pass unprobed."""
-
-    def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for pdf in batches:
-            if pdf.empty:
-                continue
-            keep = pdf["sr"].to_numpy(dtype=bool)
-            probe = np.flatnonzero(~keep)
-            cols = [pdf[c].to_numpy()[probe] for c in ("a_template", "a_t", "b_template", "b_t")]
-            keep[probe] = band.decide(*cols, d, ct)
-            yield pdf.loc[keep, ["a_id", "b_id"]]
-
-    return decide
-
-
 def interval_query(
     spark: SparkSession,
     source_dir: str,
@@ -170,5 +148,6 @@ def interval_query(
     """
     candidates, _ = interval_candidates(spark, source_dir, streams, d, ct, max_files_per_trigger)
     band = BandDecider(*(s.templates for s in streams))
-    pairs = candidates.mapInPandas(_probe(band, d, ct), PAIR_SCHEMA)
+    # Algorithm 3 for the probe-region pairs (exact); satisfaction-range pairs pass unprobed
+    pairs = candidates.mapInPandas(band_step(band, d, ct, ["a_id", "b_id"], "sr"), PAIR_SCHEMA)
     return parquet_sink(pairs, output_dir, checkpoint_dir, available_now)

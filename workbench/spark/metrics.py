@@ -10,11 +10,17 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQueryListener
 
-from workbench.viz.live import METRIC_COLUMNS
+__all__ = [
+    "BATCH_COLUMNS",
+    "PROGRESS_COLUMNS",
+    "ProgressLog",
+    "attach_progress",
+    "batch_metrics",
+    "no_progress",
+    "watermark_drops",
+]
 
-__all__ = ["ProgressLog", "attach_progress", "batch_metrics"]
-
-COLUMNS = [
+PROGRESS_COLUMNS = [
     "query",
     "batch",
     "timestamp",
@@ -27,6 +33,18 @@ COLUMNS = [
     "dropped_by_watermark",
     "watermark",
 ]
+"""One query progress as :class:`ProgressLog` records it."""
+BATCH_COLUMNS = (
+    "elapsed_s",
+    "batch",
+    "input_rows_per_s",
+    "processed_rows_per_s",
+    "batch_ms",
+    "state_rows",
+    "pairs",
+    "results_per_s",
+)
+"""What :func:`batch_metrics` gives per micro-batch (time in seconds since the run's start)."""
 
 
 class ProgressLog(StreamingQueryListener):
@@ -68,7 +86,12 @@ class ProgressLog(StreamingQueryListener):
     def frame(self) -> pd.DataFrame:
         """Every progress seen so far, one row per micro-batch."""
         with self._lock:
-            return pd.DataFrame(self._rows, columns=COLUMNS)
+            return pd.DataFrame(self._rows, columns=PROGRESS_COLUMNS)
+
+
+def no_progress() -> pd.DataFrame:
+    """A progress frame of no micro-batch (before a query reports any)."""
+    return pd.DataFrame(columns=PROGRESS_COLUMNS)
 
 
 def attach_progress(spark: SparkSession) -> ProgressLog:
@@ -84,7 +107,7 @@ def batch_metrics(
     query: str,
     start: pd.Timestamp,
 ) -> pd.DataFrame:
-    """One row per micro-batch of ``query`` (:data:`METRIC_COLUMNS`): Spark's progress with
+    """One row per micro-batch of ``query`` (:data:`BATCH_COLUMNS`): Spark's progress with
     the pairs the batch committed.  Results per second are a batch's pairs over the time since
     the previous batch started (the first batch: over its own duration).
 
@@ -105,4 +128,14 @@ def batch_metrics(
     if len(out):
         since.iloc[0] = out["batch_ms"].iloc[0] / 1000.0
     out["results_per_s"] = out["pairs"] / since.clip(lower=1e-3)
-    return out[list(METRIC_COLUMNS)].astype(np.float64)
+    return out[list(BATCH_COLUMNS)].astype(np.float64)
+
+
+def watermark_drops(progress: pd.DataFrame, query: str) -> int:
+    """Rows the join state of ``query`` dropped behind the watermark, over all its batches.
+
+    >>> progress = pd.DataFrame({"query": ["q", "other", "q"], "dropped_by_watermark": [1, 5, 2]})
+    >>> watermark_drops(progress, "q"), watermark_drops(no_progress(), "q")
+    (3, 0)
+    """
+    return int(progress.loc[progress["query"] == query, "dropped_by_watermark"].sum())

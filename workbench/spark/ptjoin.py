@@ -21,42 +21,53 @@ The output is a Parquet file sink (exactly once with the checkpoint).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.events import sort_pairs
 from workbench.operators.base import StreamSpec
-from workbench.spark.source import (
-    accepted_events,
-    event_checks,
-    parquet_sink,
-    read_stream,
-    with_reason,
-)
+from workbench.spark.source import EVENT_FIELDS, event_checks, parquet_sink, read_classified
 from workbench.stime import StimeTable
 
 __all__ = [
+    "PAIR_INPUTS",
     "PAIR_SCHEMA",
     "SINK_SCHEMA",
     "Decider",
+    "band_step",
+    "pair_inputs",
     "ptjoin_candidates",
     "ptjoin_query",
     "read_pairs",
 ]
 
 PAIR_SCHEMA = "a_id LONG, b_id LONG"
-PENDING_FIELDS = ["a_template", "a_t", "b_template", "b_t", "d", "delta"]
+PAIR_INPUTS = ["a_template", "a_t", "b_template", "b_t"]
+"""What a pair's decision reads besides (d, delta): the templates and times of its A and B
+event."""
+PENDING_FIELDS = [*PAIR_INPUTS, "d", "delta"]
 SINK_SCHEMA = f"{PAIR_SCHEMA}, pending ARRAY<DOUBLE>"
 """The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs
 (``PENDING_FIELDS``, as doubles)."""
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
 CANDIDATE_SCHEMA = "a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, b_t DOUBLE"
+
+
+def pair_inputs(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``PAIR_INPUTS`` columns of ``pairs`` as the first four arguments of
+    :meth:`BandDecider.decide <workbench.decision.BandDecider.decide>` and ``decide_exact``
+    (templates as integers, times as doubles)."""
+    u, t_a, v, t_b = (
+        pairs[c].to_numpy(dtype)
+        for c, dtype in zip(PAIR_INPUTS, (np.int64, np.float64, np.int64, np.float64), strict=True)
+    )
+    return u, t_a, v, t_b
 
 
 class Decider:
@@ -115,8 +126,9 @@ class Decider:
             no = F.when(later, y - slack > F.col("sat_hi")).otherwise(y + slack < F.col("inv_lo"))
             joined = candidates.join(self.table(delta), ["a_template", "b_template"])
             return joined.filter(~no).select(*CANDIDATE_COLUMNS, (~yes).alias("pending"))
-        return candidates.mapInPandas(
-            _band_decider(self.band, d, delta), f"{CANDIDATE_SCHEMA}, pending BOOLEAN"
+        return candidates.withColumn("pending", F.lit(False)).mapInPandas(
+            band_step(self.band, d, delta, [*CANDIDATE_COLUMNS, "pending"]),
+            f"{CANDIDATE_SCHEMA}, pending BOOLEAN",
         )
 
     def resolve(self, frame: pd.DataFrame, d: float, delta: float) -> pd.DataFrame:
@@ -124,36 +136,29 @@ class Decider:
         pending = frame["pending"].to_numpy(dtype=bool)
         keep = ~pending
         if pending.any():
-            rows = frame[pending]
-            keep[pending] = self.band.decide_exact(
-                rows["a_template"].to_numpy(),
-                rows["a_t"].to_numpy(),
-                rows["b_template"].to_numpy(),
-                rows["b_t"].to_numpy(),
-                d,
-                delta,
-            )
+            keep[pending] = self.band.decide_exact(*pair_inputs(frame[pending]), d, delta)
         return frame.loc[keep, CANDIDATE_COLUMNS].reset_index(drop=True)
 
 
-def _band_decider(
-    band: BandDecider, d: float, delta: float
+def band_step(
+    band: BandDecider,
+    d: float,
+    delta: float,
+    columns: Sequence[str],
+    decided: str | None = None,
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """The certified band decision per pair (exact), picklable for ``mapInPandas``."""
+    """A ``mapInPandas`` step (picklable): the ``columns`` of each batch's pairs that satisfy
+    jc(d, delta) by the certified band decision (exact; ``PAIR_INPUTS`` columns).  Rows whose
+    boolean column ``decided`` is true are kept without a probe."""
 
     def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             if pdf.empty:
                 continue
-            ok = band.decide(
-                pdf["a_template"].to_numpy(),
-                pdf["a_t"].to_numpy(),
-                pdf["b_template"].to_numpy(),
-                pdf["b_t"].to_numpy(),
-                d,
-                delta,
-            )
-            yield pdf.loc[ok, CANDIDATE_COLUMNS].assign(pending=False)
+            keep = pdf[decided].to_numpy(dtype=bool) if decided else np.zeros(len(pdf), bool)
+            probe = np.flatnonzero(~keep)
+            keep[probe] = band.decide(*pair_inputs(pdf.iloc[probe]), d, delta)
+            yield pdf.loc[keep, list(columns)]
 
     return decide
 
@@ -177,39 +182,32 @@ def ptjoin_candidates(
         raise ValueError(f"d = {d_max!r} must be a non-negative window")
     if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
         raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
-    raw = read_stream(spark, source_dir, max_files_per_trigger=max_files_per_trigger)
-    classified = with_reason(raw, event_checks(streams))
-    events = accepted_events(raw, streams)
+    events, classified = read_classified(
+        spark, source_dir, EVENT_FIELDS, event_checks(streams), "t_det", max_files_per_trigger
+    )
     pi_a, pi_b = streams[0].pi, streams[1].pi
     before, after = pi_a + d_max + 1.0, d_max + pi_b + 1.0  # loose partitions, 1 ms rounding
     width = max(before, after)
     # Theorem 4 with slack: the watermark trails by D + the band, so it never cuts an on-time row
     delay = max(s.max_delay for s in streams) + width + extra_watermark_ms
     slack = f"{int(np.ceil(delay))} milliseconds"
-    a = (
-        events.filter(F.col("stream") == 0)
-        .withWatermark("ts", slack)
-        .select(
-            F.col("id").alias("a_id"),
-            F.col("template").alias("a_template"),
-            F.col("t_det").alias("a_t"),
-            F.col("ts").alias("a_ts"),
-            F.explode(F.array(*[F.floor(F.col("t_det") / width) + k for k in (-1, 0, 1)])).alias(
-                "a_bucket"
-            ),
+    bucket = F.floor(F.col("t_det") / width)
+
+    def side(stream: int, name: str, buckets: Column) -> DataFrame:
+        return (
+            events.filter(F.col("stream") == stream)
+            .withWatermark("ts", slack)
+            .select(
+                F.col("id").alias(f"{name}_id"),
+                F.col("template").alias(f"{name}_template"),
+                F.col("t_det").alias(f"{name}_t"),
+                F.col("ts").alias(f"{name}_ts"),
+                buckets.alias(f"{name}_bucket"),
+            )
         )
-    )
-    b = (
-        events.filter(F.col("stream") == 1)
-        .withWatermark("ts", slack)
-        .select(
-            F.col("id").alias("b_id"),
-            F.col("template").alias("b_template"),
-            F.col("t_det").alias("b_t"),
-            F.col("ts").alias("b_ts"),
-            F.floor(F.col("t_det") / width).alias("b_bucket"),
-        )
-    )
+
+    a = side(0, "a", F.explode(F.array(*[bucket + k for k in (-1, 0, 1)])))
+    b = side(1, "b", bucket)
     joined = a.join(
         b,
         F.expr(
@@ -285,15 +283,7 @@ def read_pairs(
         band = BandDecider(*(s.templates for s in streams))
         ok = np.zeros(len(inputs), dtype=bool)
         for (d, delta), rows in inputs.groupby(["d", "delta"]).groups.items():
-            sub = inputs.loc[rows]
-            ok[np.asarray(rows)] = band.decide_exact(
-                sub["a_template"].to_numpy().astype(np.int64),
-                sub["a_t"].to_numpy(),
-                sub["b_template"].to_numpy().astype(np.int64),
-                sub["b_t"].to_numpy(),
-                d,
-                delta,
-            )
+            ok[np.asarray(rows)] = band.decide_exact(*pair_inputs(inputs.loc[rows]), d, delta)
         keep = ~pending
         keep[np.flatnonzero(pending)[ok]] = True
         frame = frame[keep]

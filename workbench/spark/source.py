@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.types import DoubleType
 
 from workbench.operators.base import StreamSpec
@@ -29,13 +29,15 @@ __all__ = [
     "EPOCH_OFFSET_MS",
     "EVENT_FIELDS",
     "REJECT_SCHEMA",
-    "accepted_events",
+    "event_checks",
     "event_time",
     "parquet_sink",
-    "event_checks",
+    "read_classified",
     "read_rejects",
+    "read_sink",
     "read_stream",
     "rejects_query",
+    "start_writer",
     "with_reason",
 ]
 
@@ -125,14 +127,44 @@ def event_checks(streams: Sequence[StreamSpec]) -> list[tuple[str, Column]]:
     ]
 
 
-def accepted_events(raw: DataFrame, streams: Sequence[StreamSpec]) -> DataFrame:
-    """The accepted events (reason null) with ``ts``, the detection time as a timestamp."""
-    return (
-        with_reason(raw, event_checks(streams))
-        .filter(F.col("reason").isNull())
+def read_classified(
+    spark: SparkSession,
+    source_dir: str,
+    fields: str,
+    checks: Sequence[tuple[str, Column]],
+    time_column: str,
+    max_files_per_trigger: int | None = None,
+) -> tuple[DataFrame, DataFrame]:
+    """The replay under ``source_dir`` read as ``fields`` (:func:`read_stream`) and classified
+    by ``checks`` (:func:`with_reason`).
+
+    Returns ``(accepted, classified)``: the accepted rows (reason null) with ``ts``,
+    ``time_column`` as an event-time timestamp (:func:`event_time`), and the classified stream
+    (for :func:`rejects_query`).
+    """
+    raw = read_stream(spark, source_dir, fields, max_files_per_trigger)
+    classified = with_reason(raw, checks)
+    accepted = (
+        classified.filter(F.col("reason").isNull())
         .drop("reason", CORRUPT)
-        .withColumn("ts", event_time("t_det"))
+        .withColumn("ts", event_time(time_column))
     )
+    return accepted, classified
+
+
+def start_writer(
+    writer: DataStreamWriter,
+    checkpoint_dir: str,
+    available_now: bool = True,
+    query_name: str | None = None,
+) -> StreamingQuery:
+    """Start a stream writer on its checkpoint; ``available_now`` processes what is there and
+    stops."""
+    writer = writer.option("checkpointLocation", checkpoint_dir)
+    if query_name:
+        writer = writer.queryName(query_name)
+    writer = writer.trigger(availableNow=True) if available_now else writer
+    return writer.start()
 
 
 def parquet_sink(
@@ -143,17 +175,9 @@ def parquet_sink(
     query_name: str | None = None,
 ) -> StreamingQuery:
     """Start writing a stream to a Parquet file sink in append mode (exactly once with the
-    checkpoint); ``available_now`` processes what is there and stops."""
-    writer = (
-        frame.writeStream.format("parquet")
-        .option("path", output_dir)
-        .option("checkpointLocation", checkpoint_dir)
-        .outputMode("append")
-    )
-    if query_name:
-        writer = writer.queryName(query_name)
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    return writer.start()
+    checkpoint; see :func:`start_writer`)."""
+    writer = frame.writeStream.format("parquet").option("path", output_dir).outputMode("append")
+    return start_writer(writer, checkpoint_dir, available_now, query_name)
 
 
 def rejects_query(
@@ -175,11 +199,20 @@ def rejects_query(
     return parquet_sink(rejects, output_dir, checkpoint_dir, available_now, query_name)
 
 
-def read_rejects(spark: SparkSession, output_dir: str) -> pd.DataFrame:
-    """The committed rejects of a :func:`rejects_query` (empty frame before its first batch)."""
+def read_sink(spark: SparkSession, output_dir: str, schema: str) -> pd.DataFrame | None:
+    """The rows written under ``output_dir`` (a sink of ``schema``), or None before the sink's
+    first batch (the folder does not exist yet)."""
     try:
-        return spark.read.schema(REJECT_SCHEMA).parquet(output_dir).toPandas()
-    except Exception as exc:  # no batch committed yet: the folder does not exist
+        return spark.read.schema(schema).parquet(output_dir).toPandas()
+    except Exception as exc:
         if "PATH_NOT_FOUND" not in str(exc):
             raise
+        return None
+
+
+def read_rejects(spark: SparkSession, output_dir: str) -> pd.DataFrame:
+    """The committed rejects of a :func:`rejects_query` (empty frame before its first batch)."""
+    rejects = read_sink(spark, output_dir, REJECT_SCHEMA)
+    if rejects is None:
         return pd.DataFrame(columns=["reason", "stream", "id", "record"])
+    return rejects

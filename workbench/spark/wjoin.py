@@ -38,7 +38,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench.events import sort_pairs
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.source import CORRUPT, event_time, parquet_sink, read_stream, with_reason
+from workbench.spark.source import parquet_sink, read_classified
 
 __all__ = [
     "WJOIN_FIELDS",
@@ -95,12 +95,8 @@ def wjoin_results(
     Returns ``(results, classified)``.
     """
     delays = _delays(constraints, max_delay)
-    raw = read_stream(spark, source_dir, WJOIN_FIELDS, max_files_per_trigger)
-    classified = with_reason(raw, wjoin_checks(delays))
-    tuples = (
-        classified.filter(F.col("reason").isNull())
-        .drop("reason", CORRUPT)
-        .withColumn("ts", event_time("t"))
+    tuples, classified = read_classified(
+        spark, source_dir, WJOIN_FIELDS, wjoin_checks(delays), "t", max_files_per_trigger
     )
     # an on-time tuple's t is at least (any earlier-arrived tuple's t) - D
     slack = _ms(max(delays))

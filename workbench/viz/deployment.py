@@ -5,7 +5,7 @@ from __future__ import annotations
 import holoviews as hv
 import pandas as pd
 
-from workbench.coalesce.extent import Coalesced
+from workbench.coalesce.window import Coalesced
 
 __all__ = ["coalesced_segments", "mote_map", "reading_curve"]
 

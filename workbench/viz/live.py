@@ -4,8 +4,12 @@ latest pairs in readable units.  Every figure is a count or a duration: its axis
 
 from __future__ import annotations
 
+from functools import partial
+
 import holoviews as hv
+import numpy as np
 import pandas as pd
+from holoviews.streams import Buffer, Pipe
 
 from workbench.viz.axes import clock, time_ticks
 
@@ -13,23 +17,25 @@ __all__ = [
     "METRIC_COLUMNS",
     "PAIR_TABLE_COLUMNS",
     "REJECT_REASONS",
+    "empty_metrics",
+    "live_charts",
     "metric_curve",
     "pair_table",
     "rate_curves",
     "reject_bars",
+    "reject_counts",
 ]
 
 METRIC_COLUMNS = (
     "elapsed_s",
-    "batch",
     "input_rows_per_s",
     "processed_rows_per_s",
     "batch_ms",
     "state_rows",
-    "pairs",
     "results_per_s",
 )
-"""Columns of the per-micro-batch metrics the curves read (time in seconds since Start)."""
+"""Columns of the per-micro-batch metrics the curves read (time in seconds since Start): the
+charts' ``Buffer`` holds these."""
 REJECT_REASONS = ("malformed", "unknown stream", "unknown template", "late", "dropped by watermark")
 """Why an event did not join: the rejects sink's reasons, and rows the join state dropped."""
 PAIR_TABLE_COLUMNS = ("A event", "B event", "A detected", "B detected", "d", "delta", "P")
@@ -89,6 +95,25 @@ def metric_curve(
     )
 
 
+def empty_metrics() -> pd.DataFrame:
+    """Metrics of no micro-batch (:data:`METRIC_COLUMNS`, as floats): what the curves' ``Buffer``
+    starts from."""
+    return pd.DataFrame({c: pd.Series(dtype=np.float64) for c in METRIC_COLUMNS})
+
+
+def reject_counts(rejects: pd.Series, dropped: int) -> pd.DataFrame:
+    """Events that did not join by reason (every one of :data:`REJECT_REASONS`), as
+    :func:`reject_bars` reads them: the rejects sink's counts by reason and the rows the join
+    state ``dropped`` behind the watermark.
+
+    >>> reject_counts(pd.Series({"late": 3}), dropped=2)["records"].tolist()
+    [0, 0, 0, 3, 2]
+    """
+    counts = rejects.reindex(REJECT_REASONS[:-1], fill_value=0).to_dict()
+    counts[REJECT_REASONS[-1]] = dropped
+    return pd.DataFrame({"reason": list(counts), "records": [int(v) for v in counts.values()]})
+
+
 def reject_bars(data: pd.DataFrame) -> hv.Bars:
     """Events that did not join, by reason (columns ``reason``, ``records``); the count axis
     starts at 0 and shows 0..1 while nothing was rejected."""
@@ -128,3 +153,37 @@ def pair_table(latest: pd.DataFrame) -> pd.DataFrame:
         },
         columns=list(PAIR_TABLE_COLUMNS),
     )
+
+
+def live_charts(metrics: Buffer, rejects: Pipe) -> list[hv.DynamicMap]:
+    """The live join's charts: rates, batch duration, state rows and results per second over
+    the ``metrics`` of each micro-batch (:func:`empty_metrics` columns), and the bars of the
+    ``rejects`` (:func:`reject_counts`)."""
+    curves = [
+        partial(
+            metric_curve,
+            column="batch_ms",
+            title="batch duration",
+            color="#2ca02c",
+            ylabel="duration",
+            duration=True,
+        ),
+        partial(
+            metric_curve,
+            column="state_rows",
+            title="join state rows",
+            color="#9467bd",
+            ylabel="events waiting",
+        ),
+        partial(
+            metric_curve,
+            column="results_per_s",
+            title="results per second",
+            color="#8c564b",
+            ylabel="pairs per second",
+        ),
+    ]
+    return [
+        *(hv.DynamicMap(f, streams=[metrics]) for f in [rate_curves, *curves]),
+        hv.DynamicMap(reject_bars, streams=[rejects]),
+    ]

@@ -16,6 +16,7 @@ from workbench.timestamps import HistogramTimestamp, TemplateSet
 from workbench.viz.axes import time_ticks
 
 __all__ = [
+    "probability_opts",
     "MARKERS",
     "REGION_COLORS",
     "adjusted_bars",
@@ -76,6 +77,24 @@ def region_entries() -> list[tuple[str, str]]:
         ),
         (fill_swatch(REGION_COLORS["VR"]), "VR: no partner joins"),
     ]
+
+
+def probability_opts(
+    title: str, xlim: tuple[float, float], ylim: tuple[float, float], xlabel: str, ylabel: str
+) -> hv.Options:
+    """Options of a plot of probabilities over partner detection times (the satisfaction and
+    partition-region views): time ticks, 420 px high, keyed apart instead of a legend."""
+    return hv.opts.Overlay(
+        title=title,
+        xlim=xlim,
+        ylim=ylim,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        xformatter=time_ticks(),
+        responsive=True,
+        height=420,
+        show_legend=False,
+    )
 
 
 def key(entries: Sequence[tuple[str, str]]) -> str:

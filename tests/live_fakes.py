@@ -1,0 +1,130 @@
+"""Stand-ins for the live join tests: a newcomer's CSV, and a LiveJoin without Spark."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def newcomer_csv(
+    rows: int = 2000,
+    jitter_s: float = 10.0,
+    bad_times: int = 0,
+    epoch_seconds: bool = False,
+    seed: int = 0,
+) -> bytes:
+    """A CSV as a newcomer has one: ``time, sensor, temperature``, two sensors sampling every
+    30 s with up to ``jitter_s`` of timing noise, ISO times (or epoch seconds); the first
+    ``bad_times`` rows at every tenth line get an unparsable time."""
+    rng = np.random.default_rng(seed)
+    start = pd.Timestamp("2024-03-01T08:00:00")
+    lines = ["time,sensor,temperature"]
+    for k in range(rows):
+        t = start + pd.Timedelta(seconds=30 * (k // 2) + rng.uniform(0, jitter_s))
+        stamp = f"{t.timestamp():.3f}" if epoch_seconds else t.isoformat()
+        if k % 10 == 3 and k // 10 < bad_times:
+            stamp = "not a time"
+        lines.append(f"{stamp},{'north' if k % 2 else 'south'},{20 + rng.normal():.2f}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+class FakeLive:
+    """Stands in for :class:`workbench.spark.live.LiveJoin`: :meth:`step` commits a
+    micro-batch of ``per_batch`` pairs; restarts on a new checkpoint start run 2, 3, ...;
+    :meth:`caught_up` says what ``idle`` says (the test decides when Spark has caught up)."""
+
+    instances: list[FakeLive] = []
+    per_batch = 5
+
+    def __init__(
+        self,
+        source_dir,
+        streams,
+        d,
+        delta,
+        work_dir,
+        d_max,
+        trigger_seconds,
+        name,
+        extra_watermark_ms,
+    ):
+        self.source_dir, self.streams, self.work_dir = source_dir, streams, work_dir
+        self.name, self.watermark = name, extra_watermark_ms
+        self.d, self.delta, self.d_max, self.trigger = d, delta, d_max, trigger_seconds
+        self.run, self.batches, self.rows = 1, [], []
+        self.active, self.closed, self.error, self.idle = False, False, None, False
+        self.steered: list[str] = []
+        self.progress = self
+        FakeLive.instances.append(self)
+
+    @property
+    def query_name(self) -> str:
+        return f"{self.name}-run{self.run}"
+
+    def start(self) -> None:
+        self.active = True
+
+    def close(self) -> None:
+        self.active, self.closed = False, True
+
+    def caught_up(self) -> bool:
+        return self.idle
+
+    def step(self) -> None:
+        k = len(self.batches)
+        self.batches.append({"batch": k, "pairs": self.per_batch, "d": self.d, "delta": self.delta})
+        self.rows.append(
+            {
+                "query": self.query_name,
+                "batch": k,
+                "timestamp": pd.Timestamp.now(tz="UTC"),
+                "input_rows_per_s": 100.0 + 10 * k,
+                "processed_rows_per_s": 90.0 + 5 * k,
+                "batch_ms": 300 + 50 * k,
+                "state_rows": 40 + k,
+                "dropped_by_watermark": 1,
+            }
+        )
+
+    def frame(self):
+        columns = ["query", "batch", "timestamp", "input_rows_per_s", "processed_rows_per_s"]
+        return pd.DataFrame(
+            self.rows, columns=[*columns, "batch_ms", "state_rows", "dropped_by_watermark"]
+        )
+
+    def set_delta(self, delta: float) -> str:
+        self.delta = delta
+        return f"delta = {delta:g} applies from the next micro-batch; no restart"
+
+    def set_d(self, d: float) -> str:
+        self.steered.append(f"d={d:g}")
+        if d <= self.d_max:
+            self.d = d
+            return f"d = {d:g} ms is within the envelope: no restart"
+        self.d = self.d_max = d
+        self.run, self.batches, self.rows = self.run + 1, [], []
+        return f"d = {d:g} ms: restarted on a new checkpoint (run {self.run})"
+
+    def set_watermark(self, extra_ms: float) -> str:
+        self.watermark = extra_ms
+        self.run, self.batches, self.rows = self.run + 1, [], []
+        return f"watermark +{extra_ms:g} ms: restarted on a new checkpoint (run {self.run})"
+
+    def latest(self, n: int):
+        k = sum(b["pairs"] for b in self.batches)
+        return pd.DataFrame(
+            {
+                "a_id": range(k),
+                "a_template": 0,
+                "a_t": 61_500.0,
+                "b_id": range(k),
+                "b_template": 0,
+                "b_t": 62_000.0,
+                "d": self.d,
+                "delta": self.delta,
+                "probability": 0.91234,
+            }
+        ).tail(n)
+
+    def rejects(self):
+        return pd.Series({"late": 3}, name="records")

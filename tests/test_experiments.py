@@ -1,0 +1,139 @@
+"""The experiments package: the one first-come-first-served response-time model on hand-computed
+cases, and the dashboard's multi-way join run giving the benchmarks' response times."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.data.replay import learn_templates, readings_to_events
+from workbench.data.replica import simulate_deployment
+from workbench.data.streams import replayed_streams
+from workbench.events import Events
+from workbench.experiments import (
+    WJoinWorkload,
+    deployment_replay,
+    fcfs_finish,
+    profile_join,
+    profile_wjoin,
+    wjoin_measures,
+)
+from workbench.experiments.workloads import WEST_EAST
+from workbench.operators import BEWJoin, FEWJoin, PTJoin, StreamSpec, WindowConstraints
+from workbench.paper_examples import example3_templates
+
+
+def stopwatch(services_s: list[float]) -> object:
+    """A fake clock: the k-th timed call (two readings, start and end) lasts services_s[k]."""
+    readings, now = [], 0.0
+    for service in services_s:
+        readings += [now, now + service]
+        now += service
+    return iter(readings).__next__
+
+
+def test_fcfs_server_waits_for_arrivals_and_queues_behind_earlier_calls():
+    # call 0 busy 0..2; call 1 arrives at 1, waits until 2, done 3; the server idles until
+    # call 2 arrives at 5, done 5.5; call 3 arrives at 5.5 exactly as the server frees up
+    finish = fcfs_finish(np.array([0.0, 1.0, 5.0, 5.5]), np.array([2.0, 1.0, 0.5, 1.0]))
+    assert finish.tolist() == [2.0, 3.0, 5.5, 6.5]
+    assert fcfs_finish(np.zeros(0), np.zeros(0)).tolist() == []
+
+
+def wjoin_rows(values: list[int], streams: list[int], times: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "stream": streams,
+            "id": range(len(values)),
+            "value": values,
+            "ts": times,
+            "arrival": times,
+        }
+    )
+
+
+def test_response_time_of_a_multiway_join_by_hand():
+    """Tuples arrive at 0, 1 and 2 ms; every call (the flush too) takes 2 ms, so the server
+    falls behind: calls finish at 2, 4, 6 and 8 ms.  (0, 1) is emitted by call 1 (finish 4)
+    and its last tuple arrived at 1: 3 ms; (0, 2) by call 2 (finish 6), last arrival 2: 4 ms."""
+    rows = wjoin_rows([5, 5, 5], [0, 1, 1], [0.0, 1.0, 2.0])
+    op = BEWJoin(constraints=WindowConstraints.uniform(2, 10.0), max_delay=[0.0, 0.0])
+    p = profile_wjoin(op, rows, clock=stopwatch([0.002] * 4))
+    assert p.ids.tolist() == [[0, 1], [0, 2]] and p.emitted.tolist() == [0, 1, 1, 0]
+    assert p.finish_ms() == pytest.approx([2.0, 4.0, 6.0, 8.0])
+    assert p.response_ms() == pytest.approx([3.0, 4.0])
+    assert p.mean_response_ms() == pytest.approx(3.5) and p.seconds == pytest.approx(0.008)
+    assert p.emitted_at_ms().tolist() == [1.0, 2.0]
+    # ten times the arrival rate: arrivals at 0, 0.1, 0.2 ms, the same 2 ms calls
+    assert p.response_ms(speed=10.0) == pytest.approx([4.0 - 0.1, 6.0 - 0.2])
+    # capacity: pushes per busy second, after the warm-up (flush excluded)
+    assert p.capacity() == pytest.approx(3 / 0.006) and p.capacity(warm_ms=1.5) == 500.0
+
+
+def test_response_time_of_a_two_stream_join_by_hand():
+    """a0 at 0 ms and b0 at 10 ms surely occur within d = 1000 ms; b0's push (1 ms, after the
+    idle server) emits the pair at 11 ms: 1 ms after its last event arrived."""
+    spec = StreamSpec(example3_templates(), 50.0)
+    events = Events(np.array([0, 1]), np.array([0, 0]), np.array([0, 1]), [0.0, 10.0], [0.0, 10.0])
+    op = PTJoin(streams=(spec, spec), d=1000.0, threshold=0.8)
+    p = profile_join(op, events, clock=stopwatch([0.004, 0.001, 0.0]))
+    assert p.pairs().tolist() == [[0, 0]] and p.last_ms.tolist() == [10.0]
+    assert p.response_ms() == pytest.approx([1.0])
+
+
+def test_flush_results_wait_for_the_flush():
+    """FEW holds its period: (2, 1) comes out of the flush, which runs after the three pushes
+    (1 ms each) and takes 3 ms: it finishes at 6 ms, 4 ms after tuple 2 arrived."""
+    rows = wjoin_rows([1, 1, 1], [0, 1, 0], [0.0, 1.0, 2.0])
+    op = FEWJoin(constraints=WindowConstraints.uniform(2, 10.0), max_delay=[0.0, 0.0])
+    p = profile_wjoin(op, rows, clock=stopwatch([0.001, 0.001, 0.001, 0.003]))
+    assert p.emitted.tolist() == [0, 1, 0, 1] and p.ids.tolist() == [[0, 1], [2, 1]]
+    assert p.response_ms() == pytest.approx([2.0 - 1.0, 6.0 - 2.0])
+    assert p.emitted_at_ms().tolist() == [1.0, 2.0]  # the flush: at the last arrival
+
+
+@pytest.mark.parametrize("cls", [BEWJoin, FEWJoin])
+def test_the_dashboard_run_gives_the_benchmarks_response_times(cls):
+    """The same join, timed by the same clock, read by the dashboard (times in seconds) and
+    by the benchmarks and notebooks (times in ms): equal response times, result by result."""
+    from workbench.app.wjoin import run_join
+
+    workload = WJoinWorkload(window_ms=100.5, keys=20, windows=20.0)
+    rows_ms = workload.streams(np.random.default_rng(3), 3, 2000.0)
+    rows_ms = rows_ms.assign(ts=rows_ms["ts"].round(), arrival=rows_ms["ts"].round())
+    rows_s = rows_ms.assign(ts=rows_ms["ts"] / 1000.0, arrival=rows_ms["arrival"] / 1000.0)
+    services = [0.0007] * (len(rows_ms) + 1)  # slower than the arrivals: a queue builds up
+
+    def join(window: float) -> BEWJoin | FEWJoin:  # 100.5 ms: no pair sits on the border
+        wc = WindowConstraints.uniform(3, window)
+        return cls(constraints=wc, max_delay=[0.0] * 3, implementation="hash")
+
+    dashboard = run_join(join(0.1005), rows_s, cls.__name__, clock=stopwatch(services))
+    bench = profile_wjoin(join(100.5), rows_ms, clock=stopwatch(services))
+    assert dashboard.results == bench.results > 10
+    assert dashboard.response_ms == pytest.approx(bench.response_ms(), rel=1e-9, abs=1e-9)
+    assert dashboard.response_ms.mean() > 1.0  # the queue counts
+    measures = wjoin_measures(join(100.5), rows_ms, clock=stopwatch(services))
+    assert measures["response_ms"] == pytest.approx(dashboard.response_ms.mean(), rel=1e-9)
+
+
+def test_readings_split_into_two_streams_in_one_place():
+    """The dashboard's alternate motes (and notebook 06's) and the deployment's west/east
+    halves both come from ``replayed_streams``, equal to splitting by hand."""
+    readings = simulate_deployment(days=0.05, seed=0)
+    templates = learn_templates(readings)
+    motes = sorted(templates)
+    by_hand, _, _ = readings_to_events(
+        readings, (motes[0::2], motes[1::2]), templates, [2000.0, 2000.0], seed=0
+    )
+    replayed = replayed_streams(readings, days=None)
+    assert replayed.events.to_frame().equals(by_hand.to_frame())
+    assert [s.max_delay for s in replayed.specs()] == [2000.0, 2000.0]
+
+    rep = deployment_replay(hours=1.2, folds=1, seed=0)  # the same 0.05 days
+    hour = readings[readings["time"] < readings["time"].min() + pd.Timedelta(hours=1.2)]
+    halves = [[m for m in group if m in templates] for group in WEST_EAST]
+    west_east, _, _ = readings_to_events(hour, halves, templates, [400.0, 600.0], seed=0)
+    assert rep.events.to_frame().equals(west_east.to_frame())
+    assert [t.n_buckets for t in rep.intervals[0].templates] == [1] * len(halves[0])

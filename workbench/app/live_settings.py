@@ -1,0 +1,299 @@
+"""The live join tab's choices: the data to replay (a CSV is read when chosen, and reported on),
+the join's window d, threshold delta, max delays, watermark and trigger, the replay's pace.
+d's default and range follow the data's timing templates: PTJoin Theorem 2's fast path needs
+d >= max(pi).  :class:`~workbench.app.live.LiveJoinExplorer` runs them on Spark.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import panel as pn
+import param
+
+from workbench.data.streams import (
+    MAX_DELAY_MS,
+    READINGS_FILE,
+    SOURCES,
+    WINDOW_MAX_MS,
+    WINDOW_MS,
+    WindowRange,
+    csv_streams,
+    window_range,
+)
+
+if TYPE_CHECKING:
+    from workbench.spark.job import RunSettings
+
+__all__ = ["LiveJoinSettings"]
+
+D_MAX_FACTOR = 2.0
+"""The join state covers windows up to this multiple of the starting d (changes within: live)."""
+DELAY_BOUNDS_MS = (0.0, 600_000.0)
+"""The range of the delays a user can give: each stream's max delay D, the extra watermark."""
+CSV_UNIT_LABEL = "CSV time unit"
+
+
+class LiveJoinSettings(param.Parameterized):
+    """What the live join runs with (:meth:`settings`), what the chosen data says about d, and
+    the widgets to choose it."""
+
+    source = param.Selector(
+        objects=list(SOURCES),
+        default=SOURCES[0],
+        label="data",
+        doc="What is replayed: the simulated deployment, the real readings file, a CSV of "
+        "your own readings, or synthetic events. Changing it while running restarts.",
+    )
+    readings_path = param.String(
+        str(READINGS_FILE), label="readings file", doc="The Intel Lab data.txt(.gz)."
+    )
+    csv_file = param.Bytes(
+        default=None,
+        allow_None=True,
+        label="CSV file",
+        doc="Your readings: one row per reading, with a time column and a sensor column.",
+    )
+    csv_time = param.String("time", label="CSV time column", doc="The CSV's timestamp column.")
+    csv_sensor = param.String("sensor", label="CSV sensor column", doc="The CSV's sensor id.")
+    csv_time_unit = param.Selector(
+        objects={
+            "none: dates": "",
+            "s since 1970": "s",
+            "ms since 1970": "ms",
+            "us since 1970": "us",
+            "ns since 1970": "ns",
+        },
+        default="",
+        label=CSV_UNIT_LABEL,
+        doc="none when the time column holds dates (2024-03-01 08:00:30); for numbers "
+        "counted from 1970-01-01 (Unix time), their unit: s, ms, us or ns.",
+    )
+    speed = param.Number(
+        300.0,
+        bounds=(1.0, 20_000.0),
+        step=10.0,
+        label="speed (x real time)",
+        doc="Seconds of arrival time replayed per second; applies at once.",
+    )
+    delta = param.Number(
+        0.8,
+        bounds=(0.01, 0.99),
+        step=0.01,
+        label="confidence delta",
+        doc="How sure the join must be: a pair joins when the probability that its two events "
+        "occurred at most d apart is at least delta. Applies from the next micro-batch, no "
+        "restart.",
+    )
+    d = param.Number(
+        WINDOW_MS,
+        bounds=(0.0, WINDOW_MAX_MS),
+        step=100.0,
+        label="window d (ms)",
+        doc="How far apart (ms) two events may have occurred and still join. Its default and "
+        "range follow the data's timing templates (see the note below). Changes up to "
+        f"{D_MAX_FACTOR:g}x the starting d apply live; beyond, the query restarts on a new "
+        "checkpoint.",
+    )
+    max_delay_a = param.Number(
+        MAX_DELAY_MS,
+        bounds=DELAY_BOUNDS_MS,
+        step=100.0,
+        label="D_A (ms): max delay",
+        doc="Stream A's longest network delay: an event arriving more than D after its "
+        "detection is late, counted and not joined. Restarts the query on a new checkpoint.",
+    )
+    max_delay_b = param.Number(
+        MAX_DELAY_MS,
+        bounds=DELAY_BOUNDS_MS,
+        step=100.0,
+        label="D_B (ms): max delay",
+        doc="Stream B's longest network delay (as D_A).",
+    )
+    watermark = param.Number(
+        0.0,
+        bounds=DELAY_BOUNDS_MS,
+        step=500.0,
+        label="watermark: extra delay (ms)",
+        doc="The watermark is the join's clock for forgetting: events older than it can find no "
+        "more partners and leave the join state. It trails the newest event by max(D_A, D_B) "
+        "plus the window, so no on-time event is dropped; this delays it further (keeps state "
+        "longer). Restarts the query on a new checkpoint.",
+    )
+    trigger_seconds = param.Number(
+        1.0,
+        bounds=(0.1, 60.0),
+        step=0.1,
+        label="trigger (s)",
+        doc="How often Spark runs a micro-batch; restarts the query from its checkpoint "
+        "(nothing lost).",
+    )
+    paused = param.Boolean(False, label="Pause", doc="Hold the replay; the query keeps running.")
+    fast_from = param.Number(
+        None,
+        allow_None=True,
+        doc="max(pi_A, pi_B), the widest timing template of the data (ms): the fast path needs "
+        "d >= it. None until the data is read (a CSV: when chosen; else at Start).",
+    )
+    csv_report = param.String("", doc="What the chosen CSV gave, or why it cannot be used.")
+    csv_alert = param.Selector(
+        objects=["success", "warning", "danger"], default="success", doc="How csv_report reads."
+    )
+    live_factory = param.Callable(
+        None,
+        allow_None=True,
+        doc="Makes the LiveJoin (keywords: source_dir, streams, d, delta, work_dir, d_max, "
+        "trigger_seconds, name, extra_watermark_ms); None: on this process's local Spark "
+        "session (workbench.spark.job.spark_live_join); tests inject a fake.",
+    )
+    work_root = param.String(
+        None, allow_None=True, doc="Where each run's temporary folder goes (system default)."
+    )
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._auto_d = WINDOW_MS  # d's derived default: d follows the data while it is this
+        self.run_d = self.d
+        """The window the run has, or will have once queued work ran: a change of d away from
+        it is the user's and steers the run."""
+        self.check_csv()
+
+    def settings(self) -> RunSettings:
+        """The page's current choices (imports the session's module: pyspark)."""
+        from workbench.spark.job import RunSettings
+
+        return RunSettings(
+            source=self.source,
+            readings_path=self.readings_path,
+            csv_file=self.csv_file,
+            csv_time=self.csv_time,
+            csv_sensor=self.csv_sensor,
+            csv_time_unit=self.csv_time_unit,
+            d=self.d,
+            delta=self.delta,
+            max_delay=(self.max_delay_a, self.max_delay_b),
+            trigger_seconds=self.trigger_seconds,
+            extra_watermark_ms=self.watermark,
+            speed=self.speed,
+            paused=self.paused,
+            d_max_factor=D_MAX_FACTOR,
+            auto_d=self.d == self._auto_d,
+            work_root=self.work_root,
+            live_factory=self.live_factory,
+        )
+
+    # -- the data and its window (server thread) -------------------------------------------
+
+    def check_csv(self) -> None:
+        """Read the chosen CSV now: what it gave goes under the CSV inputs, and d's default and
+        range follow its templates."""
+        if self.source != "CSV file" or not self.csv_file:
+            self.csv_report = ""
+            self._forget_window()
+            return
+        try:
+            streams = csv_streams(self.csv_file, self.csv_time, self.csv_sensor, self.csv_time_unit)
+        except ValueError as exc:
+            self.param.update(csv_report=str(exc), csv_alert="danger")
+            return
+        window = window_range(streams.templates)
+        self.use_window(window, self.d, window.default if self.d == self._auto_d else self.d)
+        report, paragraph = streams.report, "\n\n"
+        self.param.update(
+            csv_report=paragraph.join(
+                [f"**{streams.source}**", report.describe(CSV_UNIT_LABEL, paragraph)]
+            ),
+            csv_alert="warning" if report["bad_time_or_sensor"] or report.hint() else "success",
+        )
+
+    def _forget_window(self) -> None:
+        """Data whose templates are not read yet (they are at Start): d's range and default
+        as before any data."""
+        self.param.d.bounds = (0.0, WINDOW_MAX_MS)
+        self.fast_from = None
+        if self.d == self._auto_d != WINDOW_MS:
+            self._follow(WINDOW_MS)
+        self._auto_d = WINDOW_MS
+
+    def _follow(self, d: float) -> None:
+        """Set d for new data without steering the run: a run already uses it, or a queued
+        start or restart reads it."""
+        self.run_d = d
+        self.d = d
+
+    def use_window(self, window: WindowRange, requested: float, d: float) -> None:
+        """d's range from the data's templates, and ``d`` for it unless the user changed d
+        since ``requested`` was read; d follows the data while it is the derived default."""
+        self.param.d.bounds = (0.0, window.upper)
+        self.param.d.step = window.step
+        self.fast_from = window.fast_from
+        if requested == self._auto_d:
+            self._auto_d = window.default
+        if self.d == requested and d != requested:
+            self._follow(d)
+
+    @param.depends("d", "fast_from")
+    def window_note(self) -> pn.pane.Markdown:
+        """Whether d allows the fast path (PTJoin Theorem 2), in plain words."""
+        if self.fast_from is None:
+            text = (
+                "The fast path (PTJoin Theorem 2) needs d >= max(pi), the widest *timing "
+                "template* of the data (how uncertain one event's time is). The templates are "
+                "learned from the data when it is read (a CSV: when chosen, else at Start); "
+                "d's default follows them."
+            )
+        elif self.d >= self.fast_from:
+            text = (
+                f"d >= max(pi) = {math.ceil(self.fast_from):,} ms, the widest timing template "
+                "of this data: the fast path applies (each pair is compared with precomputed "
+                "bounds; a pair too close to call is *pending* and gets the exact check)."
+            )
+        else:
+            text = (
+                f"d < max(pi) = {math.ceil(self.fast_from):,} ms, the widest timing template "
+                "of this data: each pair gets the exact probability, slower than the fast "
+                f"path (d >= {math.ceil(self.fast_from):,} ms)."
+            )
+        return pn.pane.Markdown(text, css_classes=["live-window-note"], margin=(0, 10))
+
+    @param.depends("csv_report", "csv_alert")
+    def csv_view(self) -> pn.pane.Alert | None:
+        """What the chosen CSV gave: accepted and rejected rows, or why it cannot be used."""
+        if not self.csv_report:
+            return None
+        return pn.pane.Alert(
+            self.csv_report, alert_type=self.csv_alert, css_classes=["live-csv-report"]
+        )
+
+    def widgets(self) -> list[pn.viewable.Viewable]:
+        """The choices' widgets, the CSV inputs and the data's report where they apply, and the
+        note on d (for a 300 px column)."""
+        w = pn.widgets
+        wide = {"sizing_mode": "stretch_width"}
+        csv = pn.Column(
+            w.FileInput.from_param(self.param.csv_file, accept=".csv", **wide),
+            w.TextInput.from_param(self.param.csv_time, **wide),
+            w.TextInput.from_param(self.param.csv_sensor, **wide),
+            w.Select.from_param(self.param.csv_time_unit, **wide),
+            self.csv_view,
+            visible=self.param.source.rx() == "CSV file",
+            **wide,
+        )
+        return [
+            w.Select.from_param(self.param.source, **wide),
+            w.TextInput.from_param(
+                self.param.readings_path,
+                visible=self.param.source.rx() == "Intel Lab readings file",
+                **wide,
+            ),
+            csv,
+            w.FloatInput.from_param(self.param.speed, **wide),
+            w.FloatSlider.from_param(self.param.delta, **wide),
+            w.FloatInput.from_param(self.param.d, **wide),
+            self.window_note,
+            w.FloatInput.from_param(self.param.max_delay_a, **wide),
+            w.FloatInput.from_param(self.param.max_delay_b, **wide),
+            w.FloatInput.from_param(self.param.watermark, **wide),
+            w.FloatInput.from_param(self.param.trigger_seconds, **wide),
+        ]

@@ -1,0 +1,106 @@
+"""Experiments: workloads, the one timing harness (one first-come-first-served response-time
+model) and the papers' analyses, shared by the benchmark commands, the notebooks and the
+dashboard.
+
+- :mod:`~workbench.experiments.harness`: :func:`fcfs_finish`, :class:`JoinProfile`,
+  :func:`profile_join` (two-stream joins), :func:`profile_wjoin` (multi-way joins);
+- :mod:`~workbench.experiments.workloads`: PTJoin Example 5, the interval paper's streams,
+  the W-join paper's integer streams, the deployment replay, coalescing streams;
+- :mod:`~workbench.experiments.timing_joins`: PTJoin and interval timing correlation runs,
+  tables and response curves;
+- :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps, response times, GCA/LCA;
+- :mod:`~workbench.experiments.coalescing`: coalescing throughput, cost surfaces (Figures 3
+  and 4), Table 5, the deployment.
+"""
+
+from __future__ import annotations
+
+from workbench.experiments.coalescing import (
+    PAPER_LIKE_COSTS,
+    coalesce_deployment,
+    coalesce_rates,
+    cost_surface,
+    deployment_coalescing,
+    rates_grid,
+    table5_cps,
+    table5_selection,
+)
+from workbench.experiments.harness import (
+    Clock,
+    JoinProfile,
+    fcfs_finish,
+    profile_join,
+    profile_wjoin,
+    timed,
+)
+from workbench.experiments.timing_joins import (
+    interval_runs,
+    join_summary,
+    join_table,
+    ptjoin_runs,
+    response_curves,
+    stime_timings,
+)
+from workbench.experiments.wjoin import (
+    CAPACITY_WORKLOAD,
+    RESPONSE_WORKLOAD,
+    VARIANTS_WORKLOAD,
+    max_sustainable,
+    wjoin_capacity_sweep,
+    wjoin_measures,
+    wjoin_response,
+    wjoin_variants,
+)
+from workbench.experiments.workloads import (
+    EXAMPLE5,
+    INTERVAL_QUERY,
+    DeploymentReplay,
+    Example5Workload,
+    IntervalQuery,
+    IntervalWorkload,
+    WJoinWorkload,
+    as_intervals,
+    coalescing_rows,
+    deployment_replay,
+)
+
+__all__ = [
+    "CAPACITY_WORKLOAD",
+    "EXAMPLE5",
+    "INTERVAL_QUERY",
+    "PAPER_LIKE_COSTS",
+    "RESPONSE_WORKLOAD",
+    "VARIANTS_WORKLOAD",
+    "Clock",
+    "DeploymentReplay",
+    "Example5Workload",
+    "IntervalQuery",
+    "IntervalWorkload",
+    "JoinProfile",
+    "WJoinWorkload",
+    "as_intervals",
+    "coalesce_deployment",
+    "coalesce_rates",
+    "coalescing_rows",
+    "cost_surface",
+    "deployment_coalescing",
+    "deployment_replay",
+    "fcfs_finish",
+    "interval_runs",
+    "join_summary",
+    "join_table",
+    "max_sustainable",
+    "profile_join",
+    "profile_wjoin",
+    "ptjoin_runs",
+    "rates_grid",
+    "response_curves",
+    "stime_timings",
+    "table5_cps",
+    "table5_selection",
+    "timed",
+    "wjoin_capacity_sweep",
+    "wjoin_measures",
+    "wjoin_response",
+    "wjoin_variants",
+]

@@ -1,0 +1,237 @@
+"""The one timing harness: push a replay through an operator, time every call, and model
+response time with one first-come-first-served server.
+
+Response time is what the papers' experiments measure: from the arrival of a result's last
+tuple to the result's output, waiting included (W-join paper, performance study: "the time
+elapsed from the arrival of a new tuple to its completion"; interval timing paper, Section
+4.2, on the lazy algorithms' longer response).  A single server takes the calls (each push,
+then the flush) in arrival order: call k starts at ``max(arrival_k, finish_{k-1})`` and
+finishes its measured service time later (:func:`fcfs_finish`).  A result's response time is
+the finish of the call that emitted it minus the arrival of its last-arriving tuple.  Every
+benchmark, notebook and the dashboard's multi-way join tab read response times from here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.events import Events, sort_pairs
+from workbench.operators import TwoStreamJoin
+from workbench.operators.wjoin import MultiWayJoin
+
+__all__ = [
+    "WJOIN_COLUMNS",
+    "Clock",
+    "JoinProfile",
+    "fcfs_finish",
+    "profile_join",
+    "profile_wjoin",
+    "timed",
+]
+
+WJOIN_COLUMNS = ("stream", "id", "value", "ts", "arrival")
+"""Columns of multi-way join tuples, in ``push`` order (W-join Section 3)."""
+
+Clock = Callable[[], float]
+"""Seconds from an arbitrary origin (``time.perf_counter``; tests inject a fake)."""
+
+
+def fcfs_finish(arrival: np.ndarray, service: np.ndarray) -> np.ndarray:
+    """When each call finishes on one first-come-first-served server (W-join performance
+    study): call k starts at ``max(arrival[k], finish[k - 1])`` and takes ``service[k]``.
+
+    >>> fcfs_finish(np.array([0.0, 1.0, 5.0]), np.array([2.0, 1.0, 0.5])).tolist()
+    [2.0, 3.0, 5.5]
+    """
+    arrival = np.asarray(arrival, dtype=np.float64)
+    service = np.asarray(service, dtype=np.float64)
+    done = np.cumsum(service)  # finish times if the server never idled
+    return done + np.maximum.accumulate(arrival - (done - service))
+
+
+def timed(fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
+    """Call ``fn``; its result and the seconds it took (the benchmarks' stopwatch).
+
+    >>> timed(lambda: 6 * 7, clock=iter([1.0, 1.5]).__next__)
+    (42, 0.5)
+    """
+    start = clock()
+    result = fn()
+    return result, clock() - start
+
+
+@dataclass(frozen=True)
+class JoinProfile:
+    """One operator's replay, call by call (every push, then the flush), and its results.
+
+    ``arrival_ms[k]`` is when call k's event arrived (the flush: at the last arrival),
+    ``service_s[k]`` its measured service time and ``emitted[k]`` how many results it
+    emitted; ``ids`` holds the results in emission order (row = event ids by stream) and
+    ``last_ms`` the arrival of each result's last-arriving tuple; ``counters`` the operator's
+    counters after the flush.
+
+    >>> p = JoinProfile(np.array([0.0, 1.0, 2.0, 2.0]), np.array([2e-3, 5e-4, 5e-4, 0.0]),
+    ...                 np.array([0, 1, 0, 0]), np.array([[0, 0]]), np.array([1.0]), None)
+    >>> p.finish_ms().tolist(), p.response_ms().tolist()
+    ([2.0, 2.5, 3.0, 3.0], [1.5])
+    """
+
+    arrival_ms: np.ndarray
+    service_s: np.ndarray
+    emitted: np.ndarray
+    ids: np.ndarray
+    last_ms: np.ndarray
+    counters: Any
+
+    @property
+    def events(self) -> int:
+        """Events pushed (the calls but the flush)."""
+        return len(self.arrival_ms) - 1
+
+    @property
+    def results(self) -> int:
+        """Results emitted by every call together."""
+        return len(self.ids)
+
+    @property
+    def seconds(self) -> float:
+        """Busy time: the service times of every call, the flush included."""
+        return float(self.service_s.sum())
+
+    def pairs(self) -> np.ndarray:
+        """The results sorted (``sort_pairs``), to compare operators' result sets."""
+        return sort_pairs(self.ids)
+
+    def finish_ms(self, speed: float = 1.0) -> np.ndarray:
+        """When each call finishes with arrivals ``speed`` times faster (service times kept).
+
+        Compressing arrivals is exact when every time parameter of the join (templates, d,
+        D, lazy waits) is compressed alike: the operator then makes the same decisions with
+        the same work.
+        """
+        return fcfs_finish(self.arrival_ms / speed, 1000.0 * self.service_s)
+
+    def response_ms(self, speed: float = 1.0) -> np.ndarray:
+        """Each result's response time (ms): its emitting call's finish minus the arrival of
+        its last-arriving tuple, with arrivals ``speed`` times faster."""
+        return np.repeat(self.finish_ms(speed), self.emitted) - self.last_ms / speed
+
+    def mean_response_ms(self, speed: float = 1.0) -> float:
+        """Mean response time of a result (ms; 0 without results)."""
+        return float(self.response_ms(speed).mean()) if self.results else 0.0
+
+    def emitted_at_ms(self) -> np.ndarray:
+        """For each result, the arrival time of the call that emitted it (ms)."""
+        return np.repeat(self.arrival_ms, self.emitted)
+
+    def capacity(self, warm_ms: float = 0.0) -> float:
+        """Events processed per busy second, counting only pushes that arrive ``warm_ms`` or
+        more after the first (buffers in steady state; inf when they took no time)."""
+        pushes = self.arrival_ms[:-1]
+        steady = pushes - (pushes[0] if len(pushes) else 0.0) >= warm_ms
+        busy = float(self.service_s[:-1][steady].sum())
+        return int(steady.sum()) / busy if busy else float("inf")
+
+
+def _profile(
+    op: TwoStreamJoin | MultiWayJoin,
+    pushes: Iterable[tuple],
+    stream: np.ndarray,
+    ids: np.ndarray,
+    arrival_ms: np.ndarray,
+    results_of: Callable[[Any], np.ndarray],
+    arity: int,
+    clock: Clock,
+) -> JoinProfile:
+    """Time every push (then the flush); find the arrival of each result's last tuple.
+
+    ``stream``, ``ids`` and ``arrival_ms`` are the pushed events' columns; ``results_of``
+    reads an emission's results as rows of ``arity`` event ids, by stream.
+    """
+    n = len(arrival_ms)
+    arrival_of = []  # per stream: event id -> arrival (ms)
+    for s in range(arity):
+        mine = stream == s
+        lookup = np.full(int(ids[mine].max(initial=-1)) + 1, np.nan)
+        lookup[ids[mine]] = arrival_ms[mine]
+        arrival_of.append(lookup)
+    service, emitted = np.zeros(n + 1), np.zeros(n + 1, dtype=np.int64)
+    id_parts, last_parts = [np.zeros((0, arity), np.int64)], [np.zeros(0)]
+    rows = iter(pushes)
+    for k in range(n + 1):
+        start = clock()
+        out = op.push(*next(rows)) if k < n else op.flush()
+        service[k] = clock() - start
+        if len(out):
+            found = results_of(out)
+            emitted[k] = len(found)
+            id_parts.append(found)
+            last_parts.append(np.max([arrival_of[s][found[:, s]] for s in range(arity)], axis=0))
+    return JoinProfile(
+        np.append(arrival_ms, arrival_ms[-1] if n else 0.0),
+        service,
+        emitted,
+        np.concatenate(id_parts),
+        np.concatenate(last_parts),
+        op.counters,
+    )
+
+
+def profile_join(
+    op: TwoStreamJoin, events: Events, clock: Clock = time.perf_counter
+) -> JoinProfile:
+    """Replay two-stream events (times in ms) through a timing join or PTJoin, timed call by
+    call (PTJoin Section 3; interval timing paper, Section 4.2).
+
+    >>> from workbench.data.synthetic import synthetic_events
+    >>> from workbench.operators import BandJoin, StreamSpec
+    >>> from workbench.paper_examples import example3_templates
+    >>> spec = StreamSpec(example3_templates(), 50.0)
+    >>> events = synthetic_events(np.random.default_rng(0), 30, (2, 2), 20.0, (50.0, 50.0))
+    >>> p = profile_join(BandJoin(streams=(spec, spec), d=40.0, threshold=0.8), events)
+    >>> p.events, p.ids.shape[1], bool(p.results > 0), bool(p.mean_response_ms() >= 0)
+    (60, 2, True, True)
+    """
+    return _profile(
+        op,
+        events.rows(),
+        events.stream,
+        events.id,
+        events.arrival,
+        lambda out: np.column_stack((out.a_ids, out.b_ids)),
+        2,
+        clock,
+    )
+
+
+def profile_wjoin(
+    op: MultiWayJoin, rows: pd.DataFrame, unit_ms: float = 1.0, clock: Clock = time.perf_counter
+) -> JoinProfile:
+    """Replay multi-way join tuples (:data:`WJOIN_COLUMNS`, arrival order, times in units of
+    ``unit_ms`` milliseconds) through a BEW or FEW join, timed call by call (W-join
+    Sections 4-5).
+
+    >>> from workbench.operators import BEWJoin, WindowConstraints
+    >>> rows = pd.DataFrame({"stream": [0, 1, 1], "id": [0, 1, 2], "value": [5, 5, 6],
+    ...                      "ts": [0.0, 1.0, 2.0], "arrival": [0.0, 1.0, 2.0]})
+    >>> op = BEWJoin(constraints=WindowConstraints.uniform(2, 10.0), max_delay=[0.0, 0.0])
+    >>> p = profile_wjoin(op, rows, unit_ms=1000.0)
+    >>> p.ids.tolist(), p.last_ms.tolist(), p.emitted.tolist()
+    ([[0, 1]], [1000.0], [0, 1, 0, 0])
+    """
+    return _profile(
+        op,
+        zip(*(rows[c].tolist() for c in WJOIN_COLUMNS), strict=True),
+        rows["stream"].to_numpy(),
+        rows["id"].to_numpy(),
+        rows["arrival"].to_numpy(dtype=np.float64) * unit_ms,
+        lambda out: out.ids,
+        op.m,
+        clock,
+    )

@@ -1,0 +1,196 @@
+"""Analyses of the two-stream timing joins: PTJoin's stime tables and variants (PTJoin
+Sections 3.1-3.2, Example 5) and the interval timing correlation algorithms (interval timing
+paper, Sections 4.1-4.2, Algorithms 1-7), all replayed through the one harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from workbench.events import Events
+from workbench.experiments.harness import JoinProfile, profile_join, timed
+from workbench.experiments.workloads import (
+    INTERVAL_QUERY,
+    Example5Workload,
+    IntervalQuery,
+    IntervalWorkload,
+)
+from workbench.operators import BandJoin, PTJoin, TwoStreamJoin, interval
+from workbench.paper_examples import Example5Setting
+from workbench.stime import StimeTable, stime, stime_table
+
+__all__ = [
+    "interval_runs",
+    "join_summary",
+    "join_table",
+    "ptjoin_runs",
+    "response_curves",
+    "stime_timings",
+]
+
+
+def join_summary(profile: JoinProfile, speed: float = 1.0) -> dict[str, float]:
+    """Throughput, results, work per event and mean response time of a two-stream join's
+    replay (PTJoin Section 3; interval timing paper, Section 4.2).
+
+    >>> from workbench.operators import BandJoin, StreamSpec
+    >>> from workbench.paper_examples import example3_templates
+    >>> spec = StreamSpec(example3_templates(), 50.0)
+    >>> events = Example5Workload(Example5Setting(templates=2), events_per_stream=20).build()[1]
+    >>> band = BandJoin(streams=(spec, spec), d=40.0, threshold=0.8)
+    >>> s = join_summary(profile_join(band, events))
+    >>> s["events"], s["prob_evals"]
+    (40, 0.0)
+    """
+    c = profile.counters
+    n = profile.events
+    return {
+        "events": n,
+        "seconds": profile.seconds,
+        "events_per_s": n / profile.seconds,
+        "results": profile.results,
+        "prob_evals": c.prob_evals / n,
+        "stime_lookups": c.stime_lookups / n,
+        "reuses": c.lookup_reuses / n,
+        "exact_evals": c.exact_evals,
+        "response_ms": profile.mean_response_ms(speed),
+        "late": c.late,
+    }
+
+
+def join_table(profiles: Mapping[str, JoinProfile]) -> pd.DataFrame:
+    """One row per operator: :func:`join_summary` and ``same_pairs``, whether its results
+    equal the first operator's (interval timing paper: every algorithm, one result).
+
+    >>> streams, events = Example5Workload(Example5Setting(templates=3), 40).build()
+    >>> kw = {"streams": streams, "d": 1500.0, "threshold": 0.8}
+    >>> t = join_table({"naive": profile_join(PTJoin(**kw, mode="naive"), events),
+    ...                 "tight": profile_join(PTJoin(**kw), events)})
+    >>> t["same_pairs"].tolist(), t["prob_evals"].gt(0).tolist()
+    ([True, True], [True, False])
+    """
+    first = next(iter(profiles.values())).pairs()
+    rows = {
+        name: {**join_summary(p), "same_pairs": bool(np.array_equal(p.pairs(), first))}
+        for name, p in profiles.items()
+    }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def response_curves(
+    profiles: Mapping[str, JoinProfile], base_rate: float, speeds: Sequence[float]
+) -> pd.DataFrame:
+    """Throughput and mean response time of each operator at ``base_rate * speed`` events/s
+    (interval timing paper, Section 4.2: eager against lazy as the rate grows).
+
+    Throughput is what one server sustains: the arrival rate while the operator keeps up,
+    its capacity (events per busy second) beyond.
+
+    >>> streams, events = Example5Workload(Example5Setting(templates=3), 40).build()
+    >>> p = profile_join(PTJoin(streams=streams, d=1500.0, threshold=0.8), events)
+    >>> c = response_curves({"tight": p}, base_rate=200.0, speeds=[1.0, 10.0])
+    >>> c["arrival_rate"].tolist(), list(c.columns)
+    ([200.0, 2000.0], ['algorithm', 'arrival_rate', 'throughput', 'response_ms'])
+    """
+    rows = []
+    for name, p in profiles.items():
+        capacity = p.events / p.seconds
+        for speed in speeds:
+            rate = base_rate * speed
+            rows.append(
+                {
+                    "algorithm": name,
+                    "arrival_rate": rate,
+                    "throughput": min(rate, capacity),
+                    "response_ms": p.mean_response_ms(speed),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def stime_timings(setting: Example5Setting, sample: int = 200, seed: int = 0) -> dict[str, float]:
+    """Seconds taken by the vectorised stime table (cold, then best of 2), by
+    ``StimeTable.build`` and by ``sample`` scalar ``stime`` calls on the setting's random
+    templates (PTJoin Section 3.1, Lemma 3, Example 5), and the largest table-vs-scalar
+    difference on the sample (ms).
+
+    >>> t = stime_timings(Example5Setting(templates=3, buckets=2), sample=2)
+    >>> sorted(t), bool(t["max_error_ms"] < 1e-6)
+    (['build_s', 'cold_s', 'max_error_ms', 'pairs', 'scalar_s', 'table_s'], True)
+    """
+    rng = np.random.default_rng(seed)
+    ha, hb = setting.template_sets(rng)
+    delta, n = setting.delta, setting.templates
+    table, cold = timed(lambda: stime_table(ha, hb, delta))
+    best = min(timed(lambda: stime_table(ha, hb, delta))[1] for _ in range(2))
+    _, build = timed(lambda: StimeTable.build(ha, hb, delta))
+    u, v = rng.integers(0, n, size=sample), rng.integers(0, n, size=sample)
+    scalar, scalar_s = timed(
+        lambda: np.array([stime(ha[i], hb[j], delta) for i, j in zip(u, v, strict=True)])
+    )
+    return {
+        "pairs": n * n,
+        "cold_s": cold,
+        "table_s": best,
+        "build_s": build,
+        "scalar_s": scalar_s,
+        "max_error_ms": float(np.abs(np.asarray(table)[u, v] - np.asarray(scalar)).max()),
+    }
+
+
+def ptjoin_runs(
+    workload: Example5Workload, naive_prefix: int = 4_000
+) -> tuple[float, dict[str, dict[str, float]]]:
+    """PTJoin naive / loose / tight against the deterministic band join on one replay
+    (PTJoin Section 3, Theorems 2-4): the seconds to install the query (two stime tables) and
+    each run's :func:`join_summary` (naive and a tight twin on the first ``naive_prefix``
+    events only).
+
+    >>> w = Example5Workload(Example5Setting(templates=3), events_per_stream=30)
+    >>> install_s, runs = ptjoin_runs(w, naive_prefix=10)
+    >>> list(runs), runs["tight"]["results"] == runs["loose"]["results"]
+    (['naive (prefix)', 'tight (prefix)', 'loose', 'tight', 'band floor'], True)
+    """
+    streams, events = workload.build()
+    kw = {"streams": streams, "d": workload.setting.d, "threshold": workload.setting.delta}
+    prefix = events.head(naive_prefix)
+    tight, install_s = timed(lambda: PTJoin(**kw))
+    runs: list[tuple[str, TwoStreamJoin, Events]] = [
+        ("naive (prefix)", PTJoin(**kw, mode="naive"), prefix),
+        ("tight (prefix)", tight, prefix),
+        ("loose", PTJoin(**kw, mode="loose"), events),
+        ("tight", PTJoin(**kw), events),
+        ("band floor", BandJoin(**kw), events),
+    ]
+    return install_s, {name: join_summary(profile_join(op, ev)) for name, op, ev in runs}
+
+
+def interval_runs(
+    workload: IntervalWorkload, query: IntervalQuery = INTERVAL_QUERY
+) -> dict[float, dict[str, dict[str, float]]]:
+    """The five interval timing correlation algorithms (Simple, SSort, Eager, Lazy,
+    LazyWithLookup: Algorithms 1-7) replayed at each mean inter-arrival time of the workload:
+    each run's :func:`join_summary`.
+
+    >>> runs = interval_runs(IntervalWorkload(events_per_stream=30, rates=(1.0,)))
+    >>> list(runs[1.0]), len({s["results"] for s in runs[1.0].values()})
+    (['Simple', 'SSort', 'Eager', 'Lazy', 'LazyWithLookup'], 1)
+    """
+    rng = np.random.default_rng(workload.seed)
+    eager = {
+        "Simple": interval.SimpleCorrelation,
+        "SSort": interval.SSortCorrelation,
+        "Eager": interval.EagerCorrelation,
+    }
+    lazy = {"Lazy": interval.LazyCorrelation, "LazyWithLookup": interval.LazyLookupCorrelation}
+    out = {}
+    for rate in workload.rates:
+        streams, events = workload.streams(rng, rate)
+        operators = {name: cls(streams=streams, **query.eager()) for name, cls in eager.items()}
+        for name, cls in lazy.items():
+            operators[name] = cls(streams=streams, **query.eager(), **query.lazy())
+        out[rate] = {name: join_summary(profile_join(op, events)) for name, op in operators.items()}
+    return out

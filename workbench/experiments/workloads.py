@@ -1,0 +1,256 @@
+"""The experiments' workloads: what the benchmarks, notebooks and tests replay.
+
+- :class:`Example5Workload`: PTJoin Example 5's setting (500 random templates of 10 buckets
+  per stream, d = 1500 ms, delta = 0.8) with Poisson streams delayed up to D, out of order;
+- :class:`IntervalWorkload` and :class:`IntervalQuery`: uniform-interval streams of the
+  interval timing paper (Section 4: lengths of a few ms, a low and a high arrival rate) and
+  its correlation;
+- :class:`WJoinWorkload`: synthetic integer streams with exponential gaps (W-join paper,
+  performance study);
+- :func:`deployment_replay`: the (simulated) Intel Lab's west and east halves as two
+  out-of-order streams, folded to higher rates;
+- :func:`coalescing_rows`: a coalescing stream with a given cp and oop (coalescing paper,
+  Section 7.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from workbench.data.replay import learn_templates
+from workbench.data.replica import simulate_deployment
+from workbench.data.streams import replayed_streams
+from workbench.data.synthetic import coalescing_stream, synthetic_events
+from workbench.events import Events
+from workbench.operators import StreamSpec
+from workbench.paper_examples import Example5Setting
+from workbench.timestamps import HistogramTimestamp, TemplateSet
+
+__all__ = [
+    "EXAMPLE5",
+    "INTERVAL_QUERY",
+    "WEST_EAST",
+    "DeploymentReplay",
+    "Example5Workload",
+    "IntervalQuery",
+    "IntervalWorkload",
+    "WJoinWorkload",
+    "as_intervals",
+    "coalescing_rows",
+    "deployment_replay",
+]
+
+WEST_EAST = (tuple(range(1, 28)), tuple(range(28, 55)))
+"""The lab's west (motes 1-27) and east (motes 28-54) halves: the deployment's two streams."""
+
+
+EXAMPLE5 = Example5Setting()
+"""PTJoin Example 5 as the paper states it: 500 templates of 10 buckets, d = 1500, delta = 0.8."""
+
+
+@dataclass(frozen=True)
+class Example5Workload:
+    """Example 5's setting as a benchmark workload (PTJoin Section 3, Figure 3): Poisson
+    detections every ``mean_interarrival`` ms per stream, network delays up to ``max_delay``
+    ms (out of order), ``events_per_stream`` events each.
+
+    >>> small = Example5Workload(Example5Setting(templates=4), events_per_stream=50)
+    >>> streams, events = small.build()
+    >>> len(events), streams[0].max_delay, len(streams[1].templates)
+    (100, 500.0, 4)
+    """
+
+    setting: Example5Setting = EXAMPLE5
+    events_per_stream: int = 100_000
+    mean_interarrival: float = 10.0
+    max_delay: float = 500.0
+    seed: int = 0
+
+    def build(self) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
+        """The two streams' specifications and the events, in arrival order (seeded)."""
+        rng = np.random.default_rng(self.seed)
+        ha, hb = self.setting.template_sets(rng)
+        n = self.setting.templates
+        events = synthetic_events(
+            rng,
+            self.events_per_stream,
+            (n, n),
+            self.mean_interarrival,
+            (self.max_delay, self.max_delay),
+        )
+        return (StreamSpec(ha, self.max_delay), StreamSpec(hb, self.max_delay)), events
+
+
+@dataclass(frozen=True)
+class IntervalQuery:
+    """An interval timing correlation (Sections 4.1-4.2 of that paper): mutual deadline ``d``
+    (ms) and confidence threshold ``ct``; the lazy algorithms re-evaluate at ``max_pending``
+    unprocessed tuples or after ``max_wait`` ms of stream time.
+
+    >>> IntervalQuery().lazy()
+    {'max_pending': 500, 'max_wait': 1000.0}
+    """
+
+    d: float = 2.5
+    ct: float = 0.8
+    max_pending: int = 500
+    max_wait: float = 1000.0
+
+    def eager(self) -> dict[str, float]:
+        """The keyword arguments of an eager algorithm (Simple, SSort, Eager)."""
+        return {"d": self.d, "threshold": self.ct}
+
+    def lazy(self) -> dict[str, float]:
+        """The lazy algorithms' extra keyword arguments (Lazy, LazyWithLookup)."""
+        return {"max_pending": self.max_pending, "max_wait": self.max_wait}
+
+
+INTERVAL_QUERY = IntervalQuery()
+"""The interval benchmark's correlation: d = 2.5 ms, ct = 0.8; lazy at 500 tuples or 1 s."""
+
+
+@dataclass(frozen=True)
+class IntervalWorkload:
+    """Streams of the interval timing paper's model (Section 4.1): uniform intervals of
+    ``templates`` lengths up to ``max_length`` ms (shared by both streams), delays up to
+    ``max_delay`` ms, one run at each mean inter-arrival time (ms per stream) of ``rates``.
+
+    >>> w = IntervalWorkload(events_per_stream=20)
+    >>> streams, events = w.streams(np.random.default_rng(0), 1.0)
+    >>> len(events), streams[0].templates[0].n_buckets
+    (40, 1)
+    """
+
+    events_per_stream: int = 100_000
+    templates: int = 20
+    max_length: float = 2.0
+    max_delay: float = 5.0
+    rates: tuple[float, ...] = (1.0, 0.02)
+    seed: int = 0
+
+    def streams(
+        self, rng: np.random.Generator, mean_interarrival: float
+    ) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
+        """Random interval lengths (shared by both streams) and Poisson events at one rate."""
+        lengths = rng.uniform(self.max_length / 10, self.max_length, self.templates)
+        a, b = (
+            TemplateSet(name, tuple(HistogramTimestamp.uniform(0, x) for x in lengths))
+            for name in "AB"
+        )
+        events = synthetic_events(
+            rng,
+            self.events_per_stream,
+            (self.templates, self.templates),
+            mean_interarrival,
+            (self.max_delay, self.max_delay),
+        )
+        return (StreamSpec(a, self.max_delay), StreamSpec(b, self.max_delay)), events
+
+
+@dataclass(frozen=True)
+class WJoinWorkload:
+    """Synthetic integer streams of the W-join performance study: equality joins over keys
+    ``0..keys-1``, exponential gaps, ``windows`` windows of ``window_ms`` of stream time per
+    run.
+
+    >>> rows = WJoinWorkload(window_ms=10.0, keys=5, windows=1.0).streams(
+    ...     np.random.default_rng(0), 3, 3000.0)
+    >>> list(rows.columns), len(rows), bool(rows["arrival"].is_monotonic_increasing)
+    (['stream', 'id', 'value', 'ts', 'arrival'], 30, True)
+    """
+
+    window_ms: float = 500.0
+    keys: int = 10_000
+    windows: float = 3.0
+
+    def streams(self, rng: np.random.Generator, m: int, rate: float) -> pd.DataFrame:
+        """m synchronous streams at aggregate ``rate`` tuples/s, as tuples (``stream``,
+        ``id``, ``value``, ``ts``, ``arrival``) in arrival order; ids are unique over all
+        streams, times in ms, every tuple arriving at its timestamp."""
+        gap_ms = 1000.0 * m / rate
+        per_stream = max(1, int(self.windows * self.window_ms / gap_ms))
+        parts = []
+        for s in range(m):
+            ts = np.cumsum(rng.exponential(gap_ms, per_stream))
+            values = rng.integers(0, self.keys, per_stream)
+            ids = s * per_stream + np.arange(per_stream)
+            parts.append(pd.DataFrame({"stream": s, "id": ids, "value": values, "ts": ts}))
+        rows = pd.concat(parts, ignore_index=True)
+        rows = rows.sort_values(["ts", "stream", "id"], kind="stable", ignore_index=True)
+        return rows.assign(arrival=rows["ts"])
+
+
+@dataclass(frozen=True)
+class DeploymentReplay:
+    """The (simulated) lab's readings as two out-of-order event streams (west, east motes).
+
+    ``histograms`` carry every mote's learned timing template (PTJoin); ``intervals`` the same
+    supports as uniform intervals (the interval timing paper's model).  ``rate`` is the
+    arrival rate in events per second of lab time.
+    """
+
+    events: Events
+    histograms: tuple[StreamSpec, StreamSpec]
+    intervals: tuple[StreamSpec, StreamSpec]
+    rate: float
+
+
+def deployment_replay(
+    hours: float = 1.0,
+    folds: int = 1,
+    max_delay: tuple[float, float] = (400.0, 600.0),
+    seed: int = 0,
+) -> DeploymentReplay:
+    """``hours`` of the simulated deployment replayed as the west (motes 1-27) and east
+    (28-54) streams, with per-mote templates learned from the readings (PTJoin Example 3).
+
+    ``folds`` > 1 overlays that many consecutive ``hours``-long stretches onto one: a lab with
+    ``folds`` times the motes, so ``folds`` times the arrival rate at the same timing.
+
+    >>> rep = deployment_replay(hours=0.05, folds=2)
+    >>> [s.max_delay for s in rep.histograms], bool(rep.rate > 0)
+    ([400.0, 600.0], True)
+    """
+    if folds < 1:
+        raise ValueError(f"folds = {folds!r} must be at least 1")
+    readings = simulate_deployment(days=hours * folds / 24.0, seed=seed)
+    templates = learn_templates(readings)  # before folding: folds shift times off schedule
+    span = pd.Timedelta(hours=hours)
+    layer = (readings["time"] - readings["time"].min()) // span
+    folded = readings[layer < folds].assign(time=readings["time"] - layer * span)
+    replayed = replayed_streams(
+        folded, days=None, max_delay_ms=max_delay, split=WEST_EAST, templates=templates, seed=seed
+    )
+    a, b = replayed.specs()
+    rate = len(replayed.events) / (hours * 3600.0)
+    return DeploymentReplay(replayed.events, (a, b), (as_intervals(a), as_intervals(b)), rate)
+
+
+def as_intervals(spec: StreamSpec) -> StreamSpec:
+    """The same template supports as uniform intervals: the interval timing paper's model
+    (Section 4.1) of the same stream.
+
+    >>> from workbench.paper_examples import example3_templates
+    >>> as_intervals(StreamSpec(example3_templates(), 50.0)).templates[0].buckets()
+    [(0.0, 40.0, 1.0)]
+    """
+    uniform = tuple(HistogramTimestamp.uniform(0.0, t.length) for t in spec.templates)
+    return StreamSpec(TemplateSet(spec.templates.name, uniform), spec.max_delay)
+
+
+def coalescing_rows(
+    rng: np.random.Generator, n: int, cp: float, oop: float
+) -> list[tuple[float, int, int]]:
+    """A synthetic coalescing stream (coalescing paper, Section 7.1) as pushes of attribute
+    a1 grouped by g1: ``(ts, value, group)`` with coalescing probability ``cp`` and
+    out-of-order probability ``oop``.
+
+    >>> rows = coalescing_rows(np.random.default_rng(0), 5, cp=1.0, oop=0.0)
+    >>> len(rows), len(rows[0])
+    (5, 3)
+    """
+    s = coalescing_stream(rng, n, cp=cp, oop=oop)
+    return list(zip(s["ts"].tolist(), s["a1"].tolist(), s["g1"].tolist(), strict=True))

@@ -1,0 +1,449 @@
+"""The one streaming protocol that every operator and window extent speaks.
+
+``push(*event)`` takes one event's fields (in the order of the operator's batch columns) and
+``push_batch(batch)`` a columnar batch of them (what Spark micro-batches, replays and compiled
+kernels call); ``advance(now)`` moves the clock, ``flush()`` ends the streams and
+``set_params(**changes)`` steers a running operator.  Each returns an :class:`Emitted`, which
+keeps results, late records and bad records apart (after bytewax's ``WindowOut``).  The
+configuration is a frozen dataclass apart from the state, so ``clone()`` rebuilds a fresh
+operator from it (after River's ``clone``).  Counters share one set of names
+(:class:`Counters`); families add their own work measures to it.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar, Literal, Self
+
+import numpy as np
+
+__all__ = [
+    "ArrivalOrdered",
+    "BadEventError",
+    "BadPolicy",
+    "Columns",
+    "Counters",
+    "Emitted",
+    "OperatorConfig",
+    "StreamOperator",
+    "check_policy",
+    "check_time",
+    "from_config",
+]
+
+Status = Literal["ok", "late", "bad"]
+
+
+class Columns:
+    """A columnar batch: a frozen dataclass of equal-length 1-D arrays, one row per event in
+    arrival order.  Subclasses declare the columns as fields (in ``push`` order) and validate
+    them in ``__post_init__``."""
+
+    def __len__(self) -> int:
+        return int(np.size(getattr(self, fields(self)[0].name)))
+
+    def _coerce(self, **dtypes: object) -> None:
+        """Make every column a 1-D array of its dtype (None: as given, objects kept) and of
+        the first column's length, or raise naming the column."""
+        n = None
+        for f in fields(self):
+            col = np.asarray(getattr(self, f.name), dtype=dtypes.get(f.name))
+            n = col.shape if n is None else n
+            if col.ndim != 1 or col.shape != n:
+                raise ValueError(f"{f.name} has shape {col.shape}, expected {n} like the first")
+            object.__setattr__(self, f.name, col)
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """The columns, in ``push`` order."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+    def rows(self) -> Iterator[tuple]:
+        """Python-typed rows, each the arguments of one ``push``."""
+        return zip(*(col.tolist() for col in self.columns()), strict=True)
+
+    def __getitem__(self, rows: slice) -> Self:
+        """The rows of a slice, as a batch of the same kind."""
+        if not isinstance(rows, slice):
+            raise TypeError(f"rows = {rows!r}: a batch is sliced, not indexed")
+        return type(self)(*(col[rows] for col in self.columns()))
+
+
+@dataclass
+class Counters:
+    """What a streaming operator has done so far: the names every family shares.
+
+    ``events_in`` counts every pushed event; ``late`` and ``bad`` those that were not taken
+    (late: past the stream's delay bound or outside the window; bad: invalid), ``results_out``
+    the results emitted and ``buffered`` the events held now, per stream.
+
+    >>> Counters(events_in=3, late=1).late
+    1
+    """
+
+    events_in: int = 0
+    results_out: int = 0
+    late: int = 0
+    bad: int = 0
+    buffered: tuple[int, ...] = ()
+
+
+def _no_ids(arity: int) -> np.ndarray:
+    return np.empty((0, arity), dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Emitted:
+    """What one push, batch, tick, steering step or flush gives back, kept apart:
+
+    - ``ids``: the results, row k holding the event ids of result k by stream ((a, b) pairs of
+      two-stream joins, m-tuples of m-way joins; extents emit their view instead, arity 0);
+    - ``late``: the late records, each as it was pushed;
+    - ``bad``: the bad records, each as it was pushed, with the reason.
+
+    >>> out = Emitted(np.array([[1, 7], [1, 9]]), late=(("A", 3, 0, 5.0, 99.0),))
+    >>> len(out), out.b_ids.tolist(), out.status
+    (2, [7, 9], 'late')
+    """
+
+    ids: np.ndarray
+    late: tuple[tuple, ...] = ()
+    bad: tuple[tuple[tuple, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        ids = np.asarray(self.ids, dtype=np.int64)
+        if ids.ndim != 2:
+            raise ValueError(f"ids has shape {ids.shape}, expected (n, arity)")
+        object.__setattr__(self, "ids", ids)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Emitted):
+            return NotImplemented
+        return (
+            np.array_equal(self.ids, other.ids)
+            and self.ids.shape == other.ids.shape
+            and self.late == other.late
+            and self.bad == other.bad
+        )
+
+    __hash__ = None  # mutable arrays inside
+
+    @property
+    def arity(self) -> int:
+        """Event ids per result (2 for pairs)."""
+        return int(self.ids.shape[1])
+
+    @property
+    def a_ids(self) -> np.ndarray:
+        """Ids of stream A (the first stream) in each result."""
+        return self.ids[:, 0]
+
+    @property
+    def b_ids(self) -> np.ndarray:
+        """Ids of stream B (the second stream) in each result."""
+        return self.ids[:, 1]
+
+    @property
+    def status(self) -> Status:
+        """For one pushed event: "bad" or "late" when it was not taken, else "ok"."""
+        if self.bad:
+            return "bad"
+        return "late" if self.late else "ok"
+
+    @classmethod
+    def none(cls, arity: int) -> Emitted:
+        """Nothing emitted."""
+        return cls(_no_ids(arity))
+
+    @classmethod
+    def late_record(cls, arity: int, record: tuple) -> Emitted:
+        """One late record, no results."""
+        return cls(_no_ids(arity), late=(tuple(record),))
+
+    @classmethod
+    def bad_record(cls, arity: int, record: tuple, reason: str) -> Emitted:
+        """One bad record with its reason, no results."""
+        return cls(_no_ids(arity), bad=((tuple(record), reason),))
+
+    @classmethod
+    def rows(cls, rows: Sequence[Sequence[int]], arity: int) -> Emitted:
+        """Results from a list of id tuples."""
+        return cls(np.array(rows, dtype=np.int64).reshape(len(rows), arity))
+
+    @classmethod
+    def pairs(cls, stream: int, own: int | np.ndarray, partners: np.ndarray) -> Emitted:
+        """Pairs of ``own`` (an id, or one id per partner) of ``stream`` (0 = A) with
+        ``partners`` of the other stream."""
+        partners = np.asarray(partners, dtype=np.int64)
+        own_ids = np.broadcast_to(np.asarray(own, dtype=np.int64), partners.shape)
+        cols = (own_ids, partners) if stream == 0 else (partners, own_ids)
+        return cls(np.column_stack(cols))
+
+    @classmethod
+    def concat(cls, parts: Sequence[Emitted], arity: int) -> Emitted:
+        """Everything several emissions hold, in order."""
+        if not parts:
+            return cls.none(arity)
+        return cls(
+            np.concatenate([p.ids for p in parts]).reshape(sum(map(len, parts)), arity),
+            late=tuple(r for p in parts for r in p.late),
+            bad=tuple(r for p in parts for r in p.bad),
+        )
+
+
+class BadEventError(ValueError):
+    """A record no operator can take: an unknown stream or template, a non-finite time, an
+    impossible clock.  Its message names the field and the value."""
+
+
+BadPolicy = Literal["raise", "count"]
+"""What a bad record does: raise :class:`BadEventError`, or count it, emit it and go on."""
+
+
+def check_policy(on_bad: str) -> None:
+    """Reject an unknown bad-record policy, naming it.
+
+    >>> check_policy("sometimes")
+    Traceback (most recent call last):
+    ValueError: on_bad = 'sometimes' must be 'raise' or 'count'
+    """
+    if on_bad not in ("raise", "count"):
+        raise ValueError(f"on_bad = {on_bad!r} must be 'raise' or 'count'")
+
+
+def check_time(name: str, value: object) -> float:
+    """``value`` as a finite float time, or :class:`BadEventError` naming ``name``.
+
+    >>> check_time("ts", 3)
+    3.0
+    """
+    if not isinstance(value, int | float | np.number) or not math.isfinite(value):
+        raise BadEventError(f"{name} = {value!r} is not a finite time")
+    return float(value)
+
+
+class from_config:  # noqa: N801 - reads as a declaration: ``d = from_config("...")``
+    """A read-only operator attribute forwarded from the configuration in force.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Config:
+    ...     d: float
+    >>> class Op:
+    ...     d = from_config("The window d.")
+    ...     def __init__(self): self._config = Config(5.0)
+    >>> Op().d, Op.d.__doc__
+    (5.0, 'The window d.')
+    """
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj._config, self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperatorConfig:
+    """What every operator's frozen configuration holds: the bad-record policy.
+
+    >>> OperatorConfig(on_bad="count").on_bad
+    'count'
+    """
+
+    on_bad: BadPolicy = "raise"
+
+    def __post_init__(self) -> None:
+        check_policy(self.on_bad)
+
+
+class StreamOperator(ABC):
+    """The protocol of every streaming operator and window extent.
+
+    A subclass names its frozen configuration type (``config_type``; its fields are the
+    constructor's keyword arguments, and it validates them), its counters (``counters_type``,
+    a :class:`Counters`), its columnar batch type (``batch_type``), the parameters that may
+    be steered while running (``steerable``) and the arity of its results.  ``push`` is a
+    template: validate the record (``_validate``; a bad one is raised or counted and emitted
+    by ``on_bad``), admit it (``_admit``: False when it is late, counted and emitted), then
+    process it (``_accept``).  The clock is the time of the data pushed, never the wall clock.
+    Emissions are the operator's only output: a caller that ignores one loses it.
+    """
+
+    config_type: ClassVar[type]
+    counters_type: ClassVar[type[Counters]] = Counters
+    batch_type: ClassVar[type[Columns]]
+    steerable: ClassVar[frozenset[str]] = frozenset()
+    arity: ClassVar[int]
+
+    def __init__(self, **config: Any) -> None:
+        self._config = self.config_type(**config)
+        self._counters = self.counters_type()
+        self._start()
+
+    @abstractmethod
+    def _start(self) -> None:
+        """Build the empty state for the configuration in force."""
+
+    @property
+    def config(self) -> Any:
+        """The frozen configuration in force (``set_params`` replaces it)."""
+        return self._config
+
+    @property
+    def counters(self) -> Counters:
+        """A snapshot of the counters, with what is buffered now."""
+        return replace(self._counters, buffered=self._buffered())
+
+    @abstractmethod
+    def _buffered(self) -> tuple[int, ...]:
+        """Records held now, per stream (one entry for an extent)."""
+
+    def push(self, *event: Any) -> Emitted:
+        """Process one arriving record, given as its fields in batch-column order."""
+        self._counters.events_in += 1
+        try:
+            parsed = self._validate(*event)
+        except BadEventError as err:
+            if self._config.on_bad == "raise":
+                raise
+            self._counters.bad += 1
+            return Emitted.bad_record(self.arity, event, str(err))
+        if not self._admit(parsed):
+            self._counters.late += 1
+            return Emitted.late_record(self.arity, event)
+        out = self._accept(parsed)
+        self._counters.results_out += len(out)
+        return out
+
+    @abstractmethod
+    def _validate(self, *event: Any) -> Any:
+        """The record's fields checked and typed, or :class:`BadEventError` naming one."""
+
+    @abstractmethod
+    def _admit(self, parsed: Any) -> bool:
+        """Move the clock with an arriving record; False when it is late for the operator."""
+
+    @abstractmethod
+    def _accept(self, parsed: Any) -> Emitted:
+        """Process an admitted record; emit what it completes."""
+
+    def push_batch(self, batch: Columns) -> Emitted:
+        """Process a columnar batch of records in arrival order: the same emissions, in the
+        same order, as pushing its rows one by one."""
+        if not isinstance(batch, self.batch_type):
+            raise TypeError(
+                f"batch is a {type(batch).__name__}, {type(self).__name__} takes "
+                f"{self.batch_type.__name__}"
+            )
+        return Emitted.concat([self.push(*row) for row in batch.rows()], self.arity)
+
+    def advance(self, now: float) -> Emitted:
+        """Move the clock to ``now`` without a record; emit what fell due."""
+        out = self._advance(check_time("now", now))
+        self._counters.results_out += len(out)
+        return out
+
+    @abstractmethod
+    def _advance(self, now: float) -> Emitted:
+        """Move the clock (checked finite) to ``now``; the work that fell due."""
+
+    def flush(self) -> Emitted:
+        """End of the streams: emit whatever is pending and empty the buffers."""
+        out = self._drain()
+        self._counters.results_out += len(out)
+        self._clear()
+        return out
+
+    def _drain(self) -> Emitted:
+        """Finish deferred work (operators that defer override it)."""
+        return Emitted.none(self.arity)
+
+    @abstractmethod
+    def _clear(self) -> None:
+        """Empty the buffers at the end of the streams."""
+
+    def set_params(self, **changes: Any) -> Emitted:
+        """Steer the running operator to new parameter values (``steerable`` names them);
+        the work pending under the old values is finished first and emitted, so every result
+        is judged by the values in force when its last record arrived."""
+        fixed = set(changes) - self.steerable
+        if fixed:
+            raise ValueError(
+                f"{', '.join(sorted(fixed))} cannot be steered on a running "
+                f"{type(self).__name__}; steerable: {', '.join(sorted(self.steerable))}"
+            )
+        out = self._retune(self._steered(changes))
+        self._counters.results_out += len(out)
+        return out
+
+    def _steered(self, changes: dict[str, Any]) -> Any:
+        """The configuration after ``changes`` (validated; refused where it would lose
+        exactness)."""
+        return replace(self._config, **changes)
+
+    def _retune(self, new: Any) -> Emitted:
+        """Put ``new`` in force: finish the pending work under the old configuration first,
+        then rebuild what depends on the parameters (``_reconfigured``)."""
+        out = self._drain()
+        old, self._config = self._config, new
+        self._reconfigured(old)
+        return out
+
+    def _reconfigured(self, old: Any) -> None:  # noqa: B027 - optional hook
+        """Rebuild whatever depends on the parameters that changed from ``old``."""
+
+    def clone(self) -> Self:
+        """A fresh operator (no state) with the configuration in force (after River's
+        ``clone``)."""
+        config = self.config
+        return type(self)(**{f.name: getattr(config, f.name) for f in fields(config)})
+
+
+class ArrivalOrdered(StreamOperator):
+    """A join whose clock is the arrival time of the records pushed (non-decreasing) and whose
+    record ``(stream, id, ..., time, arrival)`` is late when it arrives after ``time + D`` of
+    its stream (PTJoin Definition 6; W-join Section 3); the configuration has ``max_delay``."""
+
+    def _start(self) -> None:
+        self._now = -math.inf
+
+    @property
+    def now(self) -> float:
+        """The clock: the latest arrival time seen."""
+        return self._now
+
+    def _check_arrival(self, time_field: str, time: float, arrival: float) -> None:
+        """Refuse an arrival before its own time or before the clock."""
+        if arrival < time:
+            raise BadEventError(f"arrival = {arrival!r} precedes {time_field} = {time!r}")
+        if arrival < self._now:
+            raise BadEventError(
+                f"arrival = {arrival!r} is earlier than the clock {self._now!r}: "
+                "records must be pushed in arrival order"
+            )
+
+    def _admit(self, parsed: tuple) -> bool:
+        stream, time, arrival = parsed[0], parsed[-2], parsed[-1]
+        self._now = arrival
+        return arrival <= time + self._config.max_delay[stream]
+
+    def _advance(self, now: float) -> Emitted:
+        if now < self._now:
+            raise BadEventError(f"now = {now!r} is earlier than the clock {self._now!r}")
+        self._now = now
+        return self._tick()
+
+    def _tick(self) -> Emitted:
+        """Work that falls due as time passes (none for eager operators)."""
+        return Emitted.none(self.arity)

@@ -1,0 +1,285 @@
+"""Eager coalescing on Spark Structured Streaming (coalescing paper, Algorithm 2 and its
+time-based variant, Appendix A; the tuples, windows and equivalences of
+:mod:`workbench.spark.coalesce`).
+
+A per-group ``applyInPandasWithState`` operator on the default state store.  A group's state
+is its extent: the retained timestamps in ``(t, id)`` order, the index where each coalesced
+tuple starts (so each tuple's slice is its timestamp vector), and one value per coalesced tuple
+(per timestamp when the equivalence is not transitive, as the in-process extent keeps them).
+Inserting a micro-batch's tuples, out of order or not, judges value-equivalence only between
+each new tuple and its neighbours: a judgement between two old neighbours is kept, so a new
+tuple merges into a run, splits it, or bridges two runs (``mergeTuples``/``splitTuple``)
+without re-coalescing the group.  Expiry detaches the oldest timestamps from the first vector.
+For time windows the watermark (delay ``ceil(R) + 1`` ms for a retention R) bounds ``t_max``
+from below for every group; each group's event-time timeout sits at its oldest retained
+timestamp, so the group is called again when the watermark passes it and detaches what left
+the window.  Spark's watermark lags one micro-batch, so a group with no tuples and no due
+timeout in a batch can still show timestamps that another group's newer tuples expired:
+every emitted coalesced tuple carries its timestamp vector, and :func:`extents_view` applies
+the exact global bound ``t_max - T`` (nothing is left to cut after the final no-data batch
+of ``availableNow`` for whole-millisecond timestamps).  Each call emits the group's whole
+current extent (a group whose extent empties emits nothing: its last extent lies wholly
+before the bound); a ``foreachBatch`` step writes each micro-batch to ``batch=<id>`` in
+Parquet, replacing an earlier attempt of the same id, so with the checkpoint a restart loses
+and duplicates nothing.  Which setting changes keep the checkpoint:
+:func:`~workbench.spark.coalesce_base.restart_kind`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from workbench.coalesce import Equivalence, Window
+from workbench.coalesce.equivalence import NUMPY
+from workbench.spark.coalesce_base import (
+    EXTENT_COLUMNS,
+    CoalesceSettings,
+    coalesce_input,
+    tidy_extents,
+)
+from workbench.spark.source import EPOCH_OFFSET_MS, read_sink, start_writer
+
+__all__ = [
+    "OUTPUT_SCHEMA",
+    "STATE_SCHEMA",
+    "eager_coalesce_query",
+    "eager_update",
+    "extents_view",
+    "read_emitted",
+    "read_extents",
+]
+
+# one emitted coalesced tuple: its timestamp vector and each timestamp's representative value
+# (the value the tuple reports if the window cuts it there)
+OUTPUT_SCHEMA = (
+    "group INT, start DOUBLE, end DOUBLE, value DOUBLE, count LONG, "
+    "stamps ARRAY<DOUBLE>, reps ARRAY<DOUBLE>"
+)
+# the group's extent: its state_key, then timestamps, ids, where each coalesced tuple starts and
+# the values as NumPy buffers (PySpark 4.3 cannot read an ARRAY field of a state schema)
+STATE_SCHEMA = "settings STRING, stamps BINARY, ids BINARY, starts BINARY, vals BINARY"
+
+
+_STATE_DTYPES = (np.float64, np.int64, np.int64, np.float64)
+
+
+@dataclass
+class _GroupExtent:
+    """One group's eagerly coalesced extent: timestamps in (t, id) order, ``heads[i]`` whether
+    timestamp i starts a coalesced tuple, and each timestamp's value (for a transitive
+    equivalence, the value of its coalesced tuple)."""
+
+    stamps: np.ndarray
+    ids: np.ndarray
+    heads: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def load(cls, state: tuple, transitive: bool) -> _GroupExtent:
+        stamps, ids, starts, vals = (
+            np.frombuffer(buffer, dtype=dtype)
+            for buffer, dtype in zip(state[1:], _STATE_DTYPES, strict=True)
+        )
+        heads = np.zeros(len(stamps), dtype=bool)
+        heads[starts] = True
+        if transitive:
+            vals = np.repeat(vals, np.diff(np.append(starts, len(stamps))))
+        return cls(stamps, ids, heads, vals)
+
+    def save(self, settings: str, transitive: bool) -> tuple:
+        starts = np.flatnonzero(self.heads)
+        vals = self.values[starts] if transitive else self.values
+        arrays = (self.stamps, self.ids, starts, vals)
+        return (
+            settings,
+            *(a.astype(d).tobytes() for a, d in zip(arrays, _STATE_DTYPES, strict=True)),
+        )
+
+    def insert(self, t: np.ndarray, ids: np.ndarray, values: np.ndarray, eq: Equivalence) -> None:
+        """Add tuples in any order: only pairs with a new tuple are judged (merge, split or
+        bridge); the judgement between two old neighbours is kept."""
+        stamps = np.concatenate((self.stamps, t))
+        all_ids = np.concatenate((self.ids, ids))
+        order = np.lexsort((all_ids, stamps))
+        new = order >= len(self.stamps)
+        old_heads = np.concatenate((self.heads, np.zeros(len(t), dtype=bool)))[order]
+        vals = np.concatenate((self.values, values))[order]
+        pair_new = new[1:] | new[:-1]
+        heads = np.empty(len(order), dtype=bool)
+        heads[0] = True
+        heads[1:] = np.where(pair_new, ~eq.same(vals[:-1], vals[1:], NUMPY), old_heads[1:])
+        self.stamps, self.ids, self.heads, self.values = stamps[order], all_ids[order], heads, vals
+
+    def cut(self, first: int) -> _GroupExtent:
+        """The extent from timestamp ``first`` on (the first vector detached up to there)."""
+        heads = self.heads[first:].copy()
+        if len(heads):
+            heads[0] = True
+        return _GroupExtent(self.stamps[first:], self.ids[first:], heads, self.values[first:])
+
+    def view(self, group: int, eq: Equivalence) -> pd.DataFrame:
+        """The coalesced tuples, each with its timestamp vector and per-stamp representative."""
+        starts = np.flatnonzero(self.heads)
+        stops = np.append(starts[1:], len(self.stamps))
+        reps = eq.representative(self.values, NUMPY)
+        return pd.DataFrame(
+            {
+                "group": np.full(len(starts), group, dtype=np.int32),
+                "start": self.stamps[starts],
+                "end": self.stamps[np.append(starts[1:], stops[-1:] - 1)],
+                "value": reps[starts],
+                "count": (stops - starts).astype(np.int64),
+                "stamps": [self.stamps[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
+                "reps": [reps[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
+            }
+        )
+
+
+def eager_update(
+    settings: CoalesceSettings, delay_ms: int
+) -> Callable[[tuple, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
+    """The per-group state function of :func:`eager_coalesce_query` (a picklable closure for
+    ``applyInPandasWithState``; tests call it with a stand-in ``GroupState``)."""
+    eq, window, retained = settings.equivalence, settings.window, settings.retained
+    transitive, key = eq.transitive, settings.state_key
+    timed = window.kind == "time"
+
+    def update(
+        group_key: tuple, batches: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        group = int(group_key[0])
+        if state.exists:
+            if state.get[0] != key:
+                raise ValueError(
+                    f"checkpoint state was written with settings {state.get[0]!r}, not {key!r}: "
+                    "restart on a new checkpoint (see restart_kind)"
+                )
+            extent = _GroupExtent.load(state.get, transitive)
+        else:
+            extent = _GroupExtent.load((key, b"", b"", b"", b""), transitive)
+        for pdf in batches:
+            if len(pdf):
+                extent.insert(
+                    pdf["t"].to_numpy(np.float64),
+                    pdf["id"].to_numpy(np.int64),
+                    pdf["value"].to_numpy(np.float64),
+                    eq,
+                )
+        if timed:
+            t_max = extent.stamps[-1] if len(extent.stamps) else -math.inf
+            spark_watermark = state.getCurrentWatermarkMs()
+            if spark_watermark > 0:  # = max event ms - delay (µs rounding: 0.001 slack)
+                watermark = spark_watermark - EPOCH_OFFSET_MS  # back to replay time
+                t_max = max(t_max, watermark + delay_ms - 0.001)
+            extent = extent.cut(int(np.searchsorted(extent.stamps, t_max - retained)))
+            shown = extent.cut(int(np.searchsorted(extent.stamps, t_max - window.size)))
+        else:
+            extent = extent.cut(max(0, len(extent.stamps) - int(retained)))
+            shown = extent.cut(max(0, len(extent.stamps) - int(window.size)))
+        if not len(extent.stamps):  # its last emitted extent lies wholly before the bound
+            state.remove()
+            return
+        state.update(extent.save(key, transitive))
+        if timed:  # called again once the watermark passes the oldest retained timestamp
+            due = math.floor(extent.stamps[0] + retained + 0.001 - delay_ms)
+            state.setTimeoutTimestamp(max(1, due + EPOCH_OFFSET_MS, state.getCurrentWatermarkMs()))
+        yield shown.view(group, eq)
+
+    return update
+
+
+def _write_batch(output_dir: str) -> Callable[[DataFrame, int], None]:
+    def write(batch: DataFrame, batch_id: int) -> None:
+        # one action per batch; a re-run of the same id replaces its folder (idempotent)
+        batch.write.mode("overwrite").parquet(f"{output_dir}/batch={batch_id}")
+
+    return write
+
+
+def eager_coalesce_query(
+    spark: SparkSession,
+    source_dir: str,
+    settings: CoalesceSettings,
+    max_delay: float,
+    output_dir: str,
+    checkpoint_dir: str,
+    available_now: bool = True,
+    max_files_per_trigger: int | None = None,
+) -> StreamingQuery:
+    """Start eager coalescing of the replay under ``source_dir`` (times in ms) into
+    ``output_dir`` (read it with :func:`read_extents`).  Rejected input is left out (run
+    :func:`~workbench.spark.source.rejects_query` on :func:`coalesce_input`'s classified
+    stream to keep it)."""
+    if settings.scheme != "eager":
+        raise ValueError(f"scheme = {settings.scheme!r}: eager_coalesce_query is eager")
+    tuples, _ = coalesce_input(spark, source_dir, max_delay, max_files_per_trigger)
+    delay_ms = math.ceil(settings.retained) + 1
+    timed = settings.window.kind == "time"
+    if timed:  # rows the watermark drops are older than the retention: too late anyway
+        tuples = tuples.withWatermark("ts", f"{delay_ms} milliseconds")
+    coalesced = (
+        tuples.select("group", "id", "value", "t", "ts")
+        .groupBy("group")
+        .applyInPandasWithState(
+            eager_update(settings, delay_ms),
+            OUTPUT_SCHEMA,
+            STATE_SCHEMA,
+            "append",
+            GroupStateTimeout.EventTimeTimeout if timed else GroupStateTimeout.NoTimeout,
+        )
+    )
+    writer = coalesced.writeStream.foreachBatch(_write_batch(output_dir))
+    return start_writer(writer, checkpoint_dir, available_now)
+
+
+def read_extents(
+    spark: SparkSession, output_dir: str, window: Window, batch: int | None = None
+) -> pd.DataFrame:
+    """The coalesced view after micro-batch ``batch`` (default: the last) of an
+    :func:`eager_coalesce_query` (:func:`extents_view` of :func:`read_emitted`)."""
+    return extents_view(read_emitted(spark, output_dir), window, batch)
+
+
+def read_emitted(spark: SparkSession, output_dir: str) -> pd.DataFrame:
+    """Every row an :func:`eager_coalesce_query` emitted, with its micro-batch id ``batch``
+    (no rows before its first batch)."""
+    schema = f"{OUTPUT_SCHEMA}, batch INT"
+    emitted = read_sink(spark, output_dir, schema)
+    if emitted is None:
+        return spark.createDataFrame([], schema).toPandas()
+    return emitted
+
+
+def extents_view(emitted: pd.DataFrame, window: Window, batch: int | None = None) -> pd.DataFrame:
+    """The coalesced view after micro-batch ``batch`` (default: the last): each group's latest
+    extent, cut to ``window`` with the timestamp vectors: at the global bound ``t_max - T``
+    (time), or to each group's w newest tuples (tuples; this also applies a smaller size to
+    groups idle since a restart).  Columns ``EXTENT_COLUMNS``, sorted by group and start."""
+    frame = emitted if batch is None else emitted[emitted["batch"] <= batch]
+    latest = frame.groupby("group")["batch"].transform("max")
+    frame = frame[frame["batch"] == latest]
+    frame = frame.sort_values(["group", "start"], kind="stable")
+    if window.kind == "time":
+        bound = frame["end"].max() - window.size  # the newest tuple is never expired
+        cut = [int(np.searchsorted(stamps, bound)) for stamps in frame["stamps"]]
+    else:  # keep the group's w newest timestamps: drop what the later runs already fill
+        count = frame["count"].to_numpy(np.int64)
+        later = frame.groupby("group")["count"].transform(lambda c: c[::-1].cumsum()[::-1])
+        keep = np.clip(int(window.size) - (later.to_numpy(np.int64) - count), 0, count)
+        cut = (count - keep).tolist()
+    rows = [
+        (group, reps[k], stamps[k], end, len(stamps) - k)
+        for (group, end, stamps, reps), k in zip(
+            frame[["group", "end", "stamps", "reps"]].itertuples(index=False), cut, strict=True
+        )
+        if k < len(stamps)
+    ]
+    return tidy_extents(pd.DataFrame(rows, columns=EXTENT_COLUMNS))
