@@ -36,7 +36,8 @@ from workbench.operators.ptjoin import BandJoin
 from workbench.operators.wjoin import MultiWayJoin
 from workbench.paper_examples import example3_templates
 from workbench.partitions import loose_partitions
-from workbench.protocol import Columns, Emitted, StreamOperator
+from workbench.protocol import StreamOperator
+from workbench.records import Columns, Emitted
 from workbench.stime import StimeTable
 
 # -- value types ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.protocol import Columns
+from workbench.records import Columns
 
 __all__ = ["COLUMNS", "Events", "sort_pairs"]
 

@@ -26,7 +26,8 @@ from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
 from workbench.coalesce.window import Coalesced, Window, coalesce_sorted
-from workbench.protocol import BadEventError, Columns, Emitted, StreamOperator
+from workbench.protocol import BadEventError, StreamOperator
+from workbench.records import Columns, Emitted
 
 __all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Records"]
 

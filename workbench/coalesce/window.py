@@ -25,14 +25,12 @@ from workbench.coalesce.equivalence import Equivalence
 from workbench.protocol import (
     BadEventError,
     BadPolicy,
-    Columns,
-    Counters,
-    Emitted,
     OperatorConfig,
     StreamOperator,
     check_time,
     from_config,
 )
+from workbench.records import Columns, Counters, Emitted
 
 __all__ = [
     "Coalesced",

@@ -24,7 +24,8 @@ from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_t
 from workbench.operators.ptjoin import BandJoin, PTJoin
 from workbench.operators.windows import WindowConstraints, WTuples
 from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
-from workbench.protocol import BadEventError, Emitted
+from workbench.protocol import BadEventError
+from workbench.records import Emitted
 
 __all__ = [
     "BEWJoin",

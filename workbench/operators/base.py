@@ -3,7 +3,7 @@ steering and counters (PTJoin Section 3; interval timing Section 4.2).
 
 Every join speaks the protocol of :mod:`workbench.protocol`: ``push(stream, event_id,
 template, t_det, arrival)``, ``push_batch(Events)``, ``advance``, ``flush`` and ``set_params``
-each return an :class:`~workbench.protocol.Emitted` of (a, b) id pairs.  Time is an input: the
+each return an :class:`~workbench.records.Emitted` of (a, b) id pairs.  Time is an input: the
 clock is the arrival time of the events pushed (non-decreasing), never the wall clock.  An
 event is late when it arrives after ``t_det + D`` of its stream (PTJoin Definition 6): it is
 counted and emitted as late, never joined.  Partners are kept in max-time sorted buffers
@@ -25,12 +25,11 @@ from workbench.operators.buffers import SortedBuffer
 from workbench.protocol import (
     ArrivalOrdered,
     BadEventError,
-    Counters,
-    Emitted,
     OperatorConfig,
     check_time,
     from_config,
 )
+from workbench.records import Counters, Emitted
 from workbench.timestamps import TemplateSet
 
 __all__ = [

@@ -39,7 +39,8 @@ from workbench.operators.buffers import (
     rounding_margin,
     widen,
 )
-from workbench.protocol import Emitted, from_config
+from workbench.protocol import from_config
+from workbench.records import Emitted
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 __all__ = [

@@ -30,7 +30,8 @@ from workbench.decision import UNIT_ROUNDOFF
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import partition_slice, rounding_margin, widen
 from workbench.paper_examples import example3_templates
-from workbench.protocol import Emitted, from_config
+from workbench.protocol import from_config
+from workbench.records import Emitted
 from workbench.stime import StimeTable, stime_brackets
 
 __all__ = ["BandJoin", "PTJoin", "PTJoinConfig", "ProbeMode"]

@@ -19,7 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from workbench.protocol import Columns, Counters, OperatorConfig
+from workbench.protocol import OperatorConfig
+from workbench.records import Columns, Counters
 
 __all__ = [
     "FEWConfig",

@@ -51,14 +51,8 @@ from workbench.operators.windows import (
     WJoinCounters,
     WTuples,
 )
-from workbench.protocol import (
-    ArrivalOrdered,
-    BadEventError,
-    Counters,
-    Emitted,
-    check_time,
-    from_config,
-)
+from workbench.protocol import ArrivalOrdered, BadEventError, check_time, from_config
+from workbench.records import Counters, Emitted
 
 __all__ = ["BEWJoin", "FEWJoin", "MultiWayJoin"]
 
