@@ -212,7 +212,7 @@ def test_partition_regions_agree_with_the_exact_probability():
     assert np.all(probs[regions == 2] >= 0.8 - 1e-9)  # SR: every partner satisfies
     assert np.all(probs[regions == 0] < 0.8 + 1e-9)  # VR: none does
     c = app.counts()
-    assert c["SR"] >= 5 and sum(c[k] for k in ("SR", "LPR", "RPR", "VR")) == len(app._b_max)
+    assert c["SR"] >= 5 and sum(c[k] for k in ("SR", "LPR", "RPR", "VR")) == len(app.b_max)
     bound = app.obsolete_bound()
     assert bound < app.partitions().lpr_lo and c["obsolete"] > 0
     before = c["obsolete"]
@@ -235,14 +235,14 @@ def test_coalescing_explorer_streams_and_switches_schemes():
     assert len(lazy) > len(eager) and all(c.count == 1 for c in lazy)
     assert sum(c.count for c in eager) == len(lazy)  # same window, stored coalesced
     q = app.query()
-    oracle = recoalesce(app._lazy.raw(), q.equivalence)
+    oracle = recoalesce(app.lazy.raw(), q.equivalence)
     assert [(c.ts, c.te) for c in oracle] == [(c.ts, c.te) for c in eager]
     position = app.position
     assert app.step(100) == 100 and app.position == position + 100
     cp, oop = app.cp_oop()
     assert 0 < cp < 1 and 0 < oop < 0.1
     app.equivalence = "equal"  # reconfiguring replays the latest readings
-    assert app.position == position + 100 and app._eager.stored > len(eager)
+    assert app.position == position + 100 and app.eager.stored > len(eager)
     table = app.selection()
     assert set(table["optimal"]) <= {"eager", "lazy"} and len(table) == 4
     eager_cost, lazy_cost = app.surfaces()

@@ -219,7 +219,7 @@ def test_regions_plot_follows_every_parameter():
     assert _time_axis(figure)
     steps = [
         {"base": 100},
-        {"base": len(app._a_time) - 1},
+        {"base": len(app.a_time) - 1},
         {"delta": 0.5},
         {"d": 20_000.0},
         {"max_delay": 10_000.0},

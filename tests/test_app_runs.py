@@ -68,14 +68,14 @@ def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
         assert figure.height >= 250 and figure.sizing_mode == "stretch_width"
     before = [_data(f, "Text")["value"] for f in figures[1:3]]
     assert before == [["not run yet"] * 2] * 2
-    assert app._status.alert_type == "info" and "Press **Run**" in app._status.object
+    assert app.status_pane.alert_type == "info" and "Press **Run**" in app.status_pane.object
 
     bew, few = app.run()
     assert app.message.startswith(f"{bew.tuples:,} tuples from 3 motes")
-    assert app._status.alert_type == "success" and app._status.object == app.message
+    assert app.status_pane.alert_type == "success" and app.status_pane.object == app.message
     frame = app.measures()
     assert frame["algorithm"].tolist() == ["BEW", "FEW"] and frame["results"].dtype.kind == "i"
-    assert app._table.value.equals(frame)
+    assert app.results_table.value.equals(frame)
     throughput = _data(figures[1], "VBar")
     assert list(throughput[COLUMN("tuples/s")]) == frame["tuples/s"].tolist()
     assert all(t.endswith(" ms") for t in _data(figures[2], "Text")["value"])
@@ -103,7 +103,7 @@ def test_response_times_read_in_three_significant_digits(wjoin):
     for text, value in zip(labels, frame["mean response (ms)"], strict=True):
         digits = re.sub(r"[^0-9]", "", text.removesuffix(" ms")).lstrip("0")
         assert len(digits.rstrip("0")) <= 3 and float(text[:-3].replace(",", "")) == value
-    formats = {k: f.format for k, f in app._table.formatters.items()}
+    formats = {k: f.format for k, f in app.results_table.formatters.items()}
     assert formats["mean response (ms)"] == formats["p95 response (ms)"] == "0,0.[0000]"
 
 
@@ -125,10 +125,12 @@ def test_multiway_plots_follow_each_change(wjoin):
         for figure in figures:
             assert not uncovered(figure), (change, figure.title.text)
     app.motes = [1]  # cannot run: said in the page, plots keep their structure
-    assert app.run() == [] and app._status.alert_type == "danger"
-    assert "2 to 6 motes" in app._status.object and figures[0].title.text == "Choose 2 to 6 motes"
+    assert app.run() == [] and app.status_pane.alert_type == "danger"
+    assert (
+        "2 to 6 motes" in app.status_pane.object and figures[0].title.text == "Choose 2 to 6 motes"
+    )
     app.param.update(motes=[1, 2, 3], algorithms=[])
-    assert app.run() == [] and "choose BEW, FEW or both" in app._status.object
+    assert app.run() == [] and "choose BEW, FEW or both" in app.status_pane.object
 
 
 def test_a_run_in_a_worker_thread_sets_its_outcome_on_the_loop():
@@ -155,18 +157,18 @@ def _readout_numbers(text: str) -> dict[str, str]:
 def test_cp_reads_the_same_in_the_readout_and_the_table():
     app = CoalescingExplorer()
     for _ in range(3):
-        numbers = _readout_numbers(app._readout.object)
+        numbers = _readout_numbers(app.readout_pane.object)
         assert all(re.fullmatch(r"\d\.\d{3}", v) for v in numbers.values()), numbers
         cp, oop = app.cp_oop()
         assert numbers["cp now"] == f"{cp:.3f}" and numbers["oop now"] == f"{oop:.3f}"
-        table = app._table.value.set_index("query")
+        table = app.query_table.value.set_index("query")
         row = table.loc[app.query().name]
         assert numbers["cp then"] == f"{row['cp']:.3f}"
         assert numbers["oop then"] == f"{row['oop']:.3f}"
         app.step(450)
-    formats = {k: f.format for k, f in app._table.formatters.items()}
+    formats = {k: f.format for k, f in app.query_table.formatters.items()}
     assert formats == {"cp": "0.000", "oop": "0.000"}  # 0.87 reads 0.870
-    assert app._table.titles["cp"] == "cp (last re-evaluation)"
+    assert app.query_table.titles["cp"] == "cp (last re-evaluation)"
     points = app.points_view()
     assert (
         points.opts.get().kwargs["show_legend"]
@@ -226,8 +228,8 @@ def test_a_new_configuration_shows_only_the_refilled_extents():
     app = CoalescingExplorer()
     app.step()
     seen = []
-    app.param.watch(lambda e: seen.append((e.new, app._eager.counters.events_in)), "position")
+    app.param.watch(lambda e: seen.append((e.new, app.eager.counters.events_in)), "position")
     before = app.position
     app.window_minutes = 65.0
-    assert app.position == before and app._eager.stored > 0
+    assert app.position == before and app.eager.stored > 0
     assert all(position == before and arrived > 0 for position, arrived in seen)

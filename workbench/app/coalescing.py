@@ -163,7 +163,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             params["readings"] = default_readings()
         super().__init__(**params)
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
-        self._table = pn.widgets.Tabulator(
+        self.query_table = pn.widgets.Tabulator(
             show_index=False,
             disabled=True,
             sizing_mode="stretch_width",
@@ -175,7 +175,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                 "oop": NumberFormatter(format="0.000"),
             },
         )
-        self._readout = pn.pane.Markdown(css_classes=["coalescing-readout"], width=330)
+        self.readout_pane = pn.pane.Markdown(css_classes=["coalescing-readout"], width=330)
         self._select_rows()
         self._rebuild(upto=min(PRELOAD, len(self._ts)))
         self._update_table()
@@ -229,8 +229,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
     def _rebuild(self, upto: int) -> None:
         """Fresh extents fed with the latest readings up to ``upto`` (at most REPLAY_CAP)."""
         q = self.query()
-        self._eager = EagerExtent(self.window(), q.equivalence)
-        self._lazy = LazyExtent(self.window(), q.equivalence)
+        self.eager = EagerExtent(self.window(), q.equivalence)
+        self.lazy = LazyExtent(self.window(), q.equivalence)
         self._adaptive = AdaptiveCoalescing(
             [q, *OTHER_QUERIES],
             self.window(),
@@ -259,8 +259,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
         for k in range(begin, stop):
             ts, row = float(self._ts[k]), self._rows[k]
             group, value = q.project(row)
-            self._eager.push(ts, value, group)
-            self._lazy.push(ts, value, group)
+            self.eager.push(ts, value, group)
+            self.lazy.push(ts, value, group)
             self._adaptive.push(ts, row)
         return max(stop - begin, 0)
 
@@ -276,14 +276,14 @@ class CoalescingExplorer(pn.viewable.Viewer):
     def cp_oop(self) -> tuple[float, float]:
         """The configured query's cp (merges per accepted tuple) and oop (share of arrivals out
         of time order), over all arrivals since the stream (re)started: "now"."""
-        c = self._eager.counters
+        c = self.eager.counters
         return c.cp, c.oop
 
     def extent(self) -> list[Coalesced]:
         """What the chosen scheme stores: coalesced tuples (eager) or raw tuples (lazy)."""
         if self.scheme == "eager":
-            return self._eager.view()
-        return uncoalesced(self._lazy.raw())
+            return self.eager.view()
+        return uncoalesced(self.lazy.raw())
 
     @param.depends("position", "scheme")
     def extent_view(self) -> hv.Segments:
@@ -298,14 +298,14 @@ class CoalescingExplorer(pn.viewable.Viewer):
         ).opts(responsive=True, height=330, ylabel="mote")
 
     def _window_tuples(self) -> int:
-        return self.window_tuples if self.window_kind == "tuples" else max(len(self._lazy), 1)
+        return self.window_tuples if self.window_kind == "tuples" else max(len(self.lazy), 1)
 
     def surfaces(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted eager and lazy costs over the (cp, oop) grid (Eq. 1-10), oop by row.
 
         k is the number of arrivals when the weights or the window last changed.
         """
-        k = max(self._eager.counters.events_in, 1)
+        k = max(self.eager.counters.events_in, 1)
         return cost_grid(
             GRID, k, self._window_tuples(), self._adaptive.config.atomic, self.weights()
         )
@@ -316,7 +316,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
         The estimates are those the adaptive selection last decided on (a re-evaluation period),
         as the readout says next to the configured query's current cp and oop.
         """
-        k, atomic = max(self._eager.counters.events_in, 1), self._adaptive.config.atomic
+        k, atomic = max(self.eager.counters.events_in, 1), self._adaptive.config.atomic
         return selection_table(
             self._decided(), self._adaptive.scheme, k, self._window_tuples(), atomic, self.weights()
         )
@@ -356,8 +356,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
     @param.depends("position", "w_memory", "w_update", "w_scan", watch=True)
     def _update_table(self) -> None:
         """The query set's estimates, optimal selection and served schemes; the readout."""
-        self._table.value = self.selection()
-        self._readout.object = self.readout()
+        self.query_table.value = self.selection()
+        self.readout_pane.object = self.readout()
 
     def _decided(self) -> dict[str, tuple[float, float]]:
         """(cp, oop) per query that the adaptive selection last decided on (0, 0 before)."""
@@ -371,7 +371,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
     def readout(self) -> str:
         """cp and oop now and at the last re-evaluation, and what each scheme stores (Markdown)."""
         cp, oop = self.cp_oop()
-        e, z = self._eager.counters, self._lazy.counters
+        e, z = self.eager.counters, self.lazy.counters
         if self._adaptive.decided:
             then = [f"at the last re-evaluation **{v:.3f}**" for v in self._configured()]
         else:
@@ -384,7 +384,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             f"**oop**, share of arrivals out of time order: now **{oop:.3f}** · {then[1]}; "
             f"too late for the window: {e.late:,}\n\n"
             f"| | eager | lazy |\n|---|---|---|\n"
-            f"| stored tuples | {self._eager.stored:,} | {len(self._lazy):,} |\n"
+            f"| stored tuples | {self.eager.stored:,} | {len(self.lazy):,} |\n"
             f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"
             f"| merges / splits | {e.merges:,} / {e.splits:,} | - |\n"
             f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n"
@@ -423,7 +423,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                         plot(
                             hv.DynamicMap(self.extent_view), sizing_mode="stretch_width", height=340
                         ),
-                        self._readout,
+                        self.readout_pane,
                         sizing_mode="stretch_width",
                     ),
                     pn.Row(
@@ -433,7 +433,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                         ),
                         sizing_mode="stretch_width",
                     ),
-                    self._table,
+                    self.query_table,
                     sizing_mode="stretch_width",
                 ),
                 sizing_mode="stretch_width",

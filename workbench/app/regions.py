@@ -74,14 +74,14 @@ class PartitionRegions(pn.viewable.Viewer):
         ev = self.streams.events
         a, b = ev.stream == 0, ev.stream == 1
         order_a = np.argsort(ev.t_det[a], kind="stable")
-        self._a_template = ev.template[a][order_a]
-        self._a_time = ev.t_det[a][order_a]
+        self.a_template = ev.template[a][order_a]
+        self.a_time = ev.t_det[a][order_a]
         order_b = np.argsort(ev.t_det[b], kind="stable")
-        self._b_template = ev.template[b][order_b]
-        self._b_max = ev.t_det[b][order_b]  # max(H_j) = t_det: the max-time sorted buffer
-        self.param.base.bounds = (0, len(self._a_time) - 1)
+        self.b_template = ev.template[b][order_b]
+        self.b_max = ev.t_det[b][order_b]  # max(H_j) = t_det: the max-time sorted buffer
+        self.param.base.bounds = (0, len(self.a_time) - 1)
         if "base" not in params:
-            self.base = len(self._a_time) // 2
+            self.base = len(self.a_time) // 2
         if "max_delay" not in params:
             self.max_delay = self.streams.max_delay_ms
         self._rebuild_table()
@@ -98,7 +98,7 @@ class PartitionRegions(pn.viewable.Viewer):
 
     def base_event(self) -> tuple[int, float]:
         """(template u, detection time) of the chosen base event a_i."""
-        return int(self._a_template[self.base]), float(self._a_time[self.base])
+        return int(self.a_template[self.base]), float(self.a_time[self.base])
 
     def partitions(self) -> Partitions:
         """Theorem 3's partitions on the fast path, else Eq. 4-6."""
@@ -116,11 +116,11 @@ class PartitionRegions(pn.viewable.Viewer):
 
     def counts(self) -> dict[str, int]:
         """Partner events per region (binary-searched index ranges) and obsolete ones."""
-        ranges = self.partitions().index_ranges(self._b_max)
+        ranges = self.partitions().index_ranges(self.b_max)
         out = {name: hi - lo for name, (lo, hi) in ranges.items()}
-        out["VR"] = len(self._b_max) - sum(out.values())
+        out["VR"] = len(self.b_max) - sum(out.values())
         bound = self.obsolete_bound()
-        out["obsolete"] = 0 if bound is None else int(np.searchsorted(self._b_max, bound))
+        out["obsolete"] = 0 if bound is None else int(np.searchsorted(self.b_max, bound))
         return out
 
     def nearby(self) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -133,8 +133,8 @@ class PartitionRegions(pn.viewable.Viewer):
         lo = loose.lpr_lo if bound is None else min(loose.lpr_lo, bound)
         margin = 0.05 * (loose.rpr_hi - lo) + 1.0
         lo, hi_t = lo - margin, loose.rpr_hi + margin
-        i, j = np.searchsorted(self._b_max, [lo, hi_t])
-        xs, templates = self._b_max[i:j], self._b_template[i:j]
+        i, j = np.searchsorted(self.b_max, [lo, hi_t])
+        xs, templates = self.b_max[i:j], self.b_template[i:j]
         grid = satisfaction_grid(hi, b, self.d, xs)  # (templates, events): pick each own row
         probs = grid[templates, np.arange(len(xs))] if len(xs) else np.zeros(0)
         return xs, probs, lo, hi_t
@@ -199,7 +199,7 @@ class PartitionRegions(pn.viewable.Viewer):
         )
         return pn.pane.Markdown(
             f"**{self.streams.source}**, replayed: a_i from mote {mote} detected at {clock(t)}; "
-            f"{len(self._b_max):,} partner events\n\n"
+            f"{len(self.b_max):,} partner events\n\n"
             f"| range | partner events |\n|---|---|\n| SR (all join) | {c['SR']:,} |\n"
             f"| LPR (probe) | {c['LPR']:,} |\n| RPR (probe) | {c['RPR']:,} |\n"
             f"| VR (none join) | {c['VR']:,} |\n"

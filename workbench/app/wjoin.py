@@ -134,8 +134,8 @@ class WJoinExplorer(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         if "readings" not in params:
             params["readings"] = default_readings()
-        self._status = pn.pane.Alert(sizing_mode="stretch_width")
-        self._table = pn.widgets.Tabulator(
+        self.status_pane = pn.pane.Alert(sizing_mode="stretch_width")
+        self.results_table = pn.widgets.Tabulator(
             show_index=False,
             disabled=True,
             layout="fit_data_stretch",
@@ -291,8 +291,8 @@ class WJoinExplorer(pn.viewable.Viewer):
             text, kind = self.message, "success"
         else:
             text, kind = "Press **Run**: the chosen algorithms join the same tuples.", "info"
-        self._status.param.update(object=text, alert_type=kind)
-        self._table.value = self.measures()
+        self.status_pane.param.update(object=text, alert_type=kind)
+        self.results_table.value = self.measures()
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
@@ -318,7 +318,9 @@ class WJoinExplorer(pn.viewable.Viewer):
                 pn.Column(
                     pn.Row(
                         plot(hv.DynamicMap(self.graph_view), width=320, height=300),
-                        pn.Column(self._status, self._table, sizing_mode="stretch_width"),
+                        pn.Column(
+                            self.status_pane, self.results_table, sizing_mode="stretch_width"
+                        ),
                         sizing_mode="stretch_width",
                     ),
                     pn.Row(

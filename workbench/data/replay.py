@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.events import Events
+from workbench.events import COLUMNS, Events
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 __all__ = ["Replayer", "learn_templates", "readings_to_events", "schedule_deviation"]
@@ -118,9 +118,7 @@ def readings_to_events(
         sets.append(TemplateSet(f"stream {s}", tuple(templates[m] for m in motes)))
         rows_of.append(mine.index.to_numpy())
     merged = pd.concat(parts).sort_values("arrival", kind="stable")
-    events = Events(
-        *(merged[c].to_numpy() for c in ("stream", "id", "template", "t_det", "arrival"))
-    )
+    events = Events(*(merged[c].to_numpy() for c in COLUMNS))
     return events, tuple(sets), rows_of
 
 

@@ -14,19 +14,18 @@ benchmark, notebook and the dashboard's multi-way join tab read response times f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.events import Events, sort_pairs
-from workbench.operators import TwoStreamJoin
+from workbench.operators import TwoStreamJoin, WTuples
 from workbench.operators.wjoin import MultiWayJoin
 
 __all__ = [
-    "WJOIN_COLUMNS",
     "Clock",
     "JoinProfile",
     "fcfs_finish",
@@ -34,9 +33,6 @@ __all__ = [
     "profile_wjoin",
     "timed",
 ]
-
-WJOIN_COLUMNS = ("stream", "id", "value", "ts", "arrival")
-"""Columns of multi-way join tuples, in ``push`` order (W-join Section 3)."""
 
 Clock = Callable[[], float]
 """Seconds from an arbitrary origin (``time.perf_counter``; tests inject a fake)."""
@@ -140,39 +136,28 @@ class JoinProfile:
 
 
 def _profile(
-    op: TwoStreamJoin | MultiWayJoin,
-    pushes: Iterable[tuple],
-    stream: np.ndarray,
-    ids: np.ndarray,
-    arrival_ms: np.ndarray,
-    results_of: Callable[[Any], np.ndarray],
-    arity: int,
-    clock: Clock,
+    op: TwoStreamJoin | MultiWayJoin, batch: Events | WTuples, arrival_ms: np.ndarray, clock: Clock
 ) -> JoinProfile:
-    """Time every push (then the flush); find the arrival of each result's last tuple.
-
-    ``stream``, ``ids`` and ``arrival_ms`` are the pushed events' columns; ``results_of``
-    reads an emission's results as rows of ``arity`` event ids, by stream.
-    """
-    n = len(arrival_ms)
+    """Time every push of the batch's rows (then the flush); find the arrival of each
+    result's last tuple (``arrival_ms``: the rows' arrival times in ms)."""
+    n, arity = len(batch), op.arity
     arrival_of = []  # per stream: event id -> arrival (ms)
     for s in range(arity):
-        mine = stream == s
-        lookup = np.full(int(ids[mine].max(initial=-1)) + 1, np.nan)
-        lookup[ids[mine]] = arrival_ms[mine]
+        mine = batch.stream == s
+        lookup = np.full(int(batch.id[mine].max(initial=-1)) + 1, np.nan)
+        lookup[batch.id[mine]] = arrival_ms[mine]
         arrival_of.append(lookup)
     service, emitted = np.zeros(n + 1), np.zeros(n + 1, dtype=np.int64)
     id_parts, last_parts = [np.zeros((0, arity), np.int64)], [np.zeros(0)]
-    rows = iter(pushes)
+    rows = batch.rows()
     for k in range(n + 1):
         start = clock()
         out = op.push(*next(rows)) if k < n else op.flush()
         service[k] = clock() - start
         if len(out):
-            found = results_of(out)
-            emitted[k] = len(found)
-            id_parts.append(found)
-            last_parts.append(np.max([arrival_of[s][found[:, s]] for s in range(arity)], axis=0))
+            emitted[k] = len(out)
+            id_parts.append(out.ids)
+            last_parts.append(np.max([arrival_of[s][out.ids[:, s]] for s in range(arity)], axis=0))
     return JoinProfile(
         np.append(arrival_ms, arrival_ms[-1] if n else 0.0),
         service,
@@ -198,24 +183,15 @@ def profile_join(
     >>> p.events, p.ids.shape[1], bool(p.results > 0), bool(p.mean_response_ms() >= 0)
     (60, 2, True, True)
     """
-    return _profile(
-        op,
-        events.rows(),
-        events.stream,
-        events.id,
-        events.arrival,
-        lambda out: np.column_stack((out.a_ids, out.b_ids)),
-        2,
-        clock,
-    )
+    return _profile(op, events, events.arrival, clock)
 
 
 def profile_wjoin(
     op: MultiWayJoin, rows: pd.DataFrame, unit_ms: float = 1.0, clock: Clock = time.perf_counter
 ) -> JoinProfile:
-    """Replay multi-way join tuples (:data:`WJOIN_COLUMNS`, arrival order, times in units of
-    ``unit_ms`` milliseconds) through a BEW or FEW join, timed call by call (W-join
-    Sections 4-5).
+    """Replay multi-way join tuples (the columns of :class:`~workbench.operators.WTuples`,
+    arrival order, times in units of ``unit_ms`` milliseconds) through a BEW or FEW join,
+    timed call by call (W-join Sections 4-5).
 
     >>> from workbench.operators import BEWJoin, WindowConstraints
     >>> rows = pd.DataFrame({"stream": [0, 1, 1], "id": [0, 1, 2], "value": [5, 5, 6],
@@ -225,13 +201,5 @@ def profile_wjoin(
     >>> p.ids.tolist(), p.last_ms.tolist(), p.emitted.tolist()
     ([[0, 1]], [1000.0], [0, 1, 0, 0])
     """
-    return _profile(
-        op,
-        zip(*(rows[c].tolist() for c in WJOIN_COLUMNS), strict=True),
-        rows["stream"].to_numpy(),
-        rows["id"].to_numpy(),
-        rows["arrival"].to_numpy(dtype=np.float64) * unit_ms,
-        lambda out: out.ids,
-        op.m,
-        clock,
-    )
+    batch = WTuples(*(rows[f.name].to_numpy() for f in fields(WTuples)))
+    return _profile(op, batch, batch.arrival * unit_ms, clock)
