@@ -9,7 +9,7 @@ from spark_cases import replay_files
 
 from workbench.events import sort_pairs
 from workbench.operators.windows import WindowConstraints
-from workbench.operators.wjoin import BEWJoin, brute_force_wjoin
+from workbench.operators import BEWJoin, brute_force_wjoin
 from workbench.spark.source import read_rejects, rejects_query
 from workbench.spark.wjoin import read_results, wjoin_query, wjoin_results
 
