@@ -8,8 +8,8 @@ import pytest
 from spark_cases import replay_files
 
 from workbench.events import sort_pairs
-from workbench.operators.windows import WindowConstraints
 from workbench.operators import BEWJoin, brute_force_wjoin
+from workbench.operators.windows import WindowConstraints
 from workbench.spark.source import read_rejects, rejects_query
 from workbench.spark.wjoin import read_results, wjoin_query, wjoin_results
 
