@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, replace
+from operator import attrgetter
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
@@ -59,35 +60,28 @@ def check_time(name: str, value: object) -> float:
     >>> check_time("ts", 3)
     3.0
     """
+    if value.__class__ is float and math.isfinite(value):  # the common case, first
+        return value
     if not isinstance(value, int | float | np.number) or not math.isfinite(value):
         raise BadEventError(f"{name} = {value!r} is not a finite time")
     return float(value)
 
 
-class from_config:  # noqa: N801 - reads as a declaration: ``d = from_config("...")``
-    """A read-only operator attribute forwarded from the configuration in force.
+def from_config(name: str, doc: str) -> property:
+    """A read-only operator attribute forwarded from the configuration in force (a C-level
+    getter: operators read these on every push).
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
     ... class Config:
     ...     d: float
     >>> class Op:
-    ...     d = from_config("The window d.")
+    ...     d = from_config("d", "The window d.")
     ...     def __init__(self): self._config = Config(5.0)
     >>> Op().d, Op.d.__doc__
     (5.0, 'The window d.')
     """
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        return getattr(obj._config, self.name)
+    return property(attrgetter(f"_config.{name}"), doc=doc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,19 +142,20 @@ class StreamOperator(ABC):
 
     def push(self, *event: Any) -> Emitted:
         """Process one arriving record, given as its fields in batch-column order."""
-        self._counters.events_in += 1
+        counters = self._counters
+        counters.events_in += 1
         try:
             parsed = self._validate(*event)
         except BadEventError as err:
             if self._config.on_bad == "raise":
                 raise
-            self._counters.bad += 1
+            counters.bad += 1
             return Emitted.bad_record(self.arity, event, str(err))
         if not self._admit(parsed):
-            self._counters.late += 1
+            counters.late += 1
             return Emitted.late_record(self.arity, event)
         out = self._accept(parsed)
-        self._counters.results_out += len(out)
+        counters.results_out += out.ids.shape[0]
         return out
 
     @abstractmethod

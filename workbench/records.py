@@ -72,6 +72,9 @@ def _no_ids(arity: int) -> np.ndarray:
     return np.empty((0, arity), dtype=np.int64)
 
 
+_NONE: dict[int, Emitted] = {}
+
+
 @dataclass(frozen=True, eq=False)
 class Emitted:
     """What one push, batch, tick, steering step or flush gives back, kept apart:
@@ -91,10 +94,12 @@ class Emitted:
     bad: tuple[tuple[tuple, str], ...] = ()
 
     def __post_init__(self) -> None:
-        ids = np.asarray(self.ids, dtype=np.int64)
+        ids = self.ids
+        if not (isinstance(ids, np.ndarray) and ids.dtype == np.int64):  # the per-push path
+            ids = np.asarray(ids, dtype=np.int64)
+            object.__setattr__(self, "ids", ids)
         if ids.ndim != 2:
             raise ValueError(f"ids has shape {ids.shape}, expected (n, arity)")
-        object.__setattr__(self, "ids", ids)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -135,8 +140,13 @@ class Emitted:
 
     @classmethod
     def none(cls, arity: int) -> Emitted:
-        """Nothing emitted."""
-        return cls(_no_ids(arity))
+        """Nothing emitted (one shared, read-only emission per arity)."""
+        empty = _NONE.get(arity)
+        if empty is None:
+            ids = _no_ids(arity)
+            ids.flags.writeable = False
+            empty = _NONE[arity] = cls(ids)
+        return empty
 
     @classmethod
     def late_record(cls, arity: int, record: tuple) -> Emitted:
@@ -157,10 +167,10 @@ class Emitted:
     def pairs(cls, stream: int, own: int | np.ndarray, partners: np.ndarray) -> Emitted:
         """Pairs of ``own`` (an id, or one id per partner) of ``stream`` (0 = A) with
         ``partners`` of the other stream."""
-        partners = np.asarray(partners, dtype=np.int64)
-        own_ids = np.broadcast_to(np.asarray(own, dtype=np.int64), partners.shape)
-        cols = (own_ids, partners) if stream == 0 else (partners, own_ids)
-        return cls(np.column_stack(cols))
+        ids = np.empty((np.size(partners), 2), dtype=np.int64)
+        ids[:, stream] = own
+        ids[:, 1 - stream] = partners
+        return cls(ids)
 
     @classmethod
     def concat(cls, parts: Sequence[Emitted], arity: int) -> Emitted:

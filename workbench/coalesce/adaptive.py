@@ -142,7 +142,7 @@ class AdaptiveCoalescing(StreamOperator):
         self.decided: dict[str, tuple[float, float]] = {}
         """(cp, oop) per query that the last re-evaluation selected on (empty before one)."""
 
-    window = protocol.from_config("The window every query shares.")
+    window = protocol.from_config("window", "The window every query shares.")
 
     @property
     def _arrivals(self) -> int:

@@ -237,8 +237,8 @@ class WindowExtent(StreamOperator):
         """Raw tuples currently in the window."""
         return self._n
 
-    window = from_config("The window in force.")
-    equivalence = from_config("The value equivalence.")
+    window = from_config("window", "The window in force.")
+    equivalence = from_config("equivalence", "The value equivalence.")
 
     @property
     def t_max(self) -> float:
@@ -263,16 +263,17 @@ class WindowExtent(StreamOperator):
         return key, group, value
 
     def _admit(self, parsed: tuple[Key, Hashable, Any]) -> bool:
-        key = parsed[0]
-        if self.window.kind == "tuples":
-            return not (self._n >= self.window.size and key < self.oldest())
-        return key[0] >= self._t_max - self.window.size
+        key, window = parsed[0], self._config.window
+        if window.kind == "tuples":
+            return not (self._n >= window.size and key < self.oldest())
+        return key[0] >= self._t_max - window.size
 
     def _accept(self, parsed: tuple[Key, Hashable, Any]) -> Emitted:
         key, group, value = parsed
         if key[0] < self._t_max:
             self._counters.out_of_order += 1
-        self._t_max = max(self._t_max, key[0])
+        else:
+            self._t_max = key[0]
         self._insert(key, group, value)
         self._n += 1
         self._expire()
@@ -307,11 +308,12 @@ class WindowExtent(StreamOperator):
         self._n -= 1
 
     def _expire(self) -> None:
-        if self.window.kind == "tuples":
-            while self._n > self.window.size:
+        window = self._config.window
+        if window.kind == "tuples":
+            while self._n > window.size:
                 self.remove_oldest()
         else:
-            bound = self._t_max - self.window.size
+            bound = self._t_max - window.size
             while (oldest := self.oldest()) is not None and oldest[0] < bound:
                 self.remove_oldest()
 

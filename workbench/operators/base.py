@@ -218,11 +218,11 @@ class TwoStreamJoin(ArrivalOrdered):
         self._deciders = (BandDecider(a, b), BandDecider(b, a))
 
     # -- the configuration in force ------------------------------------------------------------
-    streams = from_config("Both streams' templates and D.")
-    d = from_config("The window d.")
-    threshold = from_config("The confidence threshold (ct or delta).")
-    envelope = from_config("The most permissive parameters the join may be steered to.")
-    max_delay = from_config("D of both streams.")
+    streams = from_config("streams", "Both streams' templates and D.")
+    d = from_config("d", "The window d.")
+    threshold = from_config("threshold", "The confidence threshold (ct or delta).")
+    envelope = from_config("envelope", "The most permissive parameters it may be steered to.")
+    max_delay = from_config("max_delay", "D of both streams.")
 
     def _steered(self, changes: dict[str, Any]) -> JoinConfig:
         delays = changes.pop("max_delay", None)

@@ -250,10 +250,8 @@ class LazyCorrelation(_IntervalCorrelation):
         """A small configuration for the conformance suite: blocks of 7 or every 15 ms."""
         return _example_params(max_pending=7, max_wait=15.0)
 
-    max_pending = from_config("Re-evaluate when this many tuples wait (None: by time only).")
-    max_wait = from_config(
-        "Re-evaluate when this much arrival time has passed (None: by count only)."
-    )
+    max_pending = from_config("max_pending", "Re-evaluate at this many waiting tuples (or None).")
+    max_wait = from_config("max_wait", "Re-evaluate after this much arrival time (or None).")
 
     def _start(self) -> None:
         super()._start()

@@ -99,7 +99,7 @@ class PTJoin(TwoStreamJoin):
         """A small configuration for the conformance suite (tests/test_conformance.py)."""
         return _example_params(mode="tight")
 
-    mode = from_config("The probe mode in force.")
+    mode = from_config("mode", "The probe mode in force.")
 
     def _start(self) -> None:
         super()._start()

@@ -87,9 +87,9 @@ class MultiWayJoin(ArrivalOrdered):
         """Tuple ids per result: m."""
         return self.m
 
-    constraints = from_config("The window constraints.")
-    predicate = from_config("The join predicate.")
-    strategy = from_config("The window strategy.")
+    constraints = from_config("constraints", "The window constraints.")
+    predicate = from_config("predicate", "The join predicate.")
+    strategy = from_config("strategy", "The window strategy.")
 
     @property
     def _delays(self) -> tuple[float, ...]:
