@@ -346,6 +346,7 @@ class LiveSession(Worker):
         metrics = batch_metrics(progress, list(live.batches), live.query_name, self.started_at)
         if with_rejects or finished:
             self._rejects = live.rejects()
+        pairs = self.pairs  # counted before the files are read: a counted batch is on disk
         return Snapshot(
             live,
             live.run,
@@ -353,7 +354,7 @@ class LiveSession(Worker):
             live.latest(LATEST)[PAIR_COLUMNS],
             self._rejects,
             watermark_drops(progress, live.query_name),
-            self.pairs,
+            pairs,
             replayer.written,
             len(live.batches),
             finished,
