@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
 from workbench.decision import BandDecider
 from workbench.events import Events
@@ -179,12 +180,10 @@ def replay(op: TwoStreamJoin, events: Events) -> tuple[Emitted, np.ndarray]:
     """
     out = Emitted.concat([op.push_batch(events), op.flush()], op.arity)
     status = np.full(len(events), "ok", dtype="<U4")
-    keys = zip(events.stream.tolist(), events.id.tolist(), strict=True)
-    row_of = {key: k for k, key in enumerate(keys)}
-    for record in out.late:
-        status[row_of[record[:2]]] = "late"
-    for record, _ in out.bad:
-        status[row_of[record[:2]]] = "bad"
+    keys = pd.MultiIndex.from_arrays([events.stream, events.id])  # unique within a replay
+    for name, records in (("late", out.late), ("bad", [r for r, _ in out.bad])):
+        if records:
+            status[keys.isin([r[:2] for r in records])] = name
     return out, status
 
 
