@@ -248,8 +248,11 @@ def _family(cls: type) -> Family:
     )
 
 
-def _make(cls: type) -> StreamOperator:
-    return cls(**cls.conformance_params())
+ENGINES = ("compiled", "python")
+
+
+def _make(cls: type, engine: str = "compiled") -> StreamOperator:
+    return cls(**cls.conformance_params(), engine=engine)
 
 
 def _batch(cls: type, seed: int) -> Columns:
@@ -301,11 +304,12 @@ def test_docstring_example_runs(cls):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
-def test_push_one_by_one_equals_push_batch(cls, seed):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_push_one_by_one_equals_push_batch(engine, cls, seed):
     batch = _batch(cls, seed)
-    one = _make(cls)
+    one = _make(cls, engine)
     singles = Emitted.concat([one.push(*row) for row in batch.rows()], one.arity)
-    many = _make(cls)
+    many = _make(cls, engine)
     bounds = _splits(np.random.default_rng(seed), len(batch))
     parts = [many.push_batch(batch[i:j]) for i, j in itertools.pairwise(bounds)]
     assert Emitted.concat(parts, many.arity) == singles
@@ -315,10 +319,11 @@ def test_push_one_by_one_equals_push_batch(cls, seed):
 
 
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
-def test_pickles_mid_stream(cls):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pickles_mid_stream(engine, cls):
     batch = _batch(cls, 3)
     half = len(batch) // 2
-    op = _make(cls)
+    op = _make(cls, engine)
     op.push_batch(batch[:half])
     back = pickle.loads(pickle.dumps(op))
     assert back.counters == op.counters and back.config == op.config
@@ -329,17 +334,35 @@ def test_pickles_mid_stream(cls):
 
 
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
-def test_clone_rebuilds_from_the_configuration(cls):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_clone_rebuilds_from_the_configuration(engine, cls):
     batch = _batch(cls, 4)
-    op = _make(cls)
+    op = _make(cls, engine)
     op.push_batch(batch[: len(batch) // 2])
     fresh = op.clone()
-    assert type(fresh) is cls and fresh.config == op.config
-    assert fresh.counters == _make(cls).counters
-    assert _run(fresh, batch) == _run(_make(cls), batch)
+    assert type(fresh) is cls and fresh.config == op.config and fresh.config.engine == engine
+    assert fresh.counters == _make(cls, engine).counters
+    assert _run(fresh, batch) == _run(_make(cls, engine), batch)
 
 
 @pytest.mark.parametrize("seed", [5, 6])
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
-def test_equals_its_oracle(cls, seed):
-    _family(cls).oracle(_make(cls), _batch(cls, seed))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_equals_its_oracle(engine, cls, seed):
+    _family(cls).oracle(_make(cls, engine), _batch(cls, seed))
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9, 10])
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_compiled_kernel_equals_the_python_reference(cls, seed):
+    """The kernel behind ``push_batch`` against the readable per-record path: the same
+    emissions, state and counters for random splits into batches."""
+    batch = _batch(cls, seed)
+    reference = _make(cls, "python")
+    want = _run(reference, batch)
+    kernel = _make(cls, "compiled")
+    bounds = _splits(np.random.default_rng(seed), len(batch))
+    parts = [kernel.push_batch(batch[i:j]) for i, j in itertools.pairwise(bounds)]
+    state = _family(cls).state
+    assert Emitted.concat([*parts, kernel.flush()], kernel.arity) == want
+    assert state(kernel) == state(reference) and kernel.counters == reference.counters

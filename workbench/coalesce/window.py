@@ -25,6 +25,7 @@ from workbench.coalesce.equivalence import Equivalence
 from workbench.protocol import (
     BadEventError,
     BadPolicy,
+    Engine,
     OperatorConfig,
     StreamOperator,
     check_time,
@@ -220,8 +221,11 @@ class WindowExtent(StreamOperator):
         window: Window,
         equivalence: Equivalence | None = None,
         on_bad: BadPolicy = "raise",
+        engine: Engine = "compiled",
     ) -> None:
-        super().__init__(window=window, equivalence=equivalence or Equivalence(), on_bad=on_bad)
+        super().__init__(
+            window=window, equivalence=equivalence or Equivalence(), on_bad=on_bad, engine=engine
+        )
 
     @classmethod
     def conformance_params(cls) -> dict[str, object]:

@@ -212,6 +212,14 @@ class TwoStreamJoin(ArrivalOrdered):
         # plain floats: the per-event representability check (TemplateSet.horizons)
         self._reach = [s.templates.lengths.tolist() for s in streams]
         self._horizons = [s.templates.horizons.tolist() for s in streams]
+        # the same per (stream, template), padded, for whole batches (_valid_rows)
+        self._n_templates = np.array([len(s.templates) for s in streams])
+        width = int(self._n_templates.max())
+        self._reach_table = np.full((2, width), np.inf)
+        self._horizon_table = np.zeros((2, width))
+        for s in (0, 1):
+            self._reach_table[s, : self._n_templates[s]] = self._reach[s]
+            self._horizon_table[s, : self._n_templates[s]] = self._horizons[s]
         a, b = (s.templates for s in streams)
         # certified jc decisions for arrivals of A (A vs B) and of B (B vs A)
         self._deciders = (BandDecider(a, b), BandDecider(b, a))
@@ -308,6 +316,17 @@ class TwoStreamJoin(ArrivalOrdered):
             raise BadEventError(self.streams[s].templates.faithful_error(k, t_det))
         self._check_arrival("t_det", t_det, arrival)
         return s, int(event_id), k, t_det, arrival
+
+    def _valid_rows(self, events: Events) -> np.ndarray:
+        s, k, t_det = events.stream, events.template, events.t_det
+        ok = (s == 0) | (s == 1)
+        s = np.where(ok, s, 0)
+        ok &= (k >= 0) & (k < self._n_templates[s])
+        k = np.where(ok, k, 0)
+        ok &= np.isfinite(t_det) & np.isfinite(events.arrival)
+        with np.errstate(invalid="ignore"):
+            ok &= np.abs(t_det) + self._reach_table[s, k] < self._horizon_table[s, k]
+        return self._arrival_ok(t_det, events.arrival, ok)
 
     def _accept(self, parsed: tuple[int, int, int, float, float]) -> Emitted:
         s, event_id, k, t_det, _ = parsed

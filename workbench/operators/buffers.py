@@ -70,7 +70,8 @@ class SortedBuffer:
     def _columns(self) -> tuple[np.ndarray, ...]:
         return (self._ids, self._tmpl, self._tmax, self._tmin)
 
-    def _make_room(self, extra: int) -> None:
+    def reserve(self, extra: int) -> None:
+        """Room for ``extra`` more events after the live window (kernels insert in place)."""
         n = len(self)
         if self._end + extra <= self._ids.size:
             return
@@ -86,7 +87,7 @@ class SortedBuffer:
 
     def insert(self, event_id: int, template: int, tmax: float, tmin: float) -> None:
         """Add one event at its max-time position (after equal max times)."""
-        self._make_room(1)
+        self.reserve(1)
         pos = self._end
         if self.keep_sorted:
             pos = self._start + int(np.searchsorted(self.tmax, tmax, side="right"))
@@ -105,7 +106,7 @@ class SortedBuffer:
         if n_new == 0:
             return
         n = len(self)
-        self._make_room(n_new)
+        self.reserve(n_new)
         lo, hi = self._start, self._end + n_new
         merged = (
             np.concatenate((self.ids, ids)),
