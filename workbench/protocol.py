@@ -190,6 +190,8 @@ class StreamOperator(ABC):
             )
         if self._config.engine == "python":
             return Emitted.concat([self.push(*row) for row in batch.rows()], self.arity)
+        if not len(batch):
+            return Emitted.none(self.arity)
         good = self._valid_rows(batch)
         if good.all():
             return self._push_valid(batch)

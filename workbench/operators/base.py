@@ -220,6 +220,9 @@ class TwoStreamJoin(ArrivalOrdered):
         for s in (0, 1):
             self._reach_table[s, : self._n_templates[s]] = self._reach[s]
             self._horizon_table[s, : self._n_templates[s]] = self._horizons[s]
+        self._tlen_table = np.zeros((2, width))
+        for s in (0, 1):
+            self._tlen_table[s, : self._n_templates[s]] = self._tlen[s]
         a, b = (s.templates for s in streams)
         # certified jc decisions for arrivals of A (A vs B) and of B (B vs A)
         self._deciders = (BandDecider(a, b), BandDecider(b, a))
@@ -327,6 +330,47 @@ class TwoStreamJoin(ArrivalOrdered):
         with np.errstate(invalid="ignore"):
             ok &= np.abs(t_det) + self._reach_table[s, k] < self._horizon_table[s, k]
         return self._arrival_ok(t_det, events.arrival, ok)
+
+    def _push_valid(self, events: Events) -> Emitted:
+        """Valid events through the subclass's kernel (``_join_batch``): lateness (Definition
+        6) and min(H) vectorised here, the clock moved to the last arrival."""
+        n = len(events)
+        s, k, t_det = events.stream, events.template, events.t_det
+        delays = np.array(self.max_delay)
+        late = events.arrival > t_det + delays[s]
+        tmin = t_det - self._tlen_table[s, k]
+        for buf in self.buffers:
+            buf.reserve(n)
+        pairs = self._join_batch(events, tmin, late)
+        self._now = float(events.arrival[-1])
+        counters = self._counters
+        counters.events_in += n
+        n_late = int(np.count_nonzero(late))
+        counters.late += n_late
+        counters.results_out += pairs.shape[0]
+        if not n_late:
+            return Emitted(pairs)
+        rows = zip(*(col[late].tolist() for col in events.columns()), strict=True)
+        return Emitted(pairs, late=tuple(rows))
+
+    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
+        """The (a, b) pairs of valid events (``late`` ones only move the clock), in the order
+        of pushing them one by one; buffers and counters updated.  Reference: ``_join`` per
+        on-time event (compiled subclasses run a kernel instead)."""
+        parts = []
+        for i in range(len(events)):
+            self._now = float(events.arrival[i])
+            if not late[i]:
+                s = int(events.stream[i])
+                out = self._join(
+                    s,
+                    int(events.id[i]),
+                    int(events.template[i]),
+                    float(events.t_det[i]),
+                    float(tmin[i]),
+                )
+                parts.append(out.ids)
+        return np.concatenate(parts) if parts else np.empty((0, 2), dtype=np.int64)
 
     def _accept(self, parsed: tuple[int, int, int, float, float]) -> Emitted:
         s, event_id, k, t_det, _ = parsed
