@@ -34,6 +34,15 @@ class Columns:
                 raise ValueError(f"{f.name} has shape {col.shape}, expected {n} like the first")
             object.__setattr__(self, f.name, col)
 
+    @classmethod
+    def trusted(cls, *columns: np.ndarray) -> Self:
+        """A batch of columns already of the right dtypes and lengths, unchecked (one record
+        the operator has validated, on its way into a kernel)."""
+        batch = object.__new__(cls)
+        for f, col in zip(fields(cls), columns, strict=True):
+            object.__setattr__(batch, f.name, col)
+        return batch
+
     def columns(self) -> tuple[np.ndarray, ...]:
         """The columns, in ``push`` order."""
         return tuple(getattr(self, f.name) for f in fields(self))

@@ -43,6 +43,8 @@ __all__ = [
     "replay",
 ]
 
+_ON_TIME = np.zeros(1, dtype=bool)
+
 STREAMS = ("A", "B")
 """The two input streams; events name theirs as "A"/"B" or 0/1."""
 
@@ -373,8 +375,21 @@ class TwoStreamJoin(ArrivalOrdered):
         return np.concatenate(parts) if parts else np.empty((0, 2), dtype=np.int64)
 
     def _accept(self, parsed: tuple[int, int, int, float, float]) -> Emitted:
-        s, event_id, k, t_det, _ = parsed
-        return self._join(s, event_id, k, t_det, t_det - float(self._tlen[s][k]))
+        s, event_id, k, t_det, arrival = parsed
+        tmin = t_det - float(self._tlen[s][k])
+        if self._config.engine == "python":
+            return self._join(s, event_id, k, t_det, tmin)
+        # the compiled engine runs one admitted event through the batch kernel
+        for buf in self.buffers:
+            buf.reserve(1)
+        one = Events.trusted(
+            np.array([s]),
+            np.array([event_id]),
+            np.array([k]),
+            np.array([t_det]),
+            np.array([arrival]),
+        )
+        return Emitted(self._join_batch(one, np.array([tmin]), _ON_TIME))
 
     def _clear(self) -> None:
         for buf in self.buffers:
