@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 from workbench.cli import main
+from workbench.experiments import ENGINES
 
 
 def test_example4_prints_the_papers_figures(capsys):
@@ -31,13 +33,22 @@ def test_bench_ptjoin_and_interval_print_their_tables(capsys):
     )
     out = capsys.readouterr().out
     assert out.startswith("PTJoin: 200 events per stream, 5 templates x 10 buckets")
-    names = ["naive (prefix)", "tight (prefix)", "loose", "tight", "band floor"]
-    assert [line[2:16].strip() for line in out.splitlines()[3:8]] == names
-    assert "tight / naive events/s on the same prefix" in out and "(goal >= 20x)" in out
+    lines = out.splitlines()
+    names = [f"{m} · {e}" for m in ("naive", "loose", "tight", "band floor") for e in ENGINES]
+    assert [line[2:24].strip() for line in lines[5:13]] == names
+    assert "compiled / python events/s: naive" in out and "same pairs: yes" in out
     assert main(["bench", "interval", "--events", "100", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "100 events per stream" in out and "(seed 1)" in out
-    assert out.count("mean response ms") == 2 and out.count("LazyWithLookup") == 2
+    assert out.count("mean response ms") == 2 and out.count("LazyWithLookup · compiled") == 2
+
+
+def test_bench_json_holds_the_printed_figures(capsys):
+    args = ["bench", "stime", "--templates", "8", "--sample", "4", "--buckets", "3"]
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["benchmark"] == "stime" and doc["figures"]["pairs"] == 64
+    assert doc["figures"]["setting"]["templates"] == 8 and doc["machine"]["numba"]
 
 
 def test_console_script_is_installed():

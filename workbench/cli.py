@@ -6,6 +6,10 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.bench import BenchReport
 
 __all__ = ["main"]
 
@@ -32,7 +36,19 @@ def _parser() -> argparse.ArgumentParser:
         bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
         for name, text in kinds.items()
     )
-    bench_sub.add_parser("dashboard", help="per-interaction latency of the dashboard tabs")
+    db = bench_sub.add_parser(
+        "dashboard",
+        help="per-interaction latency of the dashboard tabs",
+        argument_default=argparse.SUPPRESS,
+    )
+    for every in (st, pt, iv, wj, co, sp, db):
+        every.add_argument(
+            "--json",
+            dest="as_json",
+            action="store_true",
+            default=False,
+            help="print the figures as JSON (to compare runs across commits)",
+        )
     for streams in (pt, iv, sp):
         streams.add_argument(
             "--events",
@@ -48,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--sample", type=int, help="pairs timed in the scalar loop")
     pt.add_argument("--naive-prefix", type=int, help="events run by naive")
     pt.add_argument("--templates", type=int, help="templates per stream")
-    wj.add_argument("--max-rate", type=float, help="highest rate tried")
+    wj.add_argument("--max-rate", type=float, help="highest rate tried (python)")
+    wj.add_argument("--compiled-max-rate", type=float, help="highest rate tried (compiled)")
     co.add_argument("--tuples", type=int, help="tuples timed at cp 0.5, oop 0.1")
     co.add_argument("--grid-tuples", type=int, help="tuples per cp x oop cell")
     co.add_argument(
@@ -78,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _benchmark(name: str) -> Callable[..., str]:
+def _benchmark(name: str) -> Callable[..., BenchReport]:
     """The function behind ``workbench bench <name>``, imported only when run (Spark and
     Panel load only for their own benchmarks)."""
     if name == "spark":
@@ -108,8 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(example4().report())
     elif args.command == "bench":
-        options = {k: v for k, v in vars(args).items() if k not in ("command", "benchmark")}
-        print(_benchmark(args.benchmark)(**options))
+        skip = ("command", "benchmark", "as_json")
+        options = {k: v for k, v in vars(args).items() if k not in skip}
+        report = _benchmark(args.benchmark)(**options)
+        print(report.to_json() if args.as_json else report)
     elif args.command == "reports":
         from workbench.viz.reports import build_reports
 

@@ -16,6 +16,7 @@ from bokeh.document import Document
 
 from workbench.app.coalescing import PERIOD_MS
 from workbench.app.dashboard import dashboard_tabs
+from workbench.bench import BenchReport
 
 __all__ = ["bench_dashboard", "time_interaction"]
 
@@ -30,7 +31,7 @@ def time_interaction(app: pn.viewable.Viewer, name: str, values: Sequence[object
     return out
 
 
-def bench_dashboard(repeats: int = 8) -> str:
+def bench_dashboard(repeats: int = 8) -> BenchReport:
     """Latency of every slider and selector of the analytical tabs, and of a live tick."""
     tabs = dict(dashboard_tabs())
     for app in tabs.values():
@@ -60,14 +61,17 @@ def bench_dashboard(repeats: int = 8) -> str:
         f"server side, {n} changes each",
         f"  {'tab':26s}{'parameter':12s}{'median':>9s}{'max':>9s}",
     ]
+    figures: dict[str, list[float]] = {}
     for tab, app, name, values in cases:
         ms = time_interaction(app, name, values)
+        figures[f"{tab} · {name}"] = ms
         lines.append(f"  {tab:26s}{name:12s}{statistics.median(ms):9.1f}{max(ms):9.1f}")
     ticks = []
     for _ in range(n):
         start = time.perf_counter()
         coalescing.step()
         ticks.append(1000.0 * (time.perf_counter() - start))
+    figures["Coalescing · live tick"] = ticks
     lines.append(
         f"  {'Coalescing':26s}{'live tick':12s}{statistics.median(ticks):9.1f}{max(ticks):9.1f}"
         f"   ({coalescing.speed} readings per tick, every "
@@ -80,4 +84,4 @@ def bench_dashboard(repeats: int = 8) -> str:
         f"  {'Multi-way join':26s}{'run':12s}{1000 * (time.perf_counter() - start):9.1f}"
         f"{'':9s}   (BEW + FEW on {results[0].tuples:,} tuples, in a worker thread when served)"
     )
-    return "\n".join(lines)
+    return BenchReport("dashboard", tuple(lines), {"ms": figures, "repeats": n})

@@ -26,14 +26,20 @@ from workbench.experiments.coalescing import (
     table5_selection,
 )
 from workbench.experiments.harness import (
+    COMPILED_BATCH,
+    ENGINES,
     Clock,
     JoinProfile,
+    engine_calls,
     fcfs_finish,
     profile_join,
     profile_wjoin,
     timed,
+    warm_up,
+    wtuples,
 )
 from workbench.experiments.timing_joins import (
+    engine_profile,
     interval_runs,
     join_summary,
     join_table,
@@ -66,6 +72,8 @@ from workbench.experiments.workloads import (
 
 __all__ = [
     "CAPACITY_WORKLOAD",
+    "COMPILED_BATCH",
+    "ENGINES",
     "EXAMPLE5",
     "INTERVAL_QUERY",
     "PAPER_LIKE_COSTS",
@@ -85,6 +93,8 @@ __all__ = [
     "cost_surface",
     "deployment_coalescing",
     "deployment_replay",
+    "engine_calls",
+    "engine_profile",
     "fcfs_finish",
     "interval_runs",
     "join_summary",
@@ -99,6 +109,8 @@ __all__ = [
     "table5_cps",
     "table5_selection",
     "timed",
+    "warm_up",
+    "wtuples",
     "wjoin_capacity_sweep",
     "wjoin_measures",
     "wjoin_response",

@@ -13,9 +13,11 @@ import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, cost_grid, select
+from workbench.coalesce.window import Readings, WindowExtent
 from workbench.data.replica import simulate_deployment
-from workbench.experiments.harness import timed
+from workbench.experiments.harness import engine_calls, timed, warm_up
 from workbench.experiments.workloads import coalescing_rows
+from workbench.protocol import Engine
 
 __all__ = [
     "selection_table",
@@ -52,25 +54,43 @@ TABLE5_CASES = {
 """The paper's Table 5: each case's target cps (Q1..Q6) and its optimal eager selection."""
 
 
+def _pushed(extent: WindowExtent, readings: Readings) -> float:
+    """Seconds to push ``readings`` into ``extent`` with its engine's calls (one push per
+    tuple for the reference, micro-batches for the kernel, warmed up first)."""
+    batch = engine_calls(extent)
+    if batch == 1:
+        push = extent.push
+        rows = list(readings.rows())
+        start = time.perf_counter()
+        for row in rows:
+            push(*row)
+        return time.perf_counter() - start
+    warm_up(extent, readings)
+    start = time.perf_counter()
+    for lo in range(0, len(readings), batch):
+        extent.push_batch(readings[lo : lo + batch])
+    return time.perf_counter() - start
+
+
 def coalesce_rates(
-    rows: Sequence[tuple[float, int, int]], window: Window, equivalence: Equivalence
+    rows: Sequence[tuple[float, int, int]],
+    window: Window,
+    equivalence: Equivalence,
+    engine: Engine = "python",
 ) -> dict[str, float]:
-    """Update and scan throughput (tuples/s) of eager and lazy extents on one stream
-    (coalescing paper, Section 7.2): keys ``eager_update``, ``eager_scan``, ``lazy_update``,
-    ``lazy_scan``.
+    """Update and scan throughput (tuples/s) of eager and lazy extents on one stream, run by
+    ``engine`` (coalescing paper, Section 7.2): keys ``eager_update``, ``eager_scan``,
+    ``lazy_update``, ``lazy_scan``.
 
     >>> r = coalesce_rates([(1.0, 5, 0), (2.0, 5, 0)], Window("tuples", 10), Equivalence())
     >>> sorted(r)
     ['eager_scan', 'eager_update', 'lazy_scan', 'lazy_update']
     """
+    readings = Readings(*(np.array(col) for col in zip(*rows, strict=True)))
     out = {}
     for name, extent_cls in (("eager", EagerExtent), ("lazy", LazyExtent)):
-        extent = extent_cls(window, equivalence)
-        push = extent.push
-        start = time.perf_counter()
-        for ts, value, group in rows:
-            push(ts, value, group)
-        out[f"{name}_update"] = len(rows) / (time.perf_counter() - start)
+        extent = extent_cls(window, equivalence, engine=engine)
+        out[f"{name}_update"] = len(rows) / _pushed(extent, readings)
         scans = 20
         start = time.perf_counter()
         for _ in range(scans):
@@ -85,9 +105,11 @@ def rates_grid(
     tuples: int,
     window: Window,
     equivalence: Equivalence,
+    engine: Engine = "python",
 ) -> pd.DataFrame:
-    """:func:`coalesce_rates` of a fresh stream of ``tuples`` tuples at every (oop, cp) of
-    the grid (Section 7.2, rows oop-major): columns ``oop``, ``cp`` and the four rates.
+    """:func:`coalesce_rates` (by ``engine``) of a fresh stream of ``tuples`` tuples at every
+    (oop, cp) of the grid (Section 7.2, rows oop-major): columns ``oop``, ``cp`` and the four
+    rates.
 
     >>> rng, window = np.random.default_rng(0), Window("tuples", 10)
     >>> g = rates_grid(rng, [0.0, 1.0], 50, window, Equivalence())
@@ -98,7 +120,8 @@ def rates_grid(
     for oop in grid:
         for cp in grid:
             stream = coalescing_rows(rng, tuples, cp=cp, oop=oop)
-            rows.append({"oop": oop, "cp": cp, **coalesce_rates(stream, window, equivalence)})
+            rates = coalesce_rates(stream, window, equivalence, engine)
+            rows.append({"oop": oop, "cp": cp, **rates})
     return pd.DataFrame(rows)
 
 
@@ -128,9 +151,10 @@ def coalesce_deployment(
     quantum: float = 0.5,
     window_s: float = 24 * 3600.0,
     schemes: Sequence[str] = ("eager", "lazy"),
+    engine: Engine = "python",
 ) -> pd.DataFrame:
-    """Coalesce every mote's temperature (quantised, time-based window) eagerly and lazily
-    (coalescing paper, Section 7.3).
+    """Coalesce every mote's temperature (quantised, time-based window) eagerly and lazily,
+    run by ``engine`` (coalescing paper, Section 7.3).
 
     One row per scheme: ``readings`` pushed, ``seconds`` and ``readings_per_s`` of the pushes,
     ``stored`` tuples held (raw for lazy, coalesced for eager), ``window`` raw readings in the
@@ -142,23 +166,14 @@ def coalesce_deployment(
     ([710, 3404], [True, True])
     """
     seconds = (readings["time"].astype("int64") // 10**3).to_numpy() / 1e6
-    data = list(
-        zip(
-            seconds.tolist(),
-            readings["temperature"].tolist(),
-            readings["mote"].tolist(),
-            strict=True,
-        )
-    )
+    data = Readings(seconds, readings["temperature"].to_numpy(), readings["mote"].to_numpy())
     kinds = {"eager": EagerExtent, "lazy": LazyExtent}
     rows, first = {}, None
     for scheme in schemes:
-        extent = kinds[scheme](Window("time", window_s), Equivalence("quantized", quantum=quantum))
-        push = extent.push
-        start = time.perf_counter()
-        for ts, value, mote in data:
-            push(ts, value, mote)
-        took = time.perf_counter() - start
+        extent = kinds[scheme](
+            Window("time", window_s), Equivalence("quantized", quantum=quantum), engine=engine
+        )
+        took = _pushed(extent, data)
         view = [(c.ts, c.te, c.group, c.value, c.count) for c in extent.view()]
         first = view if first is None else first
         rows[scheme] = {
@@ -173,10 +188,12 @@ def coalesce_deployment(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def deployment_coalescing(readings: int, seed: int = 0) -> dict[str, float]:
+def deployment_coalescing(
+    readings: int, seed: int = 0, engine: Engine = "python"
+) -> dict[str, float]:
     """Simulate about ``readings`` readings of the deployment (timed) and coalesce them
-    eagerly (Section 7.3 at the deployment's scale): :func:`coalesce_deployment`'s eager row
-    with ``days`` simulated and ``simulated_s``, the seconds the simulation took.
+    eagerly by ``engine`` (Section 7.3 at the deployment's scale): :func:`coalesce_deployment`'s
+    eager row with ``days`` simulated and ``simulated_s``, the seconds the simulation took.
 
     >>> d = deployment_coalescing(2000)
     >>> d["readings"], d["stored"], d["same_view"]
@@ -184,7 +201,8 @@ def deployment_coalescing(readings: int, seed: int = 0) -> dict[str, float]:
     """
     days = readings / (54 * 86400 / 31.0 * 0.5)
     table, simulated_s = timed(lambda: simulate_deployment(days=days, seed=seed))
-    run = coalesce_deployment(table.head(readings), schemes=("eager",)).loc["eager"]
+    run = coalesce_deployment(table.head(readings), schemes=("eager",), engine=engine)
+    run = run.loc["eager"]
     return {**run.to_dict(), "days": days, "simulated_s": simulated_s}
 
 

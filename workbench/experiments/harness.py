@@ -9,6 +9,10 @@ then the flush) in arrival order: call k starts at ``max(arrival_k, finish_{k-1}
 finishes its measured service time later (:func:`fcfs_finish`).  A result's response time is
 the finish of the call that emitted it minus the arrival of its last-arriving tuple.  Every
 benchmark, notebook and the dashboard's multi-way join tab read response times from here.
+
+A call is one ``push`` (``batch=1``, as the papers time their operators) or one
+``push_batch`` of ``batch`` consecutive rows (how the compiled kernels are driven: Spark
+micro-batches, replays); a batch call arrives with its last row.
 """
 
 from __future__ import annotations
@@ -24,14 +28,21 @@ import pandas as pd
 from workbench.events import Events, sort_pairs
 from workbench.operators import TwoStreamJoin, WTuples
 from workbench.operators.wjoin import MultiWayJoin
+from workbench.protocol import StreamOperator
+from workbench.records import Columns
 
 __all__ = [
+    "COMPILED_BATCH",
+    "ENGINES",
     "Clock",
     "JoinProfile",
     "fcfs_finish",
     "profile_join",
     "profile_wjoin",
+    "engine_calls",
     "timed",
+    "warm_up",
+    "wtuples",
 ]
 
 Clock = Callable[[], float]
@@ -51,6 +62,35 @@ def fcfs_finish(arrival: np.ndarray, service: np.ndarray) -> np.ndarray:
     return done + np.maximum.accumulate(arrival - (done - service))
 
 
+ENGINES = ("python", "compiled")
+"""The engines a benchmark compares: the readable reference, then the compiled kernels."""
+
+COMPILED_BATCH = 4096
+"""Rows per ``push_batch`` call when a throughput run drives compiled kernels (a
+micro-batch: the response-time model charges each result the wait for its batch)."""
+
+
+def engine_calls(op: StreamOperator) -> int:
+    """Rows per call of a throughput run: the reference is pushed one record at a time (as
+    the papers time their operators), compiled kernels a micro-batch at a time.
+
+    >>> from workbench.operators import BandJoin, StreamSpec
+    >>> from workbench.paper_examples import example3_templates
+    >>> spec = StreamSpec(example3_templates(), 50.0)
+    >>> engine_calls(BandJoin(streams=(spec, spec), d=40.0, threshold=0.8, engine="python"))
+    1
+    """
+    return 1 if op.config.engine == "python" else COMPILED_BATCH
+
+
+def warm_up(op: StreamOperator, batch: Columns, rows: int = 256) -> float:
+    """Seconds a fresh copy of ``op`` takes for the first ``rows`` of ``batch``: for the
+    compiled engine, its kernels' first call (compiled, or loaded from the on-disk cache),
+    paid here so that timed runs exclude it."""
+    fresh = op.clone()
+    return timed(lambda: fresh.push_batch(batch[:rows]))[1]
+
+
 def timed(fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
     """Call ``fn``; its result and the seconds it took (the benchmarks' stopwatch).
 
@@ -64,18 +104,20 @@ def timed(fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any,
 
 @dataclass(frozen=True)
 class JoinProfile:
-    """One operator's replay, call by call (every push, then the flush), and its results.
+    """One operator's replay, call by call (every push or batch, then the flush), and its
+    results.
 
-    ``arrival_ms[k]`` is when call k's event arrived (the flush: at the last arrival),
+    ``arrival_ms[k]`` is when call k's (last) event arrived (the flush: at the last arrival),
     ``service_s[k]`` its measured service time and ``emitted[k]`` how many results it
     emitted; ``ids`` holds the results in emission order (row = event ids by stream) and
     ``last_ms`` the arrival of each result's last-arriving tuple; ``counters`` the operator's
-    counters after the flush.
+    counters after the flush; ``rows[k]`` the events call k pushed (default: one each, the
+    flush none).
 
     >>> p = JoinProfile(np.array([0.0, 1.0, 2.0, 2.0]), np.array([2e-3, 5e-4, 5e-4, 0.0]),
     ...                 np.array([0, 1, 0, 0]), np.array([[0, 0]]), np.array([1.0]), None)
-    >>> p.finish_ms().tolist(), p.response_ms().tolist()
-    ([2.0, 2.5, 3.0, 3.0], [1.5])
+    >>> p.finish_ms().tolist(), p.response_ms().tolist(), p.events
+    ([2.0, 2.5, 3.0, 3.0], [1.5], 3)
     """
 
     arrival_ms: np.ndarray
@@ -84,11 +126,17 @@ class JoinProfile:
     ids: np.ndarray
     last_ms: np.ndarray
     counters: Any
+    rows: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.rows is None:
+            calls = len(self.arrival_ms)
+            object.__setattr__(self, "rows", (np.arange(calls) < calls - 1).astype(np.int64))
 
     @property
     def events(self) -> int:
-        """Events pushed (the calls but the flush)."""
-        return len(self.arrival_ms) - 1
+        """Events pushed (by every call but the flush)."""
+        return int(self.rows.sum())
 
     @property
     def results(self) -> int:
@@ -132,14 +180,20 @@ class JoinProfile:
         pushes = self.arrival_ms[:-1]
         steady = pushes - (pushes[0] if len(pushes) else 0.0) >= warm_ms
         busy = float(self.service_s[:-1][steady].sum())
-        return int(steady.sum()) / busy if busy else float("inf")
+        return int(self.rows[:-1][steady].sum()) / busy if busy else float("inf")
 
 
 def _profile(
-    op: TwoStreamJoin | MultiWayJoin, batch: Events | WTuples, arrival_ms: np.ndarray, clock: Clock
+    op: TwoStreamJoin | MultiWayJoin,
+    batch: Events | WTuples,
+    arrival_ms: np.ndarray,
+    clock: Clock,
+    size: int = 1,
 ) -> JoinProfile:
-    """Time every push of the batch's rows (then the flush); find the arrival of each
-    result's last tuple (``arrival_ms``: the rows' arrival times in ms)."""
+    """Time every push (``size`` 1) or ``push_batch`` of ``size`` rows (then the flush); find
+    the arrival of each result's last tuple (``arrival_ms``: the rows' arrival times in ms)."""
+    if size < 1:
+        raise ValueError(f"batch = {size!r} must be at least one row per call")
     n, arity = len(batch), op.arity
     arrival_of = []  # per stream: event id -> arrival (ms)
     for s in range(arity):
@@ -147,32 +201,42 @@ def _profile(
         lookup = np.full(int(batch.id[mine].max(initial=-1)) + 1, np.nan)
         lookup[batch.id[mine]] = arrival_ms[mine]
         arrival_of.append(lookup)
-    service, emitted = np.zeros(n + 1), np.zeros(n + 1, dtype=np.int64)
+    bounds = np.append(np.arange(0, n, size), n)
+    calls = len(bounds)  # the pushes, then the flush
+    service, emitted = np.zeros(calls), np.zeros(calls, dtype=np.int64)
     id_parts, last_parts = [np.zeros((0, arity), np.int64)], [np.zeros(0)]
     rows = batch.rows()
-    for k in range(n + 1):
+    for k in range(calls):
         start = clock()
-        out = op.push(*next(rows)) if k < n else op.flush()
+        if k == calls - 1:
+            out = op.flush()
+        elif size == 1:
+            out = op.push(*next(rows))
+        else:
+            out = op.push_batch(batch[bounds[k] : bounds[k + 1]])
         service[k] = clock() - start
         if len(out):
             emitted[k] = len(out)
             id_parts.append(out.ids)
             last_parts.append(np.max([arrival_of[s][out.ids[:, s]] for s in range(arity)], axis=0))
+    last_row = np.maximum(bounds[1:] - 1, 0)
     return JoinProfile(
-        np.append(arrival_ms, arrival_ms[-1] if n else 0.0),
+        np.append(arrival_ms[last_row], arrival_ms[-1]) if n else np.zeros(1),
         service,
         emitted,
         np.concatenate(id_parts),
         np.concatenate(last_parts),
         op.counters,
+        np.append(np.diff(bounds), 0),
     )
 
 
 def profile_join(
-    op: TwoStreamJoin, events: Events, clock: Clock = time.perf_counter
+    op: TwoStreamJoin, events: Events, clock: Clock = time.perf_counter, batch: int = 1
 ) -> JoinProfile:
     """Replay two-stream events (times in ms) through a timing join or PTJoin, timed call by
-    call (PTJoin Section 3; interval timing paper, Section 4.2).
+    call, one event or ``batch`` events per call (PTJoin Section 3; interval timing paper,
+    Section 4.2).
 
     >>> from workbench.data.synthetic import synthetic_events
     >>> from workbench.operators import BandJoin, StreamSpec
@@ -183,15 +247,25 @@ def profile_join(
     >>> p.events, p.ids.shape[1], bool(p.results > 0), bool(p.mean_response_ms() >= 0)
     (60, 2, True, True)
     """
-    return _profile(op, events, events.arrival, clock)
+    return _profile(op, events, events.arrival, clock, batch)
+
+
+def wtuples(rows: pd.DataFrame) -> WTuples:
+    """Multi-way join tuples from a frame with the columns of
+    :class:`~workbench.operators.WTuples`."""
+    return WTuples(*(rows[f.name].to_numpy() for f in fields(WTuples)))
 
 
 def profile_wjoin(
-    op: MultiWayJoin, rows: pd.DataFrame, unit_ms: float = 1.0, clock: Clock = time.perf_counter
+    op: MultiWayJoin,
+    rows: pd.DataFrame,
+    unit_ms: float = 1.0,
+    clock: Clock = time.perf_counter,
+    batch: int = 1,
 ) -> JoinProfile:
     """Replay multi-way join tuples (the columns of :class:`~workbench.operators.WTuples`,
     arrival order, times in units of ``unit_ms`` milliseconds) through a BEW or FEW join,
-    timed call by call (W-join Sections 4-5).
+    timed call by call, one tuple or ``batch`` tuples per call (W-join Sections 4-5).
 
     >>> from workbench.operators import BEWJoin, WindowConstraints
     >>> rows = pd.DataFrame({"stream": [0, 1, 1], "id": [0, 1, 2], "value": [5, 5, 6],
@@ -201,5 +275,5 @@ def profile_wjoin(
     >>> p.ids.tolist(), p.last_ms.tolist(), p.emitted.tolist()
     ([[0, 1]], [1000.0], [0, 1, 0, 0])
     """
-    batch = WTuples(*(rows[f.name].to_numpy() for f in fields(WTuples)))
-    return _profile(op, batch, batch.arrival * unit_ms, clock)
+    tuples = wtuples(rows)
+    return _profile(op, tuples, tuples.arrival * unit_ms, clock, batch)

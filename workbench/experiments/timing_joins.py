@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from workbench.events import Events
-from workbench.experiments.harness import JoinProfile, profile_join, timed
+from workbench.experiments.harness import (
+    ENGINES,
+    JoinProfile,
+    engine_calls,
+    profile_join,
+    timed,
+    warm_up,
+)
 from workbench.experiments.workloads import (
     INTERVAL_QUERY,
     Example5Workload,
@@ -23,6 +30,7 @@ from workbench.paper_examples import Example5Setting
 from workbench.stime import StimeTable, stime, stime_table
 
 __all__ = [
+    "engine_profile",
     "interval_runs",
     "join_summary",
     "join_table",
@@ -141,43 +149,70 @@ def stime_timings(setting: Example5Setting, sample: int = 200, seed: int = 0) ->
     }
 
 
+def engine_profile(op: TwoStreamJoin, events: Events) -> JoinProfile:
+    """:func:`profile_join` with the calls of the operator's engine (:func:`engine_calls`),
+    after a warm-up run of a fresh copy (:func:`warm_up`)."""
+    warm_up(op, events)
+    return profile_join(op, events, batch=engine_calls(op))
+
+
 def ptjoin_runs(
-    workload: Example5Workload, naive_prefix: int = 4_000
-) -> tuple[float, dict[str, dict[str, float]]]:
-    """PTJoin naive / loose / tight against the deterministic band join on one replay
-    (PTJoin Section 3, Theorems 2-4): the seconds to install the query (two stime tables) and
-    each run's :func:`join_summary` (naive and a tight twin on the first ``naive_prefix``
-    events only).
+    workload: Example5Workload, prefix: int = 4_000
+) -> tuple[dict[str, float], dict[str, dict[str, dict[str, float]]]]:
+    """PTJoin naive / loose / tight against the deterministic band join on one replay (PTJoin
+    Section 3, Theorems 2-4), each by the python reference and by its compiled kernel.
+
+    Returns the seconds to install the query (two stime tables) and of the kernels' first
+    call (compile, or load from the on-disk cache) and, by ``"mode · engine"``, the
+    :func:`join_summary` of a run on the first ``prefix`` events (every mode and engine) and
+    on all of them (the python reference of naive and loose only on the prefix: too slow).
 
     >>> w = Example5Workload(Example5Setting(templates=3), events_per_stream=30)
-    >>> install_s, runs = ptjoin_runs(w, naive_prefix=10)
-    >>> list(runs), runs["tight"]["results"] == runs["loose"]["results"]
-    (['naive (prefix)', 'tight (prefix)', 'loose', 'tight', 'band floor'], True)
+    >>> setup, runs = ptjoin_runs(w, prefix=10)
+    >>> sorted(setup), len(runs["prefix"]), list(runs["all"])[:2]
+    (['first_call_s', 'install_s'], 8, ['loose · compiled', 'tight · python'])
+    >>> len({r["results"] for name, r in runs["all"].items() if not name.startswith("band")})
+    1
     """
     streams, events = workload.build()
     kw = {"streams": streams, "d": workload.setting.d, "threshold": workload.setting.delta}
-    prefix = events.head(naive_prefix)
-    tight, install_s = timed(lambda: PTJoin(**kw))
-    runs: list[tuple[str, TwoStreamJoin, Events]] = [
-        ("naive (prefix)", PTJoin(**kw, mode="naive"), prefix),
-        ("tight (prefix)", tight, prefix),
-        ("loose", PTJoin(**kw, mode="loose"), events),
-        ("tight", PTJoin(**kw), events),
-        ("band floor", BandJoin(**kw), events),
-    ]
-    return install_s, {name: join_summary(profile_join(op, ev)) for name, op, ev in runs}
+    installed, install_s = timed(lambda: PTJoin(**kw))
+    _, first_call_s = timed(lambda: installed.push_batch(events.head(256)))
+
+    def make(mode: str, engine: str) -> TwoStreamJoin:
+        if mode == "band floor":
+            return BandJoin(**kw, engine=engine)
+        return PTJoin(**kw, mode=mode, engine=engine)
+
+    modes = ("naive", "loose", "tight", "band floor")
+    scopes = {
+        "prefix": (events.head(prefix), [(m, e) for m in modes for e in ENGINES]),
+        "all": (
+            events,
+            [(m, e) for m in modes[1:] for e in ENGINES if (m, e) != ("loose", "python")],
+        ),
+    }
+    runs = {
+        scope: {
+            f"{mode} · {engine}": join_summary(engine_profile(make(mode, engine), ev))
+            for mode, engine in runs
+        }
+        for scope, (ev, runs) in scopes.items()
+    }
+    return {"install_s": install_s, "first_call_s": first_call_s}, runs
 
 
 def interval_runs(
     workload: IntervalWorkload, query: IntervalQuery = INTERVAL_QUERY
 ) -> dict[float, dict[str, dict[str, float]]]:
     """The five interval timing correlation algorithms (Simple, SSort, Eager, Lazy,
-    LazyWithLookup: Algorithms 1-7) replayed at each mean inter-arrival time of the workload:
+    LazyWithLookup: Algorithms 1-7) replayed at each mean inter-arrival time of the workload,
+    each by the python reference and by its compiled kernel: by ``"algorithm · engine"``,
     each run's :func:`join_summary`.
 
     >>> runs = interval_runs(IntervalWorkload(events_per_stream=30, rates=(1.0,)))
-    >>> list(runs[1.0]), len({s["results"] for s in runs[1.0].values()})
-    (['Simple', 'SSort', 'Eager', 'Lazy', 'LazyWithLookup'], 1)
+    >>> list(runs[1.0])[:3], len({s["results"] for s in runs[1.0].values()})
+    (['Simple · python', 'Simple · compiled', 'SSort · python'], 1)
     """
     rng = np.random.default_rng(workload.seed)
     eager = {
@@ -189,8 +224,11 @@ def interval_runs(
     out = {}
     for rate in workload.rates:
         streams, events = workload.streams(rng, rate)
-        operators = {name: cls(streams=streams, **query.eager()) for name, cls in eager.items()}
-        for name, cls in lazy.items():
-            operators[name] = cls(streams=streams, **query.eager(), **query.lazy())
-        out[rate] = {name: join_summary(profile_join(op, events)) for name, op in operators.items()}
+        runs = {}
+        for name, cls in {**eager, **lazy}.items():
+            extra = query.lazy() if name in lazy else {}
+            for engine in ENGINES:
+                op = cls(streams=streams, **query.eager(), **extra, engine=engine)
+                runs[f"{name} · {engine}"] = join_summary(engine_profile(op, events))
+        out[rate] = runs
     return out

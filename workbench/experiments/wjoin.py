@@ -11,10 +11,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.experiments.harness import Clock, profile_wjoin
+from workbench.experiments.harness import (
+    Clock,
+    engine_calls,
+    profile_wjoin,
+    warm_up,
+    wtuples,
+)
 from workbench.experiments.workloads import WJoinWorkload
 from workbench.operators import WindowConstraints
 from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
+from workbench.protocol import Engine
 
 __all__ = [
     "CAPACITY_WORKLOAD",
@@ -37,12 +44,16 @@ VARIANTS_WORKLOAD = WJoinWorkload(keys=200)
 
 
 def wjoin_measures(
-    op: MultiWayJoin, rows: pd.DataFrame, warm_ms: float = 0.0, clock: Clock = time.perf_counter
+    op: MultiWayJoin,
+    rows: pd.DataFrame,
+    warm_ms: float = 0.0,
+    clock: Clock = time.perf_counter,
+    batch: int = 1,
 ) -> dict[str, float]:
-    """One timed replay of tuples (times in ms) through a BEW or FEW join (W-join
-    performance study): ``capacity`` (tuples per busy second after ``warm_ms`` of stream
-    time: buffers in steady state), mean ``response_ms``, ``results`` and ``comparisons``
-    per tuple.
+    """One timed replay of tuples (times in ms, ``batch`` per call) through a BEW or FEW join
+    (W-join performance study): ``capacity`` (tuples per busy second after ``warm_ms`` of
+    stream time: buffers in steady state), mean ``response_ms``, ``results`` and
+    ``comparisons`` per tuple.
 
     >>> rows = WJoinWorkload(200.0, 3, 1.0).streams(np.random.default_rng(0), 2, 1000.0)
     >>> op = BEWJoin(constraints=WindowConstraints.uniform(2, 50.0), max_delay=[0.0, 0.0])
@@ -50,7 +61,7 @@ def wjoin_measures(
     >>> sorted(m), m["results"] > 0
     (['capacity', 'comparisons', 'response_ms', 'results'], True)
     """
-    p = profile_wjoin(op, rows, clock=clock)
+    p = profile_wjoin(op, rows, clock=clock, batch=batch)
     return {
         "capacity": p.capacity(warm_ms),
         "response_ms": p.mean_response_ms(),
@@ -67,9 +78,11 @@ def wjoin_capacity_sweep(
     workload: WJoinWorkload = CAPACITY_WORKLOAD,
     start_rate: float = 250.0,
     max_rate: float = 64_000.0,
+    engine: Engine = "python",
 ) -> pd.DataFrame:
     """Capacity of an m-way uniform-clique join at doubling aggregate arrival rates (W-join
-    performance study, maximum throughput).
+    performance study, maximum throughput), run by ``engine`` with its calls
+    (:func:`~workbench.experiments.harness.engine_calls`).
 
     The rate doubles from ``start_rate`` until the measured capacity (tuples/s of processing,
     after one window of warm-up) no longer covers it (that rate is the last row) or
@@ -85,8 +98,11 @@ def wjoin_capacity_sweep(
     rows, rate = [], start_rate
     while rate <= max_rate:
         stream = workload.streams(rng, m, rate)
-        op = cls(constraints=wc, max_delay=[0.0] * m, implementation=implementation)
-        cap = wjoin_measures(op, stream, warm_ms=workload.window_ms)["capacity"]
+        op = cls(constraints=wc, max_delay=[0.0] * m, implementation=implementation, engine=engine)
+        batch = engine_calls(op)
+        if batch > 1:
+            warm_up(op, wtuples(stream))
+        cap = wjoin_measures(op, stream, warm_ms=workload.window_ms, batch=batch)["capacity"]
         rows.append({"rate": rate, "capacity": cap, "throughput": min(rate, cap)})
         if cap < rate:
             break

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from pyspark.sql import SparkSession
 
+from workbench.bench import BenchReport
 from workbench.data.replay import Replayer
 from workbench.events import Events
 from workbench.experiments import Example5Workload, join_summary, profile_join
@@ -69,7 +70,7 @@ def race_queries(
     return install_s, best, rows
 
 
-def bench_spark(master: str = "local[*]", rounds: int = 2, **streams: float) -> str:
+def bench_spark(master: str = "local[*]", rounds: int = 2, **streams: float) -> BenchReport:
     """Both queries on one replay of Example 5's workload (``streams``: fields of
     :class:`~workbench.experiments.Example5Workload`), plus the in-process operator; query
     installation (the stime tables, broadcast) is timed apart, as in the paper."""
@@ -99,4 +100,13 @@ def bench_spark(master: str = "local[*]", rounds: int = 2, **streams: float) -> 
         f"{in_process['events_per_s']:10,.0f} events/s  {in_process['results']:,} pairs"
     )
     lines.append(f"  PTJoin / deterministic join time: {ratio:.2f}x  (goal <= 1.3x)")
-    return "\n".join(lines)
+    figures = {
+        "master": master,
+        "events": len(events),
+        "install_s": install_s,
+        "best_s": best,
+        "pairs": rows,
+        "in_process": in_process,
+        "ptjoin_over_deterministic": ratio,
+    }
+    return BenchReport("spark", tuple(lines), figures)
