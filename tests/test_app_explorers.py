@@ -283,3 +283,30 @@ def test_deployment_legend_and_intro():
     assert any("Deployment" in c.title for c in page.select(pn.Card))
     colorbars = [r for r in mote_map.right if type(r).__name__ == "ColorBar"]
     assert colorbars and colorbars[0].title == "mean temperature (C)"
+
+
+# -- Whole month -------------------------------------------------------------------------------
+
+
+def test_month_view_rejoins_on_every_move_and_keeps_a_history():
+    from workbench.app.month import MonthExplorer
+    from workbench.data.replica import simulate_deployment
+    from workbench.data.streams import replayed_streams
+
+    streams = replayed_streams(simulate_deployment(days=0.2, seed=0), days=None)
+    app = MonthExplorer(streams=streams)
+    first = app.rejoin()
+    assert "pairs joined" in app.message and f"{len(first.pairs):,}" in app.message
+    app.delta = 0.6
+    looser = app.last
+    app.d = 6000.0
+    wider = app.last
+    assert len(first.pairs) <= len(looser.pairs) <= len(wider.pairs)
+    assert app.history.value["pairs"].tolist() == [
+        len(wider.pairs),
+        len(looser.pairs),
+        len(first.pairs),
+    ]
+    assert int(wider.per_hour.sum()) == len(wider.pairs)
+    page = pn.panel(app)
+    assert any("Whole month" in c.title for c in page.select(pn.Card))

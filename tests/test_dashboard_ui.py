@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ TABS = (
     "Coalescing",
     "Multi-way join",
     "Deployment (simulated)",
+    "Whole month",
 )
 READY = {  # a label each tab shows once rendered
     "Templates": "Edit a template",
@@ -42,6 +44,7 @@ READY = {  # a label each tab shows once rendered
     "Coalescing": "weight: scan",
     "Multi-way join": "temperature band (C)",
     "Deployment (simulated)": "quantum (C)",
+    "Whole month": "window d (ms)",
 }
 # every Bokeh ColumnDataSource whose data has ``column``, as lists of its x values / lengths
 SOURCES_WITH = """(column) => {
@@ -79,6 +82,17 @@ PAIRS = """() => {
   };
   walk(document);
   return found.length ? Math.max(...found) : -1;
+}"""
+
+MONTH = """() => {
+  const found = [];
+  const walk = (root) => {
+    const m = (root.textContent || "").match(/[0-9,]+ pairs joined over .*? events\/s\)/);
+    if (m && root !== document) found.push(m[0]);
+    for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
+  };
+  walk(document);
+  return found.length ? found[found.length - 1] : "";
 }"""
 
 TITLED = """(start) => {
@@ -311,6 +325,11 @@ def _stream_a_while(page) -> None:
     page.get_by_role("button", name="Run / pause").click()
 
 
+def _join_month(page) -> None:
+    page.get_by_role("button", name="Join the whole month").click()
+    page.wait_for_function(f"() => ({MONTH})() !== ''", timeout=240_000)
+
+
 def _run_multiway(page) -> None:
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("tuples from 3 motes").wait_for()
@@ -323,6 +342,7 @@ MAIN_ACTIONS = {  # each tab's main action before the slider move (the slider is
     "Coalescing": _stream_a_while,
     "Multi-way join": _run_multiway,
     "Deployment (simulated)": None,
+    "Whole month": _join_month,
 }
 
 
@@ -337,6 +357,25 @@ def test_after_its_action_and_a_slider_move_a_tab_looks_sound(page, screenshots,
     for folder in screenshots:
         page.screenshot(path=str(folder / name))
     assert problems == [], f"{tab}: {problems}"
+    assert page.page_errors == []
+
+
+def test_the_whole_month_rejoins_within_a_second_of_a_slider_move(page):
+    """Issue 15's goal in the browser: the median of 8 delta moves, from the key press to the
+    new pair count on the page (2.6 M events re-joined each time)."""
+    open_tab(page, "Whole month")
+    _join_month(page)
+    handle = page.locator(".noUi-handle >> visible=true").first  # delta
+    waits = []
+    for _ in range(8):
+        before = page.evaluate(MONTH)
+        handle.focus()
+        pressed = time.monotonic()
+        handle.press("ArrowLeft")
+        page.wait_for_function(f"(b) => ({MONTH})() !== b", arg=before, timeout=30_000)
+        waits.append(time.monotonic() - pressed)
+    print(f"whole-month re-join seen in the page after {sorted(waits)} s")
+    assert statistics.median(waits) < 1.5, waits  # goal 1 s; slack for a loaded CI machine
     assert page.page_errors == []
 
 

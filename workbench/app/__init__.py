@@ -6,6 +6,7 @@ from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.dashboard import build_dashboard, dashboard_tabs
 from workbench.app.deployment import DeploymentExplorer
 from workbench.app.live import LiveJoinExplorer
+from workbench.app.month import MonthExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
@@ -15,6 +16,7 @@ __all__ = [
     "CoalescingExplorer",
     "DeploymentExplorer",
     "LiveJoinExplorer",
+    "MonthExplorer",
     "PTJoinExplorer",
     "PartitionRegions",
     "TemplateEditor",

@@ -8,6 +8,7 @@ import panel as pn
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.deployment import DeploymentExplorer
 from workbench.app.live import LiveJoinExplorer
+from workbench.app.month import MonthExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
@@ -37,6 +38,7 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
         ("Coalescing", CoalescingExplorer()),
         ("Multi-way join", WJoinExplorer()),
         ("Deployment (simulated)", DeploymentExplorer(readings=default_readings())),
+        ("Whole month", MonthExplorer()),
     ]
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "default_readings",
     "default_streams",
     "load_streams",
+    "month_streams",
     "readings_file_streams",
     "replayed_streams",
     "synthetic_streams",
@@ -46,6 +47,9 @@ __all__ = [
 DEFAULT_DAYS = 1.0
 """Days of simulated readings behind the dashboard."""
 REPLAY_DAYS = 0.25
+"""Days of readings replayed as two event streams (the first hours of the day)."""
+MONTH_DAYS = 31.0
+"""Days of the simulated deployment re-joined as a whole (the whole-month view)."""
 """Days of readings replayed as two event streams (the first hours of the day)."""
 MAX_DELAY_MS = 2000.0
 """Network delay bound D of both replayed streams (ms)."""
@@ -161,6 +165,13 @@ def replayed_streams(
     )
     source = str(readings.attrs.get("source", "readings"))
     return ReplayedStreams(events, (named[0], named[1]), (a, b), max_delays, source)
+
+
+@cache
+def month_streams() -> ReplayedStreams:
+    """The whole simulated month (:data:`MONTH_DAYS`, about 2.6 M readings) as two event
+    streams with per-mote templates learned from it (built once per process, read-only)."""
+    return replayed_streams(clean(simulate_deployment(days=MONTH_DAYS, seed=0)), days=None)
 
 
 @cache
