@@ -125,10 +125,11 @@ def wjoin_response(
     rng: np.random.Generator,
     m: int = 3,
     workload: WJoinWorkload = RESPONSE_WORKLOAD,
+    engine: Engine = "python",
 ) -> pd.DataFrame:
     """Mean response time (arrival of a result's last tuple to its output, waiting included)
-    of hash BEW and FEW on an m-way uniform clique at each aggregate arrival rate (W-join
-    performance study, response time).
+    of hash BEW and FEW on an m-way uniform clique at each aggregate arrival rate, run by
+    ``engine`` one tuple per call (W-join performance study, response time).
 
     >>> small = WJoinWorkload(window_ms=100.0, keys=10, windows=2.0)
     >>> r = wjoin_response([1000.0], np.random.default_rng(0), 2, small)
@@ -140,7 +141,8 @@ def wjoin_response(
     for cls in (BEWJoin, FEWJoin):
         for rate in rates:
             stream = workload.streams(rng, m, rate)
-            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash")
+            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash", engine=engine)
+            warm_up(op, wtuples(stream))
             r = wjoin_measures(op, stream)
             rows.append({"algorithm": cls.__name__, "rate": rate, "response_ms": r["response_ms"]})
     return pd.DataFrame(rows)
