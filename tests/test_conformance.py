@@ -29,7 +29,7 @@ import workbench
 from workbench.coalesce.adaptive import AdaptiveCoalescing, Records
 from workbench.coalesce.window import WindowExtent, recoalesce
 from workbench.data.synthetic import synthetic_events
-from workbench.events import sort_pairs
+from workbench.events import COLUMNS, Events, sort_pairs
 from workbench.operators.base import TwoStreamJoin
 from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_time
 from workbench.operators.ptjoin import BandJoin
@@ -366,3 +366,31 @@ def test_compiled_kernel_equals_the_python_reference(cls, seed):
     state = _family(cls).state
     assert Emitted.concat([*parts, kernel.flush()], kernel.arity) == want
     assert state(kernel) == state(reference) and kernel.counters == reference.counters
+
+
+TWO_STREAM = [cls for cls in OPERATORS if issubclass(cls, TwoStreamJoin)]
+
+
+@pytest.mark.parametrize("cls", TWO_STREAM, ids=lambda c: c.__qualname__)
+def test_bad_events_are_found_alike_by_both_engines(cls):
+    """Bad rows in a batch (unknown stream or template, non-finite or unfaithful time, an
+    arrival before detection or before the clock) are counted with the same reasons, and the
+    rows around them joined alike, by the kernel's vectorised screening and the reference."""
+    batch = _batch(cls, 11)
+    cols = {name: col.copy() for name, col in zip(COLUMNS, batch.columns(), strict=True)}
+    cols["stream"][3] = 2
+    cols["template"][5] = 99
+    cols["t_det"][7] = np.inf  # (NaN would be bad too, but unequal to itself in the check)
+    cols["t_det"][9] = 1e300
+    cols["t_det"][11] = cols["arrival"][11] + 1.0
+    bad = Events(*cols.values())
+    late_clock = Events(*(col[:3] for col in bad.columns()))  # arrives before the clock
+    runs = {}
+    for engine in ENGINES:
+        op = cls(**cls.conformance_params(), engine=engine, on_bad="count")
+        out = [op.push_batch(bad[:20]), op.push_batch(bad[20:]), op.push_batch(late_clock)]
+        runs[engine] = (Emitted.concat([*out, op.flush()], 2), op.counters)
+    assert runs["compiled"] == runs["python"]
+    emitted, counters = runs["python"]
+    assert counters.bad == 5 + 3 and len(emitted.bad) == 8
+    assert "stream = 2" in emitted.bad[0][1] and "earlier than the clock" in emitted.bad[-1][1]

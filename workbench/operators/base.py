@@ -22,6 +22,7 @@ import pandas as pd
 
 from workbench.decision import BandDecider
 from workbench.events import Events
+from workbench.kernels.events import valid_events
 from workbench.operators.buffers import SortedBuffer
 from workbench.protocol import (
     ArrivalOrdered,
@@ -323,15 +324,16 @@ class TwoStreamJoin(ArrivalOrdered):
         return s, int(event_id), k, t_det, arrival
 
     def _valid_rows(self, events: Events) -> np.ndarray:
-        s, k, t_det = events.stream, events.template, events.t_det
-        ok = (s == 0) | (s == 1)
-        s = np.where(ok, s, 0)
-        ok &= (k >= 0) & (k < self._n_templates[s])
-        k = np.where(ok, k, 0)
-        ok &= np.isfinite(t_det) & np.isfinite(events.arrival)
-        with np.errstate(invalid="ignore"):
-            ok &= np.abs(t_det) + self._reach_table[s, k] < self._horizon_table[s, k]
-        return self._arrival_ok(t_det, events.arrival, ok)
+        return valid_events(
+            events.stream,
+            events.template,
+            events.t_det,
+            events.arrival,
+            self._n_templates,
+            self._reach_table,
+            self._horizon_table,
+            self._now,
+        )
 
     def _push_valid(self, events: Events) -> Emitted:
         """Valid events through the subclass's kernel (``_join_batch``): lateness (Definition
