@@ -30,9 +30,10 @@ def _parser() -> argparse.ArgumentParser:
         "interval": "the five interval correlation algorithms",
         "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
+        "month": "the whole simulated month through tight PTJoin, at each delta",
         "spark": "streaming PTJoin vs Spark's interval join",
     }
-    st, pt, iv, wj, co, sp = (
+    st, pt, iv, wj, co, mo, sp = (
         bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
         for name, text in kinds.items()
     )
@@ -41,7 +42,9 @@ def _parser() -> argparse.ArgumentParser:
         help="per-interaction latency of the dashboard tabs",
         argument_default=argparse.SUPPRESS,
     )
-    for every in (st, pt, iv, wj, co, sp, db):
+    mo.add_argument("--d", type=float, help="the window d (ms)")
+    mo.add_argument("--prefix", type=int, help="events run by the python reference")
+    for every in (st, pt, iv, wj, co, mo, sp, db):
         every.add_argument(
             "--json",
             dest="as_json",
@@ -114,6 +117,7 @@ def _benchmark(name: str) -> Callable[..., BenchReport]:
         "interval": bench.bench_interval,
         "wjoin": bench.bench_wjoin,
         "coalesce": bench.bench_coalesce,
+        "month": bench.bench_month,
     }[name]
 
 
