@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import pickle
 import typing
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from window_oracle import WindowOracle
+from window_oracle import WindowOracle, readings
 
 from workbench.coalesce import (
     EagerExtent,
@@ -19,6 +21,9 @@ from workbench.coalesce import (
     recoalesce,
 )
 from workbench.coalesce.equivalence import KINDS, NUMPY, Kind
+from workbench.experiments.workloads import coalescing_rows
+from workbench.kernels.coalesce import KIND_CODES, same
+from workbench.records import Emitted
 
 
 def _flat(view):
@@ -192,3 +197,179 @@ def test_several_coalescing_attributes_and_grouping_attributes():
         assert _flat(eager.view()) == _flat(lazy.view()) == _flat(recoalesce(oracle, eq))
     first = eager.view()[0]
     assert first.value == (40.0, 20.0) and first.count == 3 and first.te == 3.0
+
+
+# -- the compiled engine (push_batch's kernel) against the python reference ------------------
+
+HARD_EQUIVALENCES = [
+    Equivalence("equal"),
+    Equivalence("absolute", tolerance=0.1),
+    Equivalence("absolute", tolerance=1),
+    Equivalence("relative", tolerance=0.1),
+    Equivalence("relative", tolerance=3),
+    Equivalence("increasing"),
+    Equivalence("quantized", quantum=0.1),
+    Equivalence("quantized", quantum=3),
+]
+VALUE_POOLS = {
+    # landing on (or one rounding off) the thresholds 0.1, 1, 3 and their multiples
+    "tenths": [0.0, -0.0, 0.1, 0.2, 0.1 + 0.2, 0.3, 0.6, 0.7, 0.9, 1.0, 1.1, 3.0, 3.3],
+    "ints": [0, 1, 2, 3, 4, 6, -1, -3, 2**52 - 1, 2**52, -(2**52)],
+    "large": [1e12, 1e12 + 0.1, 1e12 + 0.2, 1e12 + 1.0, 1.1e12, -1e12, 2.0**60, 1e300],
+    # beyond what the kernel takes: the reference path, in its place
+    "wide ints": [1, 2, 2**52 + 1, 2**53, 2**63 + 5],
+    "objects": [1.0, 2, (1, 2), "x", None, 2.5],
+    "non-finite": [1.0, float("inf"), float("nan"), 1.0],
+}
+GROUP_POOLS = {
+    "ints": [0, 1, 2, 3],
+    "strings": ["a", "b", "c"],
+    "objects": [None, "a", (1, 2), 0.0, -0.0, True, 1],
+    "floats": [0.0, -0.0, 1.5, float("nan")],
+}
+
+
+def _state(ext):
+    """What an extent shows, as text: NaN equals NaN, -0.0 differs from 0.0, types show."""
+    view = [(c.ts, c.seq, c.te, c.group, c.value, c.count) for c in ext.view()]
+    return repr((view, ext.counters, len(ext), ext.oldest(), ext.t_max))
+
+
+def _emitted(out):
+    return repr((out.ids.shape, out.late, out.bad))
+
+
+@st.composite
+def hard_streams(draw):
+    """Timestamps near 0 or +-1e12 at a fine or coarse step, with ties and late arrivals;
+    values from one pool, groups from another; a window scaled to the step; batch cuts."""
+    n = draw(st.integers(0, 70))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    base = draw(st.sampled_from([0.0, 1e12, -1e12]))
+    step = draw(st.sampled_from([1e-3, 1.0, 1e4]))
+    ticks = np.sort(rng.integers(0, 40, n))
+    late = rng.random(n) < draw(st.sampled_from([0.0, 0.2, 1.0]))  # 1.0: shuffled
+    ticks[late] = np.maximum(ticks[late] - rng.integers(1, 40, int(late.sum())), 0)
+    values = VALUE_POOLS[draw(st.sampled_from(sorted(VALUE_POOLS)))]
+    groups = GROUP_POOLS[draw(st.sampled_from(sorted(GROUP_POOLS)))]
+    rows = [
+        (base + step * int(t), values[rng.integers(len(values))], groups[rng.integers(len(groups))])
+        for t in ticks
+    ]
+    if draw(st.booleans()):
+        window = Window("tuples", draw(st.integers(1, 30)))
+    else:
+        window = Window("time", step * draw(st.sampled_from([1e-9, 0.5, 1.0, 7.0, 1e6])))
+    cuts = np.sort(rng.integers(0, n + 1, draw(st.integers(0, 6)))).tolist()
+    return rows, window, [0, *cuts, n]
+
+
+def _feed(ext, rows, bounds, singles=frozenset()):
+    """Push the rows in the batches between ``bounds``, the k-th one by one if k in singles
+    (as the batch's rows: a NaN group is a new one at every row, as a batch makes them)."""
+    parts = []
+    for k, (i, j) in enumerate(itertools.pairwise(bounds)):
+        batch = readings(rows[i:j])
+        if k in singles:
+            parts += [ext.push(*row) for row in batch.rows()]
+        else:
+            parts.append(ext.push_batch(batch))
+    return _emitted(Emitted.concat(parts, 0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stream=hard_streams(),
+    eq=st.sampled_from(HARD_EQUIVALENCES),
+    cls=st.sampled_from([EagerExtent, LazyExtent]),
+    singles=st.frozensets(st.integers(0, 6)),
+)
+def test_the_compiled_engine_equals_the_python_engine_on_hard_streams(stream, eq, cls, singles):
+    """Any split into batches, batches interleaved with single pushes: the same late records,
+    view (values and groups of the same types), counters and window as the reference."""
+    rows, window, bounds = stream
+    numbers = all(isinstance(v, int | float) for _, v, _ in rows)
+    finite = numbers and all(math.isfinite(v) for _, v, _ in rows)
+    # else Python's rules raise (a - b of strings, floor of infinity)
+    assume(numbers or eq.kind == "equal")
+    assume(finite or eq.kind != "quantized")
+    reference, compiled = cls(window, eq, engine="python"), cls(window, eq)
+    assert _feed(compiled, rows, bounds, singles) == _feed(reference, rows, bounds)
+    assert _state(compiled) == _state(reference)
+    if window.kind == "time" and rows:  # the clock moves on, the oldest tuples expire
+        now = max(r[0] for r in rows) + window.size / 2
+        compiled.advance(now), reference.advance(now)
+        assert _state(compiled) == _state(reference)
+    more = [(ts + window.size, v, g) for ts, v, g in rows[::-1]]  # and go on after it
+    assert _feed(compiled, more, [0, len(more)]) == _feed(reference, more, [0, len(more)])
+    assert _state(compiled) == _state(reference)
+
+
+@pytest.mark.parametrize("cls", [EagerExtent, LazyExtent])
+@pytest.mark.parametrize("kind", ["tuples", "time"])
+def test_the_compiled_engine_on_the_benchmark_stream_in_uneven_batches(cls, kind, monkeypatch):
+    """A synthetic stream (Section 7.1) through random batch sizes, a steered window halfway:
+    the state equals the reference's after every batch, and no row went through ``push``."""
+    rng = np.random.default_rng(7)
+    rows = coalescing_rows(rng, 3000, cp=0.6, oop=0.3)
+    window, eq = Window(kind, 40), Equivalence("absolute", tolerance=2**29)
+    reference, compiled = cls(window, eq, engine="python"), cls(window, eq)
+    monkeypatch.setattr(compiled, "push", None)  # the kernel takes every row
+    bounds = [0, *np.sort(rng.choice(np.arange(1, 3000), 25, replace=False)).tolist(), 3000]
+    for k, (i, j) in enumerate(itertools.pairwise(bounds)):
+        if k == 12:
+            assert compiled.set_params(window=Window(kind, 25)) == reference.set_params(
+                window=Window(kind, 25)
+            )
+        assert compiled.push_batch(readings(rows[i:j])) == reference.push_batch(readings(rows[i:j]))
+        assert _state(compiled) == _state(reference)
+
+
+def test_ever_new_groups_keep_the_eager_state_bounded():
+    """Groups that left the window are forgotten (their codes renumbered), in both engines."""
+    rows = [(float(i), i % 3, i // 2) for i in range(5000)]
+    window = Window("tuples", 10)
+    reference, compiled = EagerExtent(window, engine="python"), EagerExtent(window)
+    bounds = list(range(0, 5001, 250))
+    assert _feed(compiled, rows, bounds, singles={3, 7}) == _feed(reference, rows, bounds)
+    assert _state(compiled) == _state(reference)
+    assert len(compiled._codes) < 1000 and len(reference._codes) < 1000
+
+
+@pytest.mark.parametrize("cls", [EagerExtent, LazyExtent])
+def test_bad_rows_between_compiled_runs(cls):
+    """Non-finite timestamps and unhashable groups are counted one by one in their place."""
+    rows = [(1.0, 5, "a"), (float("nan"), 5, "a"), (2.0, 5, ["x"]), (3.0, 6, "a"), (0.5, 5, "b")]
+    window = Window("tuples", 3)
+    reference = cls(window, on_bad="count", engine="python")
+    compiled = cls(window, on_bad="count")
+    assert _feed(compiled, rows, [0, len(rows)]) == _feed(reference, rows, [0, len(rows)])
+    assert compiled.counters.bad == 2 and _state(compiled) == _state(reference)
+
+
+def test_a_value_python_cannot_floor_raises_in_both_engines():
+    """floor(v / quantum) overflowing: Python's floor raises, so the kernel leaves it."""
+    rows = [(1.0, 1e300, 0), (2.0, 1e300, 0)]
+    for engine in ("python", "compiled"):
+        eq = Equivalence("quantized", quantum=1e-300)
+        ext = EagerExtent(Window("tuples", 5), eq, engine=engine)
+        with pytest.raises(OverflowError):
+            ext.push_batch(readings(rows))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.floats(allow_nan=False, allow_infinity=False),
+    b=st.floats(allow_nan=False, allow_infinity=False),
+    eq=st.sampled_from(HARD_EQUIVALENCES),
+    near=st.booleans(),
+)
+def test_the_kernels_equivalence_judges_as_python(a, b, eq, near):
+    """The kernel's rules (float64 copies) against ``Equivalence.same`` (Python floats),
+    also for b one tolerance (or quantum) from a, where rounding decides."""
+    if near:
+        b = a + (eq.tolerance if eq.kind != "quantized" else eq.quantum)
+    if eq.kind == "quantized" and not all(np.isfinite([a / eq.quantum, b / eq.quantum])):
+        return  # Python's floor raises there: such values never reach the kernel
+    code = KIND_CODES[eq.kind]
+    assert same(code, float(eq.tolerance), float(eq.quantum), a, b) == eq.same(a, b)

@@ -1,9 +1,11 @@
 """The window rule of the coalescing paper (Section 2.1) stated directly, for the extent,
-adaptive-coalescing and conformance tests."""
+adaptive-coalescing and conformance tests; rows as batches for the engine comparisons."""
 
 from __future__ import annotations
 
-from workbench.coalesce import Window
+import numpy as np
+
+from workbench.coalesce import Readings, Window
 
 
 class WindowOracle:
@@ -33,3 +35,23 @@ class WindowOracle:
             return rows[-int(self.window.size) :]
         t_max = max(r[0] for r in rows)
         return [r for r in rows if r[0] >= t_max - self.window.size]
+
+
+def column(items: list) -> np.ndarray:
+    """A batch column as NumPy makes it from the items, or an object array when NumPy would
+    not make a flat one (tuples, mixed types)."""
+    try:
+        col = np.array(items)
+    except ValueError:
+        col = None
+    if col is None or col.ndim != 1 or len(col) != len(items):
+        col = np.empty(len(items), dtype=object)
+        for k, item in enumerate(items):
+            col[k] = item
+    return col
+
+
+def readings(rows: list[tuple]) -> Readings:
+    """Rows ``(ts, value, group)`` as one batch (:func:`column` for each column)."""
+    ts, values, groups = (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [])
+    return Readings(np.array(ts, dtype=np.float64), column(values), column(groups))

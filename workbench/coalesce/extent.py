@@ -9,6 +9,9 @@ temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.wi
   their timestamp vectors, merging on insert (``mergeTuples``), splitting on out-of-order gaps
   (``splitTuple``), and detaching the oldest timestamp on expiry (Appendix A).
 
+``push`` is the readable reference; ``push_batch`` runs the same steps compiled
+(:mod:`workbench.kernels.coalesce`) on the same state arrays.
+
 Both extents expose the same coalesced view after every arrival (tested against
 :func:`~workbench.coalesce.window.recoalesce`, which coalesces the window's raw tuples from
 scratch).
@@ -16,17 +19,22 @@ scratch).
 
 from __future__ import annotations
 
-import heapq
-from bisect import bisect_left, bisect_right
+import math
 from collections.abc import Hashable
+from typing import ClassVar
 
-from workbench.coalesce.window import Coalesced, Key, WindowExtent, coalesce_sorted
+import numpy as np
+
+from workbench.coalesce.window import Coalesced, Key, Readings, WindowExtent, coalesce_sorted
+from workbench.kernels.coalesce import KIND_CODES, eager_push, lazy_push
 
 __all__ = ["EagerExtent", "LazyExtent"]
 
 
 class LazyExtent(WindowExtent):
     """Lazy coalescing: raw tuples in timestamp order; the scan coalesces (Algorithm 1).
+
+    The kernel only orders timestamps, so any values and groups take the compiled path.
 
     >>> from workbench.coalesce.window import Window
     >>> ext = LazyExtent(Window("tuples", 3))
@@ -36,52 +44,47 @@ class LazyExtent(WindowExtent):
     [(2.0, 3.0, 81), (3.0, 4.0, 79)]
     """
 
-    def _start(self) -> None:
-        super()._start()
-        self._keys: list[Key] = []
-        self._rows: list[tuple[Key, Hashable, object]] = []
-        self._head = 0
-
-    def oldest(self) -> Key | None:
-        return self._keys[self._head] if self._head < len(self._keys) else None
-
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        pos = bisect_right(self._keys, key, lo=self._head)
-        self._keys.insert(pos, key)
-        self._rows.insert(pos, (key, group, value))
+        self._store(key, group, value)
         self._counters.inserts += 1
 
     def _remove_oldest(self) -> None:
-        self._head += 1
+        self._drop_oldest()
         self._counters.deletes += 1
-        if self._head > 64 and 2 * self._head > len(self._keys):
-            del self._keys[: self._head]
-            del self._rows[: self._head]
-            self._head = 0
+
+    def _push_compiled(self, batch: Readings) -> np.ndarray:
+        return self._run(lazy_push, batch)
 
     def view(self) -> list[Coalesced]:
-        rows = self._rows[self._head :]
+        rows = self.raw()
         self._counters.reads += len(rows)
-        return coalesce_sorted(rows, self.equivalence)
+        return coalesce_sorted((((ts, seq), g, v) for ts, seq, g, v in rows), self.equivalence)
 
     def raw(self) -> list[tuple[float, int, Hashable, object]]:
         """The window's raw tuples ``(ts, seq, group, value)`` in timestamp order."""
-        return [(k[0], k[1], g, v) for k, g, v in self._rows[self._head :]]
+        live = self._slot[self._head : self._end]
+        columns = self._ts[self._head : self._end], self._arrival[live], self._group[live]
+        return list(zip(*(c.tolist() for c in columns), self._value[live].tolist(), strict=True))
 
 
-class _Run:
-    """A coalesced tuple: its raw keys (ts = keys[0], the timestamp vector = keys[1:]) and
-    values (one per key, or just the first when the equivalence is transitive)."""
-
-    __slots__ = ("keys", "values")
-
-    def __init__(self, keys: list[Key], values: list[object]) -> None:
-        self.keys = keys
-        self.values = values
+INT_EXACT = 2**52
+"""Integers up to this magnitude: their float64 copies subtract exactly (Python ints do)."""
 
 
 class EagerExtent(WindowExtent):
     """Eager coalescing with timestamp vectors: merge, split, detach (Algorithm 2).
+
+    A group's raw tuples are linked in key order (``_prev``, ``_next``); a coalesced tuple is
+    a raw tuple that ``_starts`` one, and its timestamp vector the group's following raw
+    tuples up to the next start (the group's first tuple always starts one).  Groups are
+    numbered (``_code``, with ``_tail`` their last slot).
+
+    The kernel judges equivalence on float64 copies of the values (``_number``), so it only
+    takes values whose copy Python judges alike (``_exact_number``: finite floats and ints up
+    to 2**52 whose quotient by the quantum is finite) under a tolerance and quantum that are
+    floats or ints up to 2**53.  Once any other value (a tuple, a string, a Decimal...) has
+    been accepted, ``push_batch`` keeps to the reference path, and so does a batch holding
+    one.
 
     >>> from workbench.coalesce.window import Window
     >>> ext = EagerExtent(Window("tuples", 3))
@@ -91,129 +94,186 @@ class EagerExtent(WindowExtent):
     ([(2.0, 3.0, 81), (3.0, 4.0, 79)], 2)
     """
 
+    slot_columns: ClassVar[dict[str, type]] = {
+        **WindowExtent.slot_columns,
+        "_key_ts": np.float64,
+        "_code": np.int64,
+        "_number": np.float64,
+        "_starts": np.bool_,
+        "_prev": np.int64,
+        "_next": np.int64,
+    }
+
     def _start(self) -> None:
         super()._start()
-        self._groups: dict[Hashable, list[_Run]] = {}
-        self._keep_values = not self.equivalence.transitive
-        # every group's oldest key, as a heap with stale entries skipped on the way out
-        self._heads: list[tuple[Key, Hashable]] = []
+        self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
+        self._tail = np.full(16, -1, dtype=np.int64)  # by code: the group's last slot
+        eq = self.equivalence
+        self._compilable = all(
+            isinstance(p, float) or (type(p) is int and p <= 2**53)
+            for p in (eq.tolerance, eq.quantum)
+        )
+        self._int_exact = INT_EXACT
+        if eq.kind == "relative" and type(eq.tolerance) is int and eq.tolerance > 1:
+            self._int_exact = 2**53 // eq.tolerance  # Python multiplies ints exactly
+        self._scale = float(eq.quantum) if eq.kind == "quantized" else 1.0  # value / quantum
 
     @property
     def stored(self) -> int:
         """Coalesced tuples held (the eager extent's physical size)."""
-        return sum(len(runs) for runs in self._groups.values())
+        return int(np.count_nonzero(self._starts[self._slot[self._head : self._end]]))
 
-    def oldest(self) -> Key | None:
-        heads = self._heads
-        while heads:
-            key, group = heads[0]
-            runs = self._groups.get(group)
-            if runs and runs[0].keys[0] == key:
-                return key
-            heapq.heappop(heads)  # stale: that group's head has changed since
-        return None
+    def _exact_number(self, value: object) -> float:
+        """``value`` as float64 when the kernel would judge it as Python judges the object;
+        else NaN, and ``push_batch`` keeps to the reference path from now on."""
+        kind = type(value)
+        if kind in (float, np.float64) or (kind in (int, bool) and abs(value) <= self._int_exact):
+            number = float(value)
+            if math.isfinite(number / self._scale):  # Python's floor would raise on inf
+                return number
+        self._compilable = False
+        return math.nan
 
-    def _value(self, run: _Run, index: int) -> object:
-        return run.values[index] if self._keep_values else run.values[0]
+    def _numbers(self, values: np.ndarray) -> np.ndarray | None:
+        """A batch's values as float64 (``_exact_number`` for a column), None if it cannot."""
+        kind = values.dtype.kind
+        if kind in "iub":
+            bound = self._int_exact
+            if len(values) and (int(values.max()) > bound or int(values.min()) < -bound):
+                return None
+        elif kind != "f":
+            return None
+        numbers = values.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite = np.isfinite(numbers / self._scale).all()
+        return numbers if finite else None
+
+    def _group_code(self, group: Hashable) -> int:
+        code = self._codes.get(group)
+        if code is None:
+            code = self._codes[group] = len(self._codes)
+            if code == len(self._tail):
+                self._tail = np.concatenate((self._tail, np.empty_like(self._tail)))
+            self._tail[code] = -1
+        return code
+
+    def _group_codes(self, groups: np.ndarray) -> np.ndarray:
+        """Each row's group code, as ``_group_code`` gives them."""
+        kind, n = groups.dtype.kind, len(groups)
+        if kind in "iu":
+            lo, hi = int(groups.min()), int(groups.max())
+            if hi - lo <= 4 * n + 1024:  # a dense range: a look-up table
+                seen = np.zeros(hi - lo + 1, dtype=bool)
+                offset = groups - lo
+                seen[offset] = True
+                present = np.flatnonzero(seen)
+                table = np.empty(hi - lo + 1, dtype=np.int64)
+                table[present] = [self._group_code(lo + k) for k in present.tolist()]
+                return table[offset]
+        if kind in "iubUS" or (kind == "f" and not np.isnan(groups).any()):
+            unique, inverse = np.unique(groups, return_inverse=True)
+            return np.array([self._group_code(g) for g in unique.tolist()], np.int64)[inverse]
+        # objects, and NaN (a new group at every row, as one by one): row by row
+        return np.fromiter(map(self._group_code, groups.tolist()), np.int64, n)
+
+    def _forget_empty_groups(self) -> None:
+        """Renumber the groups still in the window once the codes of groups that left
+        outnumber the window (a stream of ever new groups keeps bounded state)."""
+        if len(self._codes) <= 2 * (self._end - self._head) + 64:
+            return
+        kept = {g: c for g, c in self._codes.items() if self._tail[c] >= 0}
+        old = np.fromiter(kept.values(), np.int64, len(kept))
+        new_code = np.full(len(self._codes), -1, dtype=np.int64)
+        new_code[old] = np.arange(len(kept))
+        live = self._slot[self._head : self._end]
+        self._code[live] = new_code[self._code[live]]
+        self._tail[: len(kept)] = self._tail[old]
+        self._codes = dict(zip(kept, range(len(kept)), strict=True))
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        runs = self._groups.get(group)
-        if runs and key > runs[-1].keys[-1]:  # in order for its group: only the last run
-            last = runs[-1]
-            previous = last.values[-1] if self._keep_values else last.values[0]
-            if self.equivalence.same(previous, value):
-                self._merge(last, len(last.keys), key, value)
-            else:
-                self._counters.inserts += 1
-                runs.append(_Run([key], [value]))
-            return
-        if not runs or key < runs[0].keys[0]:
-            heapq.heappush(self._heads, (key, group))  # the key becomes the group's head
-        if runs is None:
-            runs = self._groups[group] = []
-        self._insert_into(runs, key, value)
-
-    def _insert_into(self, runs: list[_Run], key: Key, value: object) -> None:
+        self._forget_empty_groups()
+        x = self._store(key, group, value)
+        g = self._group_code(group)
+        self._key_ts[x], self._code[x] = key[0], g
+        self._number[x] = self._exact_number(value)
+        # the group's neighbours in key order: a before x, b after it
+        a, b = int(self._tail[g]), -1
+        while a >= 0 and self._key_ts[a] > key[0]:
+            a, b = int(self._prev[a]), a
         same = self.equivalence.same
-        i = bisect_right(runs, key, key=lambda r: r.keys[0]) - 1
-        if i >= 0:
-            run = runs[i]
-            p = bisect_left(run.keys, key)
-            if p < len(run.keys):  # key falls inside run i: merge, or split around it
-                before, after = self._value(run, p - 1), self._value(run, p)
-                join_a, join_b = same(before, value), same(value, after)
-                if join_a and join_b:
-                    self._merge(run, p, key, value)
-                    return
-                self._counters.splits += 1
-                keep = self._keep_values
-                left = _Run(run.keys[:p], run.values[:p] if keep else [run.values[0]])
-                right = _Run(run.keys[p:], run.values[p:] if keep else [run.values[0]])
-                if join_a:
-                    self._merge(left, p, key, value)
-                    runs[i : i + 1] = [left, right]
-                elif join_b:
-                    self._merge(right, 0, key, value)
-                    right.values = right.values if self._keep_values else [value]
-                    runs[i : i + 1] = [left, right]
-                else:
-                    self._counters.inserts += 1
-                    runs[i : i + 1] = [left, _Run([key], [value]), right]
-                return
-        # key falls between run i (or nothing) and run i + 1 (or nothing)
-        prev = runs[i] if i >= 0 else None
-        nxt = runs[i + 1] if i + 1 < len(runs) else None
-        join_a = prev is not None and same(self._value(prev, len(prev.keys) - 1), value)
-        join_b = nxt is not None and same(value, self._value(nxt, 0))
-        if join_a and join_b:  # x bridges two runs into one
-            self._merge(prev, len(prev.keys), key, value)
-            prev.keys.extend(nxt.keys)
-            if self._keep_values:
-                prev.values.extend(nxt.values)
-            del runs[i + 1]
-        elif join_a:
-            self._merge(prev, len(prev.keys), key, value)
-        elif join_b:
-            self._merge(nxt, 0, key, value)
-            if not self._keep_values:
-                nxt.values = [value]
+        join_a = a >= 0 and same(self._value[a], value)
+        join_b = b >= 0 and same(value, self._value[b])
+        counters = self._counters
+        if b >= 0 and not self._starts[b] and not (join_a and join_b):
+            counters.splits += 1  # splitTuple: x cuts a coalesced tuple in two
+        if join_a or join_b:
+            counters.merges += 1  # mergeTuples (into a's vector, b's, or bridging both)
         else:
-            self._counters.inserts += 1
-            runs.insert(i + 1, _Run([key], [value]))
-
-    def _merge(self, run: _Run, position: int, key: Key, value: object) -> None:
-        """mergeTuples: put the key into the run's timestamp vector at its place."""
-        self._counters.merges += 1
-        run.keys.insert(position, key)
-        if self._keep_values:
-            run.values.insert(position, value)
+            counters.inserts += 1  # addTuple
+        self._starts[x] = not join_a
+        self._prev[x], self._next[x] = a, b
+        if a >= 0:
+            self._next[a] = x
+        if b >= 0:
+            self._prev[b] = x
+            self._starts[b] = not join_b
+        else:
+            self._tail[g] = x
 
     def _remove_oldest(self) -> None:
-        self.oldest()  # drop stale heads: the heap's top is now the oldest tuple
-        _, group = heapq.heappop(self._heads)
-        runs = self._groups[group]
-        run = runs[0]
-        if len(run.keys) > 1:  # detach the first timestamp of the vector
-            self._counters.detaches += 1
-            del run.keys[0]
-            if self._keep_values:
-                del run.values[0]
+        old = self._drop_oldest()
+        after = int(self._next[old])
+        if after >= 0 and not self._starts[after]:
+            self._counters.detaches += 1  # the oldest timestamp leaves its vector
         else:
             self._counters.deletes += 1
-            del runs[0]
-        if runs:
-            heapq.heappush(self._heads, (runs[0].keys[0], group))
+        if after >= 0:
+            self._prev[after], self._starts[after] = -1, True
         else:
-            del self._groups[group]
+            self._tail[self._code[old]] = -1
+
+    def _push_compiled(self, batch: Readings) -> np.ndarray | None:
+        numbers = self._numbers(batch.value) if self._compilable else None
+        if numbers is None:
+            return None
+        self._forget_empty_groups()
+        codes = self._group_codes(batch.group)
+        eq = self.equivalence
+        return self._run(
+            eager_push,
+            batch,
+            numbers,
+            codes,
+            self._key_ts,
+            self._code,
+            self._number,
+            self._starts,
+            self._prev,
+            self._next,
+            self._tail,
+            KIND_CODES[eq.kind],
+            float(eq.tolerance),
+            float(eq.quantum),
+        )
 
     def view(self) -> list[Coalesced]:
-        out: list[Coalesced] = []
-        for group, runs in self._groups.items():
-            for k, run in enumerate(runs):
-                self._counters.reads += 1
-                te = runs[k + 1].keys[0][0] if k + 1 < len(runs) else run.keys[-1][0]
-                first = run.keys[0]
-                value = self.equivalence.representative(run.values[0])
-                out.append(Coalesced(first[0], first[1], te, group, value, len(run.keys)))
+        live = self._slot[self._head : self._end]
+        by_group = live[np.argsort(self._code[live], kind="stable")]  # each group in key order
+        # each coalesced tuple: from its start to the raw tuple before the next start
+        bounds = np.append(np.flatnonzero(self._starts[by_group]), len(by_group))
+        first, last = by_group[bounds[:-1]], by_group[bounds[1:] - 1]
+        code = self._code[first]
+        # valid until the group's next coalesced tuple starts, else until its last timestamp
+        te = self._key_ts[last]
+        followed = np.flatnonzero(code[1:] == code[:-1])
+        te[followed] = self._key_ts[first[followed + 1]]
+        count = np.diff(bounds)
+        self._counters.reads += len(first)
+        ts, seq, group, value = (
+            c[first].tolist() for c in (self._key_ts, self._arrival, self._group, self._value)
+        )
+        value = map(self.equivalence.representative, value)
+        rows = zip(ts, seq, te.tolist(), group, value, count.tolist(), strict=True)
+        out = [Coalesced(*row) for row in rows]
         out.sort()
         return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -203,11 +203,31 @@ class ExtentConfig(OperatorConfig):
         super().__post_init__()
 
 
+_ROOM = 64
+"""The initial room of an extent's arrays (they double as needed)."""
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class WindowExtent(StreamOperator):
-    """What both extents share: the window rule, lateness, arrival numbering, counters.
+    """What both extents share: the window rule, lateness, arrival numbering, counters, and
+    the window's raw tuples in key order.
 
     ``push(ts, value, group=None)``; the window may be steered to a smaller size of its kind
     (the oldest tuples expire).
+
+    The state is arrays that ``push`` (the readable reference) and the compiled
+    ``push_batch`` both read and write, so the two interleave freely: the window's raw tuples
+    in key order as timestamps ``_ts`` and storage slots ``_slot``, live in ``[_head, _end)``;
+    per slot the tuple's arrival number ``_arrival``, its ``_value`` and ``_group`` (any
+    objects) and each extent's own columns (``slot_columns``); the free slots in
+    ``_free[:_n_free]``.  ``_reserve`` makes room before a push or a batch.
     """
 
     config_type: ClassVar[type] = ExtentConfig
@@ -215,6 +235,12 @@ class WindowExtent(StreamOperator):
     batch_type: ClassVar[type] = Readings
     steerable: ClassVar[frozenset[str]] = frozenset({"window"})
     arity: ClassVar[int] = 0
+    slot_columns: ClassVar[dict[str, type]] = {
+        "_arrival": np.int64,
+        "_value": object,
+        "_group": object,
+    }
+    object_columns: ClassVar[dict[str, str]] = {"_value": "value", "_group": "group"}
 
     def __init__(
         self,
@@ -233,13 +259,19 @@ class WindowExtent(StreamOperator):
         return {"window": Window("tuples", 12), "equivalence": Equivalence("absolute", 1.0)}
 
     def _start(self) -> None:
-        self._seq = 0
+        self._seq = 0  # the next arrival number
         self._t_max = float("-inf")
-        self._n = 0  # raw tuples in the window
+        self._ts = np.empty(_ROOM)
+        self._slot = np.empty(_ROOM, dtype=np.int64)
+        self._head = self._end = 0
+        self._free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free slots
+        self._n_free = _ROOM
+        for name, dtype in self.slot_columns.items():
+            setattr(self, name, np.empty(_ROOM, dtype=dtype))
 
     def __len__(self) -> int:
         """Raw tuples currently in the window."""
-        return self._n
+        return self._end - self._head
 
     window = from_config("window", "The window in force.")
     equivalence = from_config("equivalence", "The value equivalence.")
@@ -250,7 +282,7 @@ class WindowExtent(StreamOperator):
         return self._t_max
 
     def _buffered(self) -> tuple[int]:
-        return (self._n,)
+        return (len(self),)
 
     def push(self, ts: float, value: object, group: Hashable = None) -> Emitted:
         """Add one arriving tuple; a too-late one is counted and emitted as late."""
@@ -258,18 +290,16 @@ class WindowExtent(StreamOperator):
 
     def _validate(self, ts: float, value: object, group: Hashable) -> tuple[Key, Hashable, Any]:
         ts = check_time("ts", ts)
-        try:
-            hash(group)
-        except TypeError:
-            raise BadEventError(f"group = {group!r} is not hashable") from None
+        if not _hashable(group):
+            raise BadEventError(f"group = {group!r} is not hashable")
         key = (ts, self._seq)
         self._seq += 1
         return key, group, value
 
     def _admit(self, parsed: tuple[Key, Hashable, Any]) -> bool:
         key, window = parsed[0], self._config.window
-        if window.kind == "tuples":
-            return not (self._n >= window.size and key < self.oldest())
+        if window.kind == "tuples":  # not older than the oldest (a tie arrived later: younger)
+            return not (self._end - self._head >= window.size and key[0] < self._ts[self._head])
         return key[0] >= self._t_max - window.size
 
     def _accept(self, parsed: tuple[Key, Hashable, Any]) -> Emitted:
@@ -279,7 +309,6 @@ class WindowExtent(StreamOperator):
         else:
             self._t_max = key[0]
         self._insert(key, group, value)
-        self._n += 1
         self._expire()
         return Emitted.none(0)
 
@@ -304,35 +333,153 @@ class WindowExtent(StreamOperator):
     def _reconfigured(self, old: ExtentConfig) -> None:
         self._expire()
 
+    def oldest(self) -> Key | None:
+        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
+        if self._head == self._end:
+            return None
+        return float(self._ts[self._head]), int(self._arrival[self._slot[self._head]])
+
     def remove_oldest(self) -> None:
         """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
         tuple's timestamp vector (Table 4; :func:`~workbench.coalesce.cost.measure_atomic_costs`
         times it).  The window must not be empty."""
         self._remove_oldest()
-        self._n -= 1
 
     def _expire(self) -> None:
         window = self._config.window
         if window.kind == "tuples":
-            while self._n > window.size:
-                self.remove_oldest()
+            while self._end - self._head > window.size:
+                self._remove_oldest()
         else:
             bound = self._t_max - window.size
-            while (oldest := self.oldest()) is not None and oldest[0] < bound:
-                self.remove_oldest()
+            while self._head < self._end and self._ts[self._head] < bound:
+                self._remove_oldest()
+
+    def _reserve(self, k: int) -> None:
+        """Room for ``k`` more raw tuples (as many as the window can hold at once, for a
+        tuple window): the window moved to the front of (doubled) arrays when it reaches their
+        end, and as many free slots."""
+        n, head, window = len(self), self._head, self._config.window
+        if window.kind == "tuples":  # a tuple window holds at most size + 1 at once
+            k = min(k, int(window.size) + 1 - n)
+        if self._end + k > len(self._ts):
+            room = max(len(self._ts), 2 * (n + k))
+            ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
+            ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
+            self._ts, self._slot, self._head, self._end = ts, slot, 0, n
+        if self._n_free < k:
+            old = len(self._arrival)
+            room = max(2 * old, n + k)
+            for name in self.slot_columns:
+                column = getattr(self, name)
+                grown = np.empty(room, dtype=column.dtype)
+                grown[:old] = column
+                setattr(self, name, grown)
+            free = np.empty(room, dtype=np.int64)
+            free[: self._n_free] = self._free[: self._n_free]
+            free[self._n_free : self._n_free + room - old] = np.arange(room - 1, old - 1, -1)
+            self._free, self._n_free = free, self._n_free + room - old
+
+    def _store(self, key: Key, group: Hashable, value: object) -> int:
+        """Put a raw tuple in key order (after its equal timestamps: ties by arrival) and in
+        a free slot; the slot."""
+        if self._end == len(self._ts) or not self._n_free:
+            self._reserve(1)
+        head, end, ts = self._head, self._end, key[0]
+        if head < end and ts < self._ts[end - 1]:  # out of order: the younger tuples move up
+            pos = head + int(self._ts[head:end].searchsorted(ts, side="right"))
+            self._ts[pos + 1 : end + 1] = self._ts[pos:end]
+            self._slot[pos + 1 : end + 1] = self._slot[pos:end]
+        else:
+            pos = end
+        self._n_free -= 1
+        slot = int(self._free[self._n_free])
+        self._ts[pos], self._slot[pos], self._end = ts, slot, end + 1
+        self._arrival[slot], self._value[slot], self._group[slot] = key[1], value, group
+        return slot
+
+    def _drop_oldest(self) -> int:
+        """Take the oldest raw tuple out of the key order and free its slot (arrival number
+        -1); the slot (its other columns stay readable until the slot is taken again)."""
+        slot = int(self._slot[self._head])
+        self._head += 1
+        self._arrival[slot] = -1
+        self._free[self._n_free] = slot
+        self._n_free += 1
+        return slot
+
+    def _valid_rows(self, batch: Readings) -> np.ndarray:
+        ok = np.isfinite(batch.ts)
+        if batch.group.dtype == object:
+            ok &= np.fromiter(map(_hashable, batch.group.tolist()), bool, len(batch))
+        return ok
+
+    def _push_valid(self, batch: Readings) -> Emitted:
+        self._reserve(len(batch))
+        late = self._push_compiled(batch)
+        if late is None:  # values the kernel cannot judge: the reference path
+            return super()._push_valid(batch)
+        n_late = int(np.count_nonzero(late))
+        counters = self._counters
+        counters.events_in += len(batch)
+        counters.late += n_late
+        if not n_late:
+            return Emitted.none(0)
+        rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
+        return Emitted(np.empty((0, 0), dtype=np.int64), late=tuple(rows))
+
+    def _run(self, kernel: Callable[..., tuple], batch: Readings, *extra: Any) -> np.ndarray:
+        """Run an extent's kernel (:mod:`workbench.kernels.coalesce`) over a batch of valid
+        rows (room reserved), window state and counters moved, the values of the batch's
+        tuples still in the window stored; which rows were too late."""
+        window, counts, first = self._config.window, np.zeros(6, dtype=np.int64), self._seq
+        placed, self._head, self._end, self._n_free, self._seq, self._t_max = kernel(
+            np.ascontiguousarray(batch.ts),
+            self._ts,
+            self._slot,
+            self._arrival,
+            self._free,
+            self._head,
+            self._end,
+            self._n_free,
+            self._seq,
+            self._t_max,
+            window.kind == "tuples",
+            float(window.size),
+            counts,
+            *extra,
+        )
+        c = self._counters
+        out_of_order, inserts, deletes, merges, splits, detaches = counts.tolist()
+        c.out_of_order += out_of_order
+        c.inserts += inserts
+        c.deletes += deletes
+        c.merges += merges
+        c.splits += splits
+        c.detaches += detaches
+        # the Python objects (``object_columns``) of the batch's tuples still in the window:
+        # row k arrived as number first + k, and a slot freed since holds -1 or a later row
+        rows = np.flatnonzero(placed >= 0)
+        slots = placed[rows]
+        kept = self._arrival[slots] == first + rows
+        slots, rows = slots[kept], rows[kept]
+        for name, field_name in self.object_columns.items():
+            getattr(self, name)[slots] = getattr(batch, field_name)[rows]
+        return placed < 0
+
+    @abstractmethod
+    def _push_compiled(self, batch: Readings) -> np.ndarray | None:
+        """Valid rows through the extent's kernel (``_run``): which rows were too late, or
+        None when the kernel cannot judge these values (nothing done then)."""
 
     @abstractmethod
     def view(self) -> list[Coalesced]:
         """The coalesced view of the current window, sorted by (ts, arrival)."""
 
     @abstractmethod
-    def oldest(self) -> Key | None:
-        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
-
-    @abstractmethod
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        """Store an accepted raw tuple."""
+        """Store an accepted raw tuple (``_store``) and count the work."""
 
     @abstractmethod
     def _remove_oldest(self) -> None:
-        """Remove the oldest raw tuple."""
+        """Remove the oldest raw tuple (``_drop_oldest``) and count the work."""
