@@ -14,6 +14,11 @@ Invalidation uses ``LH(e_inv)`` (Section 4.2) at the envelope's most permissive 
 Every probe is a certified exact decision (:mod:`workbench.decision`); LH, LL, RL, RH are
 computed in floats and moved outwards by a bound on their rounding, so SR and VR never hold a
 pair that a probe would decide otherwise.
+
+``push`` is the readable reference; ``push_batch`` (engine "compiled") runs the same steps in
+the kernels of :mod:`workbench.kernels.interval` over the same state (the buffers and the lazy
+algorithms' pending blocks are :class:`SortedBuffer` columns), settling the pairs the float
+bound cannot decide by the general exact path here, in their place.
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from typing import ClassVar
 import numpy as np
 
 from workbench.decision import UNIT_ROUNDOFF
+from workbench.events import Events
 from workbench.interval_bounds import (
     bounds_tuple,
     interval_bounds_many,
     invalidation_bound,
     uniform_band_certified,
 )
+from workbench.kernels.interval import EAGER, SIMPLE, SSORT, eager_batch, lazy_batch
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import (
     SortedBuffer,
@@ -52,6 +59,68 @@ __all__ = [
     "SSortCorrelation",
     "SimpleCorrelation",
 ]
+
+
+_COLUMNS = ("_ids", "_tmpl", "_tmax", "_tmin")
+"""A :class:`SortedBuffer`'s column arrays, in the kernels' argument order."""
+_NO_LIMIT = 2**62
+"""``max_pending`` of None, for the kernel: a count never reached."""
+_CHUNK = 4096
+"""Rows per kernel call (between calls the output is resized to the batch's rate so far)."""
+
+
+class _Output:
+    """The pairs of one batch's kernel calls in one array (never copied while the first
+    rows' rate predicts its size: its untouched tail costs no memory) and the unsure ones
+    among them (rows and arguments, as :mod:`workbench.kernels.interval` writes them)."""
+
+    def __init__(self, n_rows: int) -> None:
+        self.pairs = np.empty((16 * n_rows + 64, 2), dtype=np.int64)
+        self.unsure = np.empty((16, 6))
+        self.n_pairs = self.n_unsure = 0
+
+    def state(self) -> tuple[np.ndarray, int, np.ndarray, int]:
+        """The kernels' output arguments."""
+        return self.pairs, self.n_pairs, self.unsure, self.n_unsure
+
+    def room(self, extra: int) -> None:
+        """At least ``extra`` free rows after the pairs written."""
+        if self.n_pairs + extra > len(self.pairs):
+            bigger = np.empty((self.n_pairs + extra, 2), dtype=np.int64)
+            bigger[: self.n_pairs] = self.pairs[: self.n_pairs]
+            self.pairs = bigger
+
+    def fit(self, done: int, total: int) -> None:
+        """Room for the batch's remaining rows at the rate of its first ``done``, plus half."""
+        self.room((3 * self.n_pairs * (total - done)) // (2 * max(done, 1)) + 64)
+
+    def append(self, ids: np.ndarray) -> None:
+        """Pairs emitted outside the kernel, in their place."""
+        self.room(len(ids))
+        self.pairs[self.n_pairs : self.n_pairs + len(ids)] = ids
+        self.n_pairs += len(ids)
+
+    def written(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs written (a view, or a copy when it would hold on to much more memory)
+        and the unsure rows."""
+        pairs = self.pairs[: self.n_pairs]
+        if 2 * self.n_pairs + 64 < len(self.pairs):
+            pairs = pairs.copy()
+        return pairs, self.unsure[: self.n_unsure]
+
+
+def _kernel_state(buffers: tuple[SortedBuffer, SortedBuffer]) -> tuple[object, ...]:
+    """Two buffers as the kernels take them: each column as a pair (A, B), then the live
+    windows ``[start_a, end_a, start_b, end_b]``."""
+    columns = tuple((getattr(buffers[0], c), getattr(buffers[1], c)) for c in _COLUMNS)
+    window = np.array([x for buf in buffers for x in (buf._start, buf._end)], dtype=np.int64)
+    return (*columns, window)
+
+
+def _set_windows(buffers: tuple[SortedBuffer, SortedBuffer], window: np.ndarray) -> None:
+    """Give the buffers the live windows a kernel left."""
+    for buf, (start, end) in zip(buffers, window.reshape(2, 2).tolist(), strict=True):
+        buf._start, buf._end = start, end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,11 +169,30 @@ class _IntervalCorrelation(TwoStreamJoin):
     """Uniform-interval streams: probes, invalidates by LH(e_inv)."""
 
     config_type: ClassVar[type] = IntervalConfig
+    kernel_kind: ClassVar[int] = EAGER
+    """The eager kernel's algorithm (SIMPLE, SSORT or EAGER)."""
 
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
         """A small configuration for the conformance suite (tests/test_conformance.py)."""
         return _example_params()
+
+    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
+        """Algorithms 1-3 over the batch in :func:`~workbench.kernels.interval.eager_batch`
+        (``_join`` per on-time event, each at its clock); unsure pairs settled in place."""
+        columns = tuple(np.ascontiguousarray(c) for c in events.columns())
+        *buffers, window = _kernel_state(self.buffers)
+        params, counts, n = self._kernel_params(), np.zeros(3, dtype=np.int64), len(events)
+        out = _Output(n)
+        for first in range(0, n, _CHUNK):
+            last = min(first + _CHUNK, n)
+            out.pairs, out.n_pairs, out.unsure, out.n_unsure = eager_batch(
+                first, last, self.kernel_kind, *columns[:4], tmin, columns[4], late,
+                *buffers, window, *params, counts, *out.state(),
+            )  # fmt: skip
+            out.fit(last, n)
+        self._kernel_done(window, counts)
+        return self._settle(*out.written())
 
     @property
     def ct(self) -> float:
@@ -159,6 +247,45 @@ class _IntervalCorrelation(TwoStreamJoin):
             )
         return ok
 
+    def _kernel_params(self) -> tuple[object, ...]:
+        """Template lengths, pi of both streams, d, ct and the envelope's eviction
+        parameters (max delays, d_max, ct_min), in the kernels' argument order."""
+        env = self.envelope
+        return (
+            self._tlen_table,
+            np.array([s.pi for s in self.streams]),
+            self.d,
+            self.threshold,
+            np.array(env.max_delay),
+            env.d_max,
+            env.threshold_min,
+        )
+
+    def _kernel_done(self, window: np.ndarray, counts: np.ndarray) -> None:
+        """Take back the buffer windows and work counters a kernel left."""
+        _set_windows(self.buffers, window)
+        self._counters.prob_evals += int(counts[0])
+        self._counters.lookup_reuses += int(counts[1])
+        self._counters.obsolete_removed += int(counts[2])
+
+    def _settle(self, pairs: np.ndarray, unsure: np.ndarray) -> np.ndarray:
+        """The kernel's pairs less the unsure ones the general exact path rejects (decided in
+        place, counted as prob_evals and exact_evals as the reference counts them)."""
+        if not len(unsure):
+            return pairs
+        keep = np.ones(len(pairs), dtype=bool)
+        rows, stream = unsure[:, 0].astype(np.int64), unsure[:, 1].astype(np.int64)
+        templates, partner_templates = unsure[:, 2].astype(np.int64), unsure[:, 4].astype(np.int64)
+        general = super()._band_ok
+        for s in (0, 1):
+            mine = stream == s
+            if mine.any():
+                ok = general(
+                    s, templates[mine], unsure[mine, 3], partner_templates[mine], unsure[mine, 5]
+                )
+                keep[rows[mine][~ok]] = False
+        return pairs[keep]
+
     def _exact_bounds(self) -> bool:
         """Whether d >= pi of both streams, so LH..RH are exact (and Corollary 3 holds)."""
         return self.d >= max(self.streams[0].pi, self.streams[1].pi)
@@ -177,6 +304,8 @@ class SimpleCorrelation(_IntervalCorrelation):
     >>> m.a_ids.tolist(), m.b_ids.tolist(), op.counters.prob_evals
     ([1], [7], 1)
     """
+
+    kernel_kind: ClassVar[int] = SIMPLE
 
     def _new_buffer(self) -> SortedBuffer:
         return SortedBuffer(keep_sorted=False)
@@ -199,6 +328,8 @@ class SSortCorrelation(SimpleCorrelation):
     >>> op.push("B", 7, 1, t_det=104.0, arrival=105.0).ids.tolist()
     [[1, 7]]
     """
+
+    kernel_kind: ClassVar[int] = SSORT
 
     def _new_buffer(self) -> SortedBuffer:
         return SortedBuffer(keep_sorted=True)
@@ -244,6 +375,8 @@ class LazyCorrelation(_IntervalCorrelation):
     """
 
     config_type: ClassVar[type] = LazyConfig
+    uses_lookup: ClassVar[bool] = False
+    """Whether blocks are correlated with the look-up table (Algorithms 6-7)."""
 
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
@@ -255,13 +388,14 @@ class LazyCorrelation(_IntervalCorrelation):
 
     def _start(self) -> None:
         super()._start()
-        self._pending: list[list[tuple[int, int, float, float]]] = [[], []]
+        # the unprocessed blocks, in arrival order (shared with the kernel)
+        self._pending = (SortedBuffer(keep_sorted=False), SortedBuffer(keep_sorted=False))
         self._last_eval: float | None = None
 
     def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Emitted:
-        self._pending[stream].append((event_id, template, t_det, tmin))
+        self._pending[stream].insert(event_id, template, t_det, tmin)
         if self._last_eval is None:
             self._last_eval = self.now
         count = len(self._pending[0]) + len(self._pending[1])
@@ -283,21 +417,64 @@ class LazyCorrelation(_IntervalCorrelation):
     def _block(self) -> Emitted:
         """BlockTimingCorrelation over both streams' unprocessed blocks (Algorithm 5)."""
         self._last_eval = self.now
+        return self._finish_block(0)
+
+    def _finish_block(self, first: int) -> Emitted:
+        """The block's parts from stream ``first`` on, then both buffers invalidated."""
         parts = []
-        for stream in (0, 1):
+        for stream in range(first, 2):
             rows = self._pending[stream]
-            self._pending[stream] = []
-            if not rows:
+            if not len(rows):
                 continue
-            ids, templates, tmax, tmin = (np.array(c) for c in zip(*rows, strict=True))
-            order = np.argsort(tmax, kind="stable")  # sort the unprocessed block
-            ids, templates, tmax, tmin = ids[order], templates[order], tmax[order], tmin[order]
+            order = np.argsort(rows.tmax, kind="stable")  # sort the unprocessed block
+            ids, templates, tmax, tmin = (
+                c[order] for c in (rows.ids, rows.templates, rows.tmax, rows.tmin)
+            )
+            rows.clear()
             # the block meets the target's processed tuples and, for stream B, A's block too
             parts.append(self._correlate_block(stream, ids, templates, tmin, tmax))
             self.buffers[stream].insert_many(ids, templates, tmax, tmin)
         self._evict(0)
         self._evict(1)
         return Emitted.concat(parts, 2)
+
+    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
+        """Algorithms 4-7 over the batch in :func:`~workbench.kernels.interval.lazy_batch`
+        (the triggers checked after each on-time event, as ``_join`` does); unsure pairs
+        settled in place, a look-up block part that meets one finished here."""
+        lookup = self.uses_lookup and self._exact_bounds()
+        columns = tuple(np.ascontiguousarray(c) for c in events.columns())
+        limits = (
+            _NO_LIMIT if self.max_pending is None else self.max_pending,
+            np.nan if self.max_wait is None else self.max_wait,  # NaN: never due
+        )
+        n, first, out = len(events), 0, _Output(len(events))
+        while first < n:
+            last = min(first + _CHUNK, n)
+            waiting = len(self._pending[0]) + len(self._pending[1])
+            for buf in self._pending:
+                buf.reserve(last - first)
+            for buf in self.buffers:  # blocks merge every waiting tuple into its buffer
+                buf.reserve(waiting + last - first)
+            *buffers, window = _kernel_state(self.buffers)
+            *blocks, pending = _kernel_state(self._pending)
+            clock = np.array([np.nan if self._last_eval is None else self._last_eval])
+            counts = np.zeros(3, dtype=np.int64)
+            out.pairs, out.n_pairs, out.unsure, out.n_unsure, stop, part = lazy_batch(
+                first, last, lookup, *columns[:4], tmin, columns[4], late,
+                *blocks, pending, *buffers, window, *self._kernel_params(), *limits, clock, counts,
+                *out.state(),
+            )  # fmt: skip
+            self._kernel_done(window, counts)
+            _set_windows(self._pending, pending)
+            self._last_eval = None if np.isnan(clock[0]) else float(clock[0])
+            if stop >= 0:  # finish the look-up block in Python, then go on after its row
+                self._now = float(events.arrival[stop])
+                out.append(self._finish_block(part).ids)
+                last = stop + 1
+            out.fit(last, n)
+            first = last
+        return self._settle(*out.written())
 
     def _correlate_block(
         self,
@@ -337,6 +514,8 @@ class LazyLookupCorrelation(LazyCorrelation):
     >>> sorted(op.push("B", 7, 1, t_det=104.0, arrival=105.0).ids.tolist())
     [[1, 7], [2, 7]]
     """
+
+    uses_lookup: ClassVar[bool] = True
 
     def _correlate_block(
         self,
