@@ -1,207 +1,342 @@
 """Join buffers of the multi-way window join (W-join paper, Sections 3.1.1 and 3.2.2).
 
-Both keep one stream's tuples in timestamp order (ties in arrival order) so the oldest tuple
-leaves first in O(1):
+Each keeps every stream's tuples in timestamp order (ties in arrival order) so the oldest
+tuple leaves first in O(1):
 
-- :class:`FifoBuffer`, the nested-loop implementation: one ordered queue, scanned over a
-  time range.
-- :class:`HashBuffer`, the hash implementation: a hash table on the join key whose buckets
-  keep their tuples in order, threaded on one doubly linked list in timestamp order, so expiry
-  unlinks the list's head and its bucket's head.
+- :class:`FifoBuffers`, the nested-loop implementation: one ordered queue per stream, scanned
+  over a time range.
+- :class:`HashBuffers`, the hash implementation: per stream, a hash table on the join key
+  whose buckets keep their tuples in order, threaded on one doubly linked list in timestamp
+  order, so expiry unlinks the list's head and its bucket's head.
 
-A tuple is ``(ts, seq, id, value)``: ``seq`` is its arrival number.  Delayed tuples are
-inserted at their place, searching from the newest end (the delay bound keeps that short).
+A tuple is ``(ts, seq, id, key)``: ``seq`` is its arrival number and ``key`` its join value
+factorized by :class:`KeyCodes` (equal values, equal codes).  Delayed tuples are inserted at
+their place, searching from the newest end (the delay bound keeps that short).
+
+The state is NumPy arrays (rows per stream, linked lists as slot indices), so the readable
+methods here and the compiled kernels of :mod:`workbench.kernels.wjoin` work on the same
+buffers and may be interleaved.  ``reserve`` makes room before a kernel runs.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 
-__all__ = ["FifoBuffer", "HashBuffer", "Tuple"]
+import numpy as np
 
-Tuple = tuple[float, int, int, Hashable]
-"""One stream tuple: (ts, seq, id, value)."""
+__all__ = ["NIL", "FifoBuffers", "HashBuffers", "KeyCodes", "Tuple"]
 
+Tuple = tuple[float, int, int, int]
+"""One stream tuple: (ts, seq, id, key code)."""
 
-class _Ordered:
-    """A list of tuples in (ts, seq) order with a moving head (dropping the oldest is O(1))."""
-
-    __slots__ = ("head", "items", "ts")
-
-    def __init__(self) -> None:
-        self.ts: list[float] = []
-        self.items: list[Tuple] = []
-        self.head = 0
-
-    def __len__(self) -> int:
-        return len(self.items) - self.head
-
-    def insert(self, item: Tuple) -> None:
-        pos = bisect_right(self.ts, item[0], lo=self.head)  # equal ts: after, in arrival order
-        self.ts.insert(pos, item[0])
-        self.items.insert(pos, item)
-
-    def range(self, lo: float, hi: float) -> list[Tuple]:
-        i = bisect_left(self.ts, lo, lo=self.head)
-        j = bisect_right(self.ts, hi, lo=i)
-        return self.items[i:j]
-
-    def oldest(self) -> Tuple | None:
-        return self.items[self.head] if self.head < len(self.items) else None
-
-    def pop_oldest(self) -> Tuple:
-        item = self.items[self.head]
-        self.head += 1
-        if self.head > 64 and self.head * 2 > len(self.items):  # compact now and then
-            del self.ts[: self.head]
-            del self.items[: self.head]
-            self.head = 0
-        return item
-
-    def __iter__(self) -> Iterator[Tuple]:
-        return iter(self.items[self.head :])
+NIL = -1
+"""No slot: the end of a linked list."""
 
 
-class FifoBuffer:
-    """Nested-loop join buffer: one ordered FIFO queue of a stream's tuples.
+class KeyCodes:
+    """Join values factorized to int64 codes, kept across pushes and batches.
 
-    >>> buf = FifoBuffer()
-    >>> for t in [(5.0, 0, 10, "x"), (3.0, 1, 11, "y"), (9.0, 2, 12, "x")]:
-    ...     buf.insert(t)
-    >>> [t[2] for t in buf.candidates(4.0, 9.0, None)]
-    [10, 12]
-    >>> buf.drop_before(4.0), len(buf)
-    (1, 2)
+    Equal values share a code; a value unequal to itself (NaN) gets a fresh code, so it
+    matches nothing, as ``!=`` would say.  The table grows with the distinct values seen
+    until the buffers are emptied (``flush``).
+
+    >>> keys = KeyCodes()
+    >>> keys.code("car"), keys.code("bus"), keys.code("car")
+    (0, 1, 0)
+    >>> keys.codes(np.array([7, "bus"], dtype=object)).tolist(), keys.value(2)
+    ([2, 1], 7)
     """
 
     def __init__(self) -> None:
-        self._queue = _Ordered()
+        self._codes: dict[Hashable, int] = {}
+        self.values: list[Hashable] = []
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self.values)
 
-    def insert(self, item: Tuple) -> None:
-        """Add a tuple at its timestamp position."""
-        self._queue.insert(item)
+    def code(self, value: Hashable) -> int:
+        """The value's code (a new one for a value not seen before)."""
+        code = self._codes.get(value)
+        if code is None:
+            code = len(self.values)
+            self.values.append(value)
+            if value == value:
+                self._codes[value] = code
+        return code
 
-    def candidates(self, lo: float, hi: float, key: Hashable | None) -> list[Tuple]:
-        """Every tuple with ``lo <= ts <= hi`` (the key is not used: the caller tests it)."""
-        return self._queue.range(lo, hi)
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """The codes of a batch's value column (each distinct value looked up once)."""
+        if values.dtype.kind in "iubUS":  # no value unequal to itself: factorize first
+            uniq, inverse = np.unique(values, return_inverse=True)
+            table = np.array([self.code(v) for v in uniq.tolist()], dtype=np.int64)
+            return table[inverse.reshape(-1)]
+        return np.array([self.code(v) for v in values.tolist()], dtype=np.int64)
 
-    def oldest(self) -> Tuple | None:
-        """The tuple with the smallest (ts, seq), if any."""
-        return self._queue.oldest()
+    def value(self, code: int) -> Hashable:
+        """The value a code stands for."""
+        return self.values[code]
 
-    def pop_oldest(self) -> Tuple:
-        """Remove and return the oldest tuple."""
-        return self._queue.pop_oldest()
 
-    def drop_before(self, bound: float) -> int:
-        """Expire every tuple with ``ts < bound``; return how many."""
-        n = 0
-        while (oldest := self._queue.oldest()) is not None and oldest[0] < bound:
-            self._queue.pop_oldest()
-            n += 1
+class FifoBuffers:
+    """Nested-loop join buffers: one ordered FIFO queue per stream (rows of 2-D arrays).
+
+    Stream s holds ``ts[s, head:end]`` (sorted) with its tuples' ``seq``, ``id`` and ``key``
+    in the same places of their arrays; ``span[s]`` = (head, end).
+
+    >>> buf = FifoBuffers(2)
+    >>> for t in [(5.0, 0, 10, 1), (3.0, 1, 11, 2), (9.0, 2, 12, 1)]:
+    ...     buf.insert(0, t)
+    >>> scanned, found = buf.scan(0, 4.0, 9.0, key=1)
+    >>> scanned, [t[2] for t in found]
+    (2, [10, 12])
+    >>> buf.drop_before(0, 4.0), buf.size(0), buf.size(1)
+    (1, 2, 0)
+    """
+
+    def __init__(self, m: int, capacity: int = 16) -> None:
+        self.ts = np.zeros((m, capacity))
+        self.seq, self.id, self.key = (np.zeros((m, capacity), np.int64) for _ in range(3))
+        self.span = np.zeros((m, 2), dtype=np.int64)
+
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return (self.ts, self.seq, self.id, self.key)
+
+    def size(self, s: int) -> int:
+        """Tuples held for stream s."""
+        head, end = self.span[s].tolist()
+        return end - head
+
+    def _tuples(self, s: int, i: int, j: int) -> list[Tuple]:
+        return list(zip(*(col[s, i:j].tolist() for col in self._columns()), strict=True))
+
+    def reserve(self, counts: np.ndarray) -> None:
+        """Room for ``counts[s]`` more tuples of each stream s (grown or compacted)."""
+        head, end = self.span[:, 0], self.span[:, 1]
+        cap = self.ts.shape[1]
+        full = end + counts > cap
+        if not full.any():
+            return
+        need = end - head + counts
+        old = self._columns()
+        if (2 * need > cap).any():  # grow (doubling): every stream moves to the front
+            cap = int(2 * need.max())
+            new = tuple(np.zeros((len(counts), cap), col.dtype) for col in old)
+            full[:] = True
+        else:
+            new = old
+        for s in np.flatnonzero(full).tolist():
+            h, e = self.span[s].tolist()
+            for col, before in zip(new, old, strict=True):
+                col[s, : e - h] = before[s, h:e]
+            self.span[s] = (0, e - h)
+        self.ts, self.seq, self.id, self.key = new
+
+    def insert(self, s: int, item: Tuple) -> None:
+        """Add a tuple at its timestamp position (after equal timestamps)."""
+        if self.span[s, 1] == self.ts.shape[1]:
+            counts = np.zeros(len(self.span), dtype=np.int64)
+            counts[s] = 1
+            self.reserve(counts)
+        head, end = self.span[s].tolist()
+        pos = head + int(np.searchsorted(self.ts[s, head:end], item[0], side="right"))
+        for col, x in zip(self._columns(), item, strict=True):
+            col[s, pos + 1 : end + 1] = col[s, pos:end]
+            col[s, pos] = x
+        self.span[s, 1] = end + 1
+
+    def scan(self, s: int, lo: float, hi: float, key: int | None) -> tuple[int, list[Tuple]]:
+        """Scan stream s's tuples with ``lo <= ts <= hi``, testing each one's key (the
+        nested loop, vectorised): how many were scanned, and those with the key (all of
+        them for ``key=None``)."""
+        head, end = self.span[s].tolist()
+        i = head + int(np.searchsorted(self.ts[s, head:end], lo, side="left"))
+        j = head + int(np.searchsorted(self.ts[s, head:end], hi, side="right"))
+        if key is None:
+            return j - i, self._tuples(s, i, j)
+        hits = i + np.flatnonzero(self.key[s, i:j] == key)
+        return j - i, [self._tuples(s, k, k + 1)[0] for k in hits.tolist()]
+
+    def oldest(self, s: int) -> Tuple | None:
+        """Stream s's tuple with the smallest (ts, seq), if any."""
+        head, end = self.span[s].tolist()
+        return self._tuples(s, head, head + 1)[0] if head < end else None
+
+    def pop_oldest(self, s: int) -> Tuple:
+        """Remove and return stream s's oldest tuple."""
+        item = self.oldest(s)
+        if item is None:
+            raise IndexError("pop from an empty buffer")
+        self.span[s, 0] += 1
+        return item
+
+    def drop_before(self, s: int, bound: float) -> int:
+        """Expire every tuple of stream s with ``ts < bound``; return how many."""
+        head, end = self.span[s].tolist()
+        n = int(np.searchsorted(self.ts[s, head:end], bound, side="left"))
+        self.span[s, 0] = head + n
         return n
 
-    def __iter__(self) -> Iterator[Tuple]:
-        return iter(self._queue)
+    def stream(self, s: int) -> list[Tuple]:
+        """Stream s's tuples, oldest first."""
+        head, end = self.span[s].tolist()
+        return self._tuples(s, head, end)
 
 
-class _Node:
-    __slots__ = ("item", "newer", "older")
-
-    def __init__(self, item: Tuple) -> None:
-        self.item = item
-        self.older: _Node | None = None
-        self.newer: _Node | None = None
+def _pool(rows: int) -> np.ndarray:
+    """``rows`` empty pool rows of 64 bytes, starting on a cache line."""
+    raw = np.full(8 * rows + 8, NIL, dtype=np.int64)
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip : skip + 8 * rows].reshape(rows, 8)
 
 
-class HashBuffer:
-    """Hash join buffer: buckets by key, each in order, on one time-ordered linked list.
+class HashBuffers:
+    """Hash join buffers: per stream, buckets by key on one time-ordered linked list.
 
-    >>> buf = HashBuffer()
-    >>> for t in [(5.0, 0, 10, "x"), (3.0, 1, 11, "y"), (9.0, 2, 12, "x")]:
-    ...     buf.insert(t)
-    >>> [t[2] for t in buf.candidates(0.0, 9.0, "x")]
-    [10, 12]
-    >>> buf.drop_before(6.0), [t[2] for t in buf]
+    Tuples live in a pool of slots, one 64-byte row each (a bucket's walk reads one row per
+    tuple): ``ints[slot]`` = (seq, id, key, older, newer, bucket older, bucket newer, ts),
+    ``ts`` being a float64 view of the last column; ``lists[s]`` = (oldest, newest, count) of
+    stream s,
+    ``buckets[s, key]`` = (oldest, newest) of its bucket; ``free[:nfree[0]]`` the free slots.
+
+    >>> buf = HashBuffers(2)
+    >>> for t in [(5.0, 0, 10, 1), (3.0, 1, 11, 2), (9.0, 2, 12, 1)]:
+    ...     buf.insert(0, t)
+    >>> scanned, found = buf.scan(0, 0.0, 9.0, key=1)
+    >>> scanned, [t[2] for t in found]
+    (2, [10, 12])
+    >>> buf.drop_before(0, 6.0), [t[2] for t in buf.stream(0)]
     (2, [12])
     """
 
-    def __init__(self) -> None:
-        self._buckets: dict[Hashable, _Ordered] = {}
-        self._oldest: _Node | None = None
-        self._newest: _Node | None = None
-        self._n = 0
+    SEQ, ID, KEY, OLDER, NEWER, B_OLDER, B_NEWER, TS = range(8)
 
-    def __len__(self) -> int:
-        return self._n
+    def __init__(self, m: int, capacity: int = 16, keys: int = 16) -> None:
+        self._use_pool(_pool(capacity))
+        self.lists = np.full((m, 3), NIL, dtype=np.int64)
+        self.lists[:, 2] = 0
+        self.buckets = np.full((m, keys, 2), NIL, dtype=np.int64)
+        self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.nfree = np.array([capacity], dtype=np.int64)
 
-    def insert(self, item: Tuple) -> None:
-        """Add a tuple to its bucket and to the time-ordered list (searched from the newest)."""
-        self._buckets.setdefault(item[3], _Ordered()).insert(item)
-        node = _Node(item)
-        after = self._newest
-        while after is not None and (after.item[0], after.item[1]) > (item[0], item[1]):
-            after = after.older
-        node.older = after
-        node.newer = self._oldest if after is None else after.newer
-        if node.newer is None:
-            self._newest = node
+    def _use_pool(self, ints: np.ndarray) -> None:
+        self.ints = ints
+        self.ts = ints.view(np.float64)[:, self.TS]
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "ts"}  # a view of ints
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._use_pool(self.ints)
+
+    def size(self, s: int) -> int:
+        """Tuples held for stream s."""
+        return int(self.lists[s, 2])
+
+    def _tuple(self, slot: int) -> Tuple:
+        seq, event_id, key = self.ints[slot, :3].tolist()
+        return (float(self.ts[slot]), seq, event_id, key)
+
+    def reserve(self, n: int, keys: int) -> None:
+        """Room for ``n`` more tuples and buckets for key codes below ``keys``."""
+        m, k = self.buckets.shape[:2]
+        if keys > k:
+            buckets = np.full((m, max(2 * k, keys), 2), NIL, dtype=np.int64)
+            buckets[:, :k] = self.buckets
+            self.buckets = buckets
+        nfree, cap = int(self.nfree[0]), len(self.ints)
+        if n > nfree:
+            new = max(2 * cap, cap + n - nfree)
+            ints = _pool(new)
+            ints[:cap] = self.ints
+            self._use_pool(ints)
+            added = np.arange(new - 1, cap - 1, -1, dtype=np.int64)
+            rest = np.zeros(cap - nfree, np.int64)
+            self.free = np.concatenate([self.free[:nfree], added, rest])
+            self.nfree[0] = nfree + new - cap
+
+    def _link(self, slot: int, ends: np.ndarray, older: int, newer: int) -> None:
+        """Thread ``slot`` on a list whose (oldest, newest) are ``ends``, after the last
+        element with ts <= its own (searched from the newest)."""
+        ts, ints = self.ts, self.ints
+        after = int(ends[1])
+        while after != NIL and ts[after] > ts[slot]:
+            after = int(ints[after, older])
+        nxt = int(ends[0]) if after == NIL else int(ints[after, newer])
+        ints[slot, older], ints[slot, newer] = after, nxt
+        if nxt == NIL:
+            ends[1] = slot
         else:
-            node.newer.older = node
-        if after is None:
-            self._oldest = node
+            ints[nxt, older] = slot
+        if after == NIL:
+            ends[0] = slot
         else:
-            after.newer = node
-        self._n += 1
+            ints[after, newer] = slot
 
-    def candidates(self, lo: float, hi: float, key: Hashable | None) -> list[Tuple]:
-        """The tuples of the key's bucket with ``lo <= ts <= hi`` (one probe)."""
-        bucket = self._buckets.get(key)
-        return [] if bucket is None else bucket.range(lo, hi)
+    def insert(self, s: int, item: Tuple) -> None:
+        """Add a tuple to its bucket and to the stream's time-ordered list."""
+        key = item[3]
+        if not self.nfree[0] or key >= self.buckets.shape[1]:
+            self.reserve(1, key + 1)
+        self.nfree[0] -= 1
+        slot = int(self.free[self.nfree[0]])
+        self.ts[slot] = item[0]
+        self.ints[slot, :3] = item[1:]
+        self._link(slot, self.lists[s], self.OLDER, self.NEWER)
+        self._link(slot, self.buckets[s, key], self.B_OLDER, self.B_NEWER)
+        self.lists[s, 2] += 1
 
-    def oldest(self) -> Tuple | None:
-        """The tuple with the smallest (ts, seq), if any."""
-        return None if self._oldest is None else self._oldest.item
+    def scan(self, s: int, lo: float, hi: float, key: int) -> tuple[int, list[Tuple]]:
+        """The tuples of the key's bucket of stream s with ``lo <= ts <= hi`` (one probe),
+        with their count (each is scanned once)."""
+        if key >= self.buckets.shape[1]:
+            return 0, []
+        out = []
+        slot = int(self.buckets[s, key, 0])
+        while slot != NIL and self.ts[slot] <= hi:
+            if self.ts[slot] >= lo:
+                out.append(self._tuple(slot))
+            slot = int(self.ints[slot, self.B_NEWER])
+        return len(out), out
 
-    def pop_oldest(self) -> Tuple:
-        """Unlink the oldest tuple from the list and from its bucket's head: O(1)."""
-        node = self._oldest
-        if node is None:
+    def oldest(self, s: int) -> Tuple | None:
+        """Stream s's tuple with the smallest (ts, seq), if any."""
+        slot = int(self.lists[s, 0])
+        return None if slot == NIL else self._tuple(slot)
+
+    def pop_oldest(self, s: int) -> Tuple:
+        """Unlink stream s's oldest tuple from its list and from its bucket's head: O(1)."""
+        slot = int(self.lists[s, 0])
+        if slot == NIL:
             raise IndexError("pop from an empty buffer")
-        self._oldest = node.newer
-        if self._oldest is None:
-            self._newest = None
-        else:
-            self._oldest.older = None
-        bucket = self._buckets[node.item[3]]
-        bucket.pop_oldest()
-        if not len(bucket):
-            del self._buckets[node.item[3]]
-        self._n -= 1
-        return node.item
+        item = self._tuple(slot)
+        for ends, older, newer in (
+            (self.lists[s], self.OLDER, self.NEWER),
+            (self.buckets[s, item[3]], self.B_OLDER, self.B_NEWER),
+        ):
+            nxt = int(self.ints[slot, newer])
+            ends[0] = nxt
+            if nxt == NIL:
+                ends[1] = NIL
+            else:
+                self.ints[nxt, older] = NIL
+        self.lists[s, 2] -= 1
+        self.free[self.nfree[0]] = slot
+        self.nfree[0] += 1
+        return item
 
-    def drop_before(self, bound: float) -> int:
-        """Expire every tuple with ``ts < bound``; return how many."""
+    def drop_before(self, s: int, bound: float) -> int:
+        """Expire every tuple of stream s with ``ts < bound``; return how many."""
         n = 0
-        while self._oldest is not None and self._oldest.item[0] < bound:
-            self.pop_oldest()
+        while (slot := int(self.lists[s, 0])) != NIL and self.ts[slot] < bound:
+            self.pop_oldest(s)
             n += 1
         return n
 
-    def __iter__(self) -> Iterator[Tuple]:
-        node = self._oldest
-        while node is not None:
-            yield node.item
-            node = node.newer
-
-    def __getstate__(self) -> list[Tuple]:
-        return list(self)  # flat: pickling the linked list node by node would recurse
-
-    def __setstate__(self, items: list[Tuple]) -> None:
-        self.__init__()
-        for item in items:
-            self.insert(item)
+    def stream(self, s: int) -> list[Tuple]:
+        """Stream s's tuples, oldest first."""
+        out, slot = [], int(self.lists[s, 0])
+        while slot != NIL:
+            out.append(self._tuple(slot))
+            slot = int(self.ints[slot, self.NEWER])
+        return out

@@ -32,6 +32,12 @@ The paper's text survives without its symbols; the choices made here where it is
   bound (the window or the shortest path), so it needs no refinement step.
 - **Implementations**: nested loop (ordered FIFO buffers scanned over the period, the key
   tested per tuple) and hash (one probe of the key's bucket per stream; equality only).
+  Values are factorized to int64 key codes (:class:`~workbench.operators.wbuffers.KeyCodes`)
+  and the buffers are NumPy arrays, shared by both engines.
+- **Engines**: ``push`` is the readable per-tuple path below; ``push_batch`` with the
+  compiled engine runs :func:`~workbench.kernels.wjoin.wjoin_batch` (the same steps, tuple
+  by tuple, in numba) for the equality predicate.  A user predicate is a Python function of
+  the values, so its batches take the per-tuple path in both engines.
 """
 
 from __future__ import annotations
@@ -43,7 +49,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench.operators.wbuffers import FifoBuffer, HashBuffer, Tuple
+from workbench.kernels.wjoin import (
+    COMPARISONS,
+    DROPPED,
+    N_OUT,
+    SEQ,
+    START_ID,
+    START_KEY,
+    START_SEQ,
+    START_STREAM,
+    wjoin_batch,
+)
+from workbench.operators.wbuffers import FifoBuffers, HashBuffers, KeyCodes, Tuple
 from workbench.operators.windows import (
     FEWConfig,
     WindowConstraints,
@@ -55,6 +72,13 @@ from workbench.protocol import ArrivalOrdered, BadEventError, check_time, from_c
 from workbench.records import Counters, Emitted
 
 __all__ = ["BEWJoin", "FEWJoin", "MultiWayJoin"]
+
+_NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=0, keys=0)
+"""Empty buffers of the kind not in use, passed to the kernel beside the real ones."""
+_NO_TUPLES = WTuples(
+    *(np.zeros(0, dtype) for dtype in (np.int64, np.int64, np.int64, float, float))
+)
+"""The empty batch the kernel takes when only time passes (FEW's ``advance`` and ``flush``)."""
 
 
 class MultiWayJoin(ArrivalOrdered):
@@ -77,10 +101,17 @@ class MultiWayJoin(ArrivalOrdered):
     def _start(self) -> None:
         super()._start()
         self._filter, self._refine = self._filter_windows()
-        self._bound = self.constraints.closure()
+        # writable copies: the kernel then compiles once (numba types read-only arrays apart)
+        self._bound = self.constraints.closure().copy()
+        self._windows = self.constraints.windows.copy()
         self._seq = 0
-        make = HashBuffer if self._config.implementation == "hash" else FifoBuffer
-        self.buffers = [make() for _ in range(self.m)]
+        self._new_buffers()
+
+    def _new_buffers(self) -> None:
+        """Empty buffers and an empty key table."""
+        make = HashBuffers if self._config.implementation == "hash" else FifoBuffers
+        self.buffers: FifoBuffers | HashBuffers = make(self.m)
+        self._keys = KeyCodes()
 
     @property
     def arity(self) -> int:  # type: ignore[override]
@@ -112,7 +143,7 @@ class MultiWayJoin(ArrivalOrdered):
         closure = self.constraints.closure()
         m = self.constraints.m
         if self.strategy in ("uniform", "modified"):
-            return closure, False
+            return closure.copy(), False
         if self.strategy == "gca":
             return np.full((m, m), closure.max()), True
         local = closure.max(axis=1)  # LCA: every stream's largest local window
@@ -124,7 +155,7 @@ class MultiWayJoin(ArrivalOrdered):
         return self.constraints.m
 
     def _buffered(self) -> tuple[int, ...]:
-        return tuple(len(b) for b in self.buffers)
+        return tuple(self.buffers.size(s) for s in range(self.m))
 
     def push(
         self, stream: int, event_id: int, value: Hashable, ts: float, arrival: float
@@ -141,9 +172,78 @@ class MultiWayJoin(ArrivalOrdered):
         self._check_arrival("ts", ts, arrival)
         return int(stream), int(event_id), value, ts, arrival
 
+    def _valid_rows(self, batch: WTuples) -> np.ndarray:
+        s = batch.stream
+        ok = (s >= 0) & (s < self.m) & np.isfinite(batch.ts) & np.isfinite(batch.arrival)
+        return self._arrival_ok(batch.ts, batch.arrival, ok)
+
+    def _push_valid(self, batch: WTuples) -> Emitted:
+        """Valid tuples through the compiled kernel (:func:`~workbench.kernels.wjoin.
+        wjoin_batch`), on the same buffers as ``push``, for the equality predicate (values
+        factorized to key codes); a user predicate, a Python function of the values, runs the
+        reference path (``push`` per tuple)."""
+        if self.predicate != "equal":
+            return super()._push_valid(batch)
+        n = len(batch)
+        late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
+        ids = self._kernel(batch, late, -math.inf)
+        self._now = float(batch.arrival[-1])
+        counters = self._counters
+        counters.events_in += n
+        n_late = int(np.count_nonzero(late))
+        counters.late += n_late
+        counters.results_out += ids.shape[0]
+        if not n_late:
+            return Emitted(ids)
+        rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
+        return Emitted(ids, late=tuple(rows))
+
+    def _kernel(self, batch: WTuples, late: np.ndarray, until: float) -> np.ndarray:
+        """Run :func:`~workbench.kernels.wjoin.wjoin_batch` on the buffers: the batch's
+        on-time tuples, then FEW's periods due by ``until``; the result ids (work counters,
+        arrival numbers and FEW's open period updated)."""
+        keys = self._keys.codes(batch.value)
+        buffers = self.buffers
+        hashed = isinstance(buffers, HashBuffers)
+        if hashed:
+            buffers.reserve(len(batch), len(self._keys))
+            fifo, table = _NO_FIFO, buffers
+        else:
+            buffers.reserve(np.bincount(batch.stream[~late], minlength=self.m))
+            fifo, table = buffers, _NO_HASH
+        k, start = self._open_period()
+        start_ts, seq, start_id, start_key = start or (0.0, 0, 0, 0)
+        state = np.array([self._seq, 0, 0, 0, k, seq, start_id, start_key], dtype=np.int64)
+        start_at = np.array([start_ts])
+        stream, ids, ts, arrival = (
+            np.require(col, requirements=("C", "W"))  # one compiled signature
+            for col in (batch.stream, batch.id, batch.ts, batch.arrival)
+        )
+        out = wjoin_batch(
+            isinstance(self, FEWJoin), hashed, self._refine,
+            stream, ids, keys, ts, late, arrival, until,
+            np.array(self._delays), self._filter, self._windows, self._bound,
+            fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
+            table.ints, table.lists, table.buckets, table.free, table.nfree,
+            state, start_at, np.empty((16, self.m), dtype=np.int64),
+        )  # fmt: skip
+        self._seq = int(state[SEQ])
+        k, seq, start_id, start_key = state[[START_STREAM, START_SEQ, START_ID, START_KEY]].tolist()
+        self._reopen(k, (float(start_at[0]), seq, start_id, start_key))
+        self._counters.comparisons += int(state[COMPARISONS])
+        self._counters.dropped += int(state[DROPPED])
+        return out[: state[N_OUT]]
+
+    def _open_period(self) -> tuple[int, Tuple | None]:
+        """FEW's open period: its starting tuple's stream (-1 when none) and the tuple."""
+        return -1, None
+
+    def _reopen(self, stream: int, item: Tuple) -> None:  # noqa: B027 - BEW has no period
+        """Put the period the kernel left open in force (FEW)."""
+
     def _accept(self, parsed: tuple[int, int, Hashable, float, float]) -> Emitted:
         s, event_id, value, ts, _ = parsed
-        item = (ts, self._seq, event_id, value)
+        item = (ts, self._seq, event_id, self._keys.code(value))
         self._seq += 1
         return Emitted.rows(self._join(s, item), self.m)
 
@@ -159,10 +259,8 @@ class MultiWayJoin(ArrivalOrdered):
         return Emitted.rows(self._due(), self.m)
 
     def _clear(self) -> None:
-        for buf in self.buffers:
-            while buf.oldest() is not None:
-                buf.pop_oldest()
-                self._counters.dropped += 1
+        self._counters.dropped += sum(self._buffered())
+        self._new_buffers()
 
     @abstractmethod
     def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
@@ -193,10 +291,9 @@ class MultiWayJoin(ArrivalOrdered):
 
         def extend(depth: int) -> None:
             if depth == len(order):
-                values = tuple(fixed[s][3] for s in range(m))
                 if not equal:
                     self._counters.comparisons += 1
-                    if not self.predicate(values):
+                    if not self.predicate(tuple(self._keys.value(fixed[s][3]) for s in range(m))):
                         return
                 if self._refine:
                     self._counters.comparisons += 1
@@ -209,10 +306,10 @@ class MultiWayJoin(ArrivalOrdered):
             lo, hi = ranges(fixed, s)
             if lo > hi:
                 return
-            for cand in self.buffers[s].candidates(lo, hi, key if equal else None):
-                self._counters.comparisons += 1
-                if equal and cand[3] != key:
-                    continue
+            # every tuple scanned in the period is one comparison (its key, or the window)
+            scanned, found = self.buffers.scan(s, lo, hi, key if equal else None)
+            self._counters.comparisons += scanned
+            for cand in found:
                 fixed[s] = cand
                 extend(depth + 1)
             fixed.pop(s, None)
@@ -244,17 +341,17 @@ class BEWJoin(MultiWayJoin):
             return lo, hi
 
         self._search({stream: item}, order, period, out)
-        self.buffers[stream].insert(item)
+        self.buffers.insert(stream, item)
         self._expire()
         return out
 
     def _expire(self) -> None:
         """Drop tuples no future arrival can join: ts < now - D_j - C_ij for every j."""
         horizon = np.array(self._delays)
-        for i, buf in enumerate(self.buffers):
+        for i in range(self.m):
             others = [j for j in range(self.m) if j != i]
             bound = min(self._now - horizon[j] - self._bound[i, j] for j in others)
-            self._counters.dropped += buf.drop_before(bound)
+            self._counters.dropped += self.buffers.drop_before(i, bound)
 
 
 class FEWJoin(MultiWayJoin):
@@ -274,6 +371,14 @@ class FEWJoin(MultiWayJoin):
         super()._start()
         self._start_tuple: Tuple | None = None
         self._start_stream = -1
+
+    def _open_period(self) -> tuple[int, Tuple | None]:
+        if self._start_tuple is None:
+            return -1, None
+        return self._start_stream, self._start_tuple
+
+    def _reopen(self, stream: int, item: Tuple) -> None:
+        self._start_stream, self._start_tuple = stream, (item if stream >= 0 else None)
 
     def _in_period(self, stream: int, item: Tuple) -> bool:
         """Whether ``item`` of ``stream`` can join the open period's starting tuple."""
@@ -296,7 +401,7 @@ class FEWJoin(MultiWayJoin):
 
     def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
-        self.buffers[stream].insert(item)
+        self.buffers.insert(stream, item)
         if self._start_tuple is not None and self._in_period(stream, item):  # mode 2: admit
             self._join_start({self._start_stream: self._start_tuple, stream: item}, out)
         out.extend(self._due())
@@ -310,11 +415,11 @@ class FEWJoin(MultiWayJoin):
                 reach = max(self._filter[k, j] + self._delays[j] for j in range(self.m) if j != k)
                 if not self._now > ts + reach:
                     return out  # tuples of the period may still arrive
-                self.buffers[k].pop_oldest()  # the period closes: drop its starting tuple
+                self.buffers.pop_oldest(k)  # the period closes: drop its starting tuple
                 self._counters.dropped += 1
                 self._start_tuple = None
             # mode 1: the oldest buffered tuple starts the next period once nothing older comes
-            heads = [(b.oldest(), s) for s, b in enumerate(self.buffers) if b.oldest()]
+            heads = [(self.buffers.oldest(s), s) for s in range(self.m) if self.buffers.size(s)]
             if not heads:
                 return out
             oldest, k = min(heads, key=lambda h: (h[0][0], h[1], h[0][1]))
@@ -322,6 +427,20 @@ class FEWJoin(MultiWayJoin):
                 return out
             self._start_tuple, self._start_stream = oldest, k
             self._join_start({k: oldest}, out)
+
+    def _tick(self) -> Emitted:
+        if self._compiled():
+            return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), self._now))
+        return super()._tick()
+
+    def _drain(self) -> Emitted:
+        if self._compiled():
+            return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), math.inf))
+        return super()._drain()
+
+    def _compiled(self) -> bool:
+        """Whether time passing runs the kernel: the compiled engine, equality predicate."""
+        return self._config.engine == "compiled" and self.predicate == "equal"
 
     def _pending(self) -> list[tuple[int, ...]]:
         now, self._now = self._now, math.inf  # nothing can arrive: every period opens, closes
