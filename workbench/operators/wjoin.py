@@ -73,6 +73,8 @@ from workbench.records import Counters, Emitted
 
 __all__ = ["BEWJoin", "FEWJoin", "MultiWayJoin"]
 
+_ON_TIME = np.zeros(1, dtype=bool)
+
 _NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=0, keys=0)
 """Empty buffers of the kind not in use, passed to the kernel beside the real ones."""
 _NO_TUPLES = WTuples(
@@ -242,7 +244,15 @@ class MultiWayJoin(ArrivalOrdered):
         """Put the period the kernel left open in force (FEW)."""
 
     def _accept(self, parsed: tuple[int, int, Hashable, float, float]) -> Emitted:
-        s, event_id, value, ts, _ = parsed
+        s, event_id, value, ts, arrival = parsed
+        if self._config.engine == "compiled" and self.predicate == "equal":
+            # the compiled engine runs one admitted tuple through the batch kernel
+            column = np.empty(1, dtype=object)
+            column[0] = value
+            one = WTuples.trusted(
+                np.array([s]), np.array([event_id]), column, np.array([ts]), np.array([arrival])
+            )
+            return Emitted(self._kernel(one, _ON_TIME, -math.inf))
         item = (ts, self._seq, event_id, self._keys.code(value))
         self._seq += 1
         return Emitted.rows(self._join(s, item), self.m)
