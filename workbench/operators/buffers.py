@@ -11,9 +11,11 @@ from workbench.decision import UNIT_ROUNDOFF
 __all__ = [
     "SortedBuffer",
     "expand_ranges",
+    "kernel_state",
     "partition_slice",
     "partition_slices",
     "rounding_margin",
+    "set_windows",
     "widen",
 ]
 
@@ -69,6 +71,15 @@ class SortedBuffer:
 
     def _columns(self) -> tuple[np.ndarray, ...]:
         return (self._ids, self._tmpl, self._tmax, self._tmin)
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """The live window ``[start, end)`` of the preallocated columns."""
+        return self._start, self._end
+
+    @window.setter
+    def window(self, bounds: tuple[int, int]) -> None:
+        self._start, self._end = bounds
 
     def reserve(self, extra: int) -> None:
         """Room for ``extra`` more events after the live window (kernels insert in place)."""
@@ -202,3 +213,18 @@ def expand_ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.
     owner = np.repeat(np.arange(lengths.size), lengths)
     first = np.cumsum(lengths) - lengths
     return owner, np.arange(int(lengths.sum())) - first[owner] + starts[owner]
+
+
+def kernel_state(buffers: tuple[SortedBuffer, SortedBuffer]) -> tuple[object, ...]:
+    """Two buffers as the compiled kernels take them: the preallocated columns, each as the
+    pair (A, B) in the order ids, templates, max times, min times, then the live windows
+    ``[start_A, end_A, start_B, end_B]`` (kernels move them; :func:`set_windows`)."""
+    a, b = buffers
+    columns = tuple(zip(a._columns(), b._columns(), strict=True))
+    return (*columns, np.array([*a.window, *b.window], dtype=np.int64))
+
+
+def set_windows(buffers: tuple[SortedBuffer, SortedBuffer], windows: np.ndarray) -> None:
+    """Give two buffers the live windows a kernel left (``[start_A, end_A, start_B, end_B]``)."""
+    for buf, bounds in zip(buffers, windows.reshape(2, 2).tolist(), strict=True):
+        buf.window = tuple(bounds)

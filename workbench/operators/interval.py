@@ -41,9 +41,11 @@ from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import (
     SortedBuffer,
     expand_ranges,
+    kernel_state,
     partition_slice,
     partition_slices,
     rounding_margin,
+    set_windows,
     widen,
 )
 from workbench.protocol import from_config
@@ -61,7 +63,6 @@ __all__ = [
 ]
 
 
-_COLUMNS = ("_ids", "_tmpl", "_tmax", "_tmin")
 """A :class:`SortedBuffer`'s column arrays, in the kernels' argument order."""
 _NO_LIMIT = 2**62
 """``max_pending`` of None, for the kernel: a count never reached."""
@@ -107,20 +108,6 @@ class _Output:
         if 2 * self.n_pairs + 64 < len(self.pairs):
             pairs = pairs.copy()
         return pairs, self.unsure[: self.n_unsure]
-
-
-def _kernel_state(buffers: tuple[SortedBuffer, SortedBuffer]) -> tuple[object, ...]:
-    """Two buffers as the kernels take them: each column as a pair (A, B), then the live
-    windows ``[start_a, end_a, start_b, end_b]``."""
-    columns = tuple((getattr(buffers[0], c), getattr(buffers[1], c)) for c in _COLUMNS)
-    window = np.array([x for buf in buffers for x in (buf._start, buf._end)], dtype=np.int64)
-    return (*columns, window)
-
-
-def _set_windows(buffers: tuple[SortedBuffer, SortedBuffer], window: np.ndarray) -> None:
-    """Give the buffers the live windows a kernel left."""
-    for buf, (start, end) in zip(buffers, window.reshape(2, 2).tolist(), strict=True):
-        buf._start, buf._end = start, end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,7 +168,7 @@ class _IntervalCorrelation(TwoStreamJoin):
         """Algorithms 1-3 over the batch in :func:`~workbench.kernels.interval.eager_batch`
         (``_join`` per on-time event, each at its clock); unsure pairs settled in place."""
         columns = tuple(np.ascontiguousarray(c) for c in events.columns())
-        *buffers, window = _kernel_state(self.buffers)
+        *buffers, window = kernel_state(self.buffers)
         params, counts, n = self._kernel_params(), np.zeros(3, dtype=np.int64), len(events)
         out = _Output(n)
         for first in range(0, n, _CHUNK):
@@ -263,7 +250,7 @@ class _IntervalCorrelation(TwoStreamJoin):
 
     def _kernel_done(self, window: np.ndarray, counts: np.ndarray) -> None:
         """Take back the buffer windows and work counters a kernel left."""
-        _set_windows(self.buffers, window)
+        set_windows(self.buffers, window)
         self._counters.prob_evals += int(counts[0])
         self._counters.lookup_reuses += int(counts[1])
         self._counters.obsolete_removed += int(counts[2])
@@ -456,8 +443,8 @@ class LazyCorrelation(_IntervalCorrelation):
                 buf.reserve(last - first)
             for buf in self.buffers:  # blocks merge every waiting tuple into its buffer
                 buf.reserve(waiting + last - first)
-            *buffers, window = _kernel_state(self.buffers)
-            *blocks, pending = _kernel_state(self._pending)
+            *buffers, window = kernel_state(self.buffers)
+            *blocks, pending = kernel_state(self._pending)
             clock = np.array([np.nan if self._last_eval is None else self._last_eval])
             counts = np.zeros(3, dtype=np.int64)
             out.pairs, out.n_pairs, out.unsure, out.n_unsure, stop, part = lazy_batch(
@@ -466,7 +453,7 @@ class LazyCorrelation(_IntervalCorrelation):
                 *out.state(),
             )  # fmt: skip
             self._kernel_done(window, counts)
-            _set_windows(self._pending, pending)
+            set_windows(self._pending, pending)
             self._last_eval = None if np.isnan(clock[0]) else float(clock[0])
             if stop >= 0:  # finish the look-up block in Python, then go on after its row
                 self._now = float(events.arrival[stop])
