@@ -298,6 +298,20 @@ class ArrivalOrdered(StreamOperator):
         before = np.concatenate(([self._now], np.maximum(clock[:-1], self._now)))
         return ok & (arrival >= before)
 
+    def _batch_done(self, batch: Columns, late: np.ndarray, results: np.ndarray) -> Emitted:
+        """Account a batch of valid records a kernel processed: the clock moves to its last
+        arrival, the counters count it, and its late rows are emitted as they were pushed."""
+        self._now = float(batch.arrival[-1])
+        counters = self._counters
+        counters.events_in += len(batch)
+        n_late = int(np.count_nonzero(late))
+        counters.late += n_late
+        counters.results_out += results.shape[0]
+        if not n_late:
+            return Emitted(results)
+        rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
+        return Emitted(results, late=tuple(rows))
+
     def _check_arrival(self, time_field: str, time: float, arrival: float) -> None:
         """Refuse an arrival before its own time or before the clock."""
         if arrival < time:

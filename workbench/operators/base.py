@@ -345,17 +345,7 @@ class TwoStreamJoin(ArrivalOrdered):
         tmin = t_det - self._tlen_table[s, k]
         for buf in self.buffers:
             buf.reserve(n)
-        pairs = self._join_batch(events, tmin, late)
-        self._now = float(events.arrival[-1])
-        counters = self._counters
-        counters.events_in += n
-        n_late = int(np.count_nonzero(late))
-        counters.late += n_late
-        counters.results_out += pairs.shape[0]
-        if not n_late:
-            return Emitted(pairs)
-        rows = zip(*(col[late].tolist() for col in events.columns()), strict=True)
-        return Emitted(pairs, late=tuple(rows))
+        return self._batch_done(events, late, self._join_batch(events, tmin, late))
 
     def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
         """The (a, b) pairs of valid events (``late`` ones only move the clock), in the order

@@ -186,19 +186,8 @@ class MultiWayJoin(ArrivalOrdered):
         reference path (``push`` per tuple)."""
         if self.predicate != "equal":
             return super()._push_valid(batch)
-        n = len(batch)
         late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
-        ids = self._kernel(batch, late, -math.inf)
-        self._now = float(batch.arrival[-1])
-        counters = self._counters
-        counters.events_in += n
-        n_late = int(np.count_nonzero(late))
-        counters.late += n_late
-        counters.results_out += ids.shape[0]
-        if not n_late:
-            return Emitted(ids)
-        rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
-        return Emitted(ids, late=tuple(rows))
+        return self._batch_done(batch, late, self._kernel(batch, late, -math.inf))
 
     def _kernel(self, batch: WTuples, late: np.ndarray, until: float) -> np.ndarray:
         """Run :func:`~workbench.kernels.wjoin.wjoin_batch` on the buffers: the batch's
