@@ -73,6 +73,23 @@ def _place(ts, slot, head, end, x, new_slot):
 
 
 @njit(cache=True, nogil=True)
+def _arrive(x, ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts):
+    """One arrival at ``x`` (Algorithms 1-2, Lines 1-15): too late (slot -1), or placed in a
+    free slot in key order, counted out of order when below ``t_max``; the slot and the
+    moved ``head, end, n_free, t_max``."""
+    if _late(ts, head, end, t_max, by_tuples, size, x):
+        return -1, head, end, n_free, t_max
+    if x < t_max:
+        counts[OUT_OF_ORDER] += 1
+    else:
+        t_max = x
+    n_free -= 1
+    s = free[n_free]
+    head, end = _place(ts, slot, head, end, x, s)
+    return s, head, end, n_free, t_max
+
+
+@njit(cache=True, nogil=True)
 def lazy_push(
     batch_ts, ts, slot, arrival, free, head, end, n_free, seq, t_max, by_tuples, size, counts
 ):
@@ -80,18 +97,13 @@ def lazy_push(
     n = batch_ts.shape[0]
     placed = np.full(n, -1, dtype=np.int64)
     for i in range(n):
-        x = batch_ts[i]
         seq += 1
-        if _late(ts, head, end, t_max, by_tuples, size, x):
+        s, head, end, n_free, t_max = _arrive(
+            batch_ts[i], ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts
+        )
+        if s < 0:
             continue
-        if x < t_max:
-            counts[OUT_OF_ORDER] += 1
-        else:
-            t_max = x
-        n_free -= 1
-        s = free[n_free]
         placed[i] = s
-        head, end = _place(ts, slot, head, end, x, s)
         arrival[s] = seq - 1
         counts[INSERTS] += 1
         bound = t_max - size
@@ -143,16 +155,12 @@ def eager_push(
     for i in range(n):
         x = batch_ts[i]
         seq += 1
-        if _late(ts, head, end, t_max, by_tuples, size, x):
+        s, head, end, n_free, t_max = _arrive(
+            x, ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts
+        )
+        if s < 0:
             continue
-        if x < t_max:
-            counts[OUT_OF_ORDER] += 1
-        else:
-            t_max = x
-        n_free -= 1
-        s = free[n_free]
         placed[i] = s
-        head, end = _place(ts, slot, head, end, x, s)
         g = batch_code[i]
         v = batch_value[i]
         arrival[s] = seq - 1
