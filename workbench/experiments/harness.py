@@ -175,10 +175,13 @@ class JoinProfile:
         return np.repeat(self.arrival_ms, self.emitted)
 
     def capacity(self, warm_ms: float = 0.0) -> float:
-        """Events processed per busy second, counting only pushes that arrive ``warm_ms`` or
-        more after the first (buffers in steady state; inf when they took no time)."""
+        """Events processed per busy second, counting only calls that arrive ``warm_ms`` or
+        more after the first (buffers in steady state; every call when none does, as with
+        one batch call for a whole run; inf when they took no time)."""
         pushes = self.arrival_ms[:-1]
         steady = pushes - (pushes[0] if len(pushes) else 0.0) >= warm_ms
+        if not steady.any():
+            steady[:] = True
         busy = float(self.service_s[:-1][steady].sum())
         return int(self.rows[:-1][steady].sum()) / busy if busy else float("inf")
 
