@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_sets, adversarial_template
+from test_operators import _engines_agree
 
 from workbench.decision import BandDecider, LocalTemplates, ge_shift
 from workbench.events import Events, sort_pairs
@@ -18,6 +19,7 @@ from workbench.exact import ExactHistogram, band_exact, band_prob_exact, ge_exac
 from workbench.interval_bounds import uniform_band_certified
 from workbench.operators import (
     BadEventError,
+    BandJoin,
     EagerCorrelation,
     LazyCorrelation,
     LazyLookupCorrelation,
@@ -299,6 +301,28 @@ def test_ptjoin_equals_rational_oracle_on_adversarial_streams(case):
             d,
             delta,
         )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=adversarial_streams(),
+    far=st.booleans(),
+    cuts=st.lists(st.integers(0, 20), max_size=4),
+)
+def test_compiled_ptjoin_equals_the_python_engine_on_adversarial_streams(case, far, cuts):
+    """The kernels against the python reference on adversarial templates, partners on the
+    thresholds and times near 1e12 (unrepresentable events counted bad), for random batch
+    splits: the same pairs in the same order, the same counters (exact evaluations too)."""
+    streams, events, d, delta = case
+    if far:  # the same stream 1e12 ms later
+        shift = 1e12 - float(events.t_det.min())
+        events = Events(
+            events.stream, events.id, events.template, events.t_det + shift, events.arrival + shift
+        )
+    params = {"streams": streams, "d": d, "threshold": delta, "on_bad": "count"}
+    for mode in PT_MODES:
+        _engines_agree(lambda m=mode, **kw: PTJoin(mode=m, **params, **kw), events, cuts)
+    _engines_agree(lambda **kw: BandJoin(**params, **kw), events, cuts)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,10 +5,14 @@ exactness contract).
 A pair (a, b) joins iff ``P(|Xa - Xb| <= d) >= delta``.  :class:`BandDecider` evaluates the
 probability in floating point in *local coordinates*: every template moved so that its max is
 0, the events placed relative to ``t_b`` (one rounded difference ``t_a - t_b``), so absolute
-times never enter a difference.  The evaluation is Eq. 1 in closed form (``ge_eq1_local``),
-integrating over A's template, and again over B's for the pairs it cannot settle where B's
-template has the smaller sum of bucket densities ``S = sum_k p_k / len(I_k)`` (``ge(X, Y) =
-1 - ge(Y, X)`` for continuous X, Y): the bound below shrinks with S.
+times never enter a difference.  The evaluation is Eq. 1 in closed form
+(:func:`workbench.kernels.band.ge_walk`, the one float implementation, compiled, one pair at a
+time; the PTJoin kernels call it too), integrating over A's template, and again over B's for
+the pairs it cannot settle where B's template has the smaller sum of bucket densities ``S =
+sum_k p_k / len(I_k)`` (``ge(X, Y) = 1 - ge(Y, X)`` for continuous X, Y): the bound below
+shrinks with S.  Where the computed edge ranges of the two templates do not overlap, a ge is
+returned as its exact value on the computed coordinates (1 or 0), so only step (i) of the
+proof below applies to it.
 
 **Error bound.**  With ``u = 2**-53``, ``K`` the larger bucket count, ``M = len(phi_a) +
 len(phi_b) + |t_a - t_b| + d`` the largest coordinate and ``S`` the integrated template's
@@ -41,7 +45,7 @@ from fractions import Fraction
 import numpy as np
 
 from workbench.exact import ExactHistogram, band_exact
-from workbench.probability import ge_eq1_local
+from workbench.kernels.band import band_many, ge_bound_many, ge_many, tables_many
 from workbench.timestamps import TemplateSet
 
 __all__ = [
@@ -50,6 +54,7 @@ __all__ = [
     "LocalTemplates",
     "ge_bound",
     "ge_shift",
+    "scratch",
 ]
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -59,7 +64,8 @@ UNIT_ROUNDOFF = 2.0**-53
 @dataclass(frozen=True, eq=False)
 class LocalTemplates:
     """A stream's templates in local coordinates (each max moved to 0) with the quantities the
-    error bound needs; the exact rational templates are built on first use.
+    error bound needs and each template's CDF tables (:func:`~workbench.kernels.band.
+    cdf_tables`); the exact rational templates are built on first use.
 
     >>> from workbench.timestamps import HistogramTimestamp
     >>> lt = LocalTemplates.of(TemplateSet("A", (HistogramTimestamp.from_buckets(
@@ -71,9 +77,11 @@ class LocalTemplates:
     templates: TemplateSet
     edges: np.ndarray = field(repr=False)
     probs: np.ndarray = field(repr=False)
+    buckets: np.ndarray = field(repr=False)
     length: np.ndarray = field(repr=False)
     density_sum: np.ndarray = field(repr=False)
     width_min: np.ndarray = field(repr=False)
+    tables: np.ndarray = field(repr=False)
 
     @classmethod
     def of(cls, templates: TemplateSet) -> LocalTemplates:
@@ -84,20 +92,37 @@ class LocalTemplates:
         dens = np.divide(probs, widths, out=np.zeros_like(probs), where=live)
         width_min = np.where(live, widths, np.inf).min(axis=1)
         length = np.array([t.length for t in templates])
+        local = edges - templates.max_times[:, None]
+        buckets = np.array([t.n_buckets for t in templates], dtype=np.int64)
+        tables = np.zeros((3, *local.shape))
+        tables_many(local, probs, buckets, tables)
         return cls(
             templates,
-            edges - templates.max_times[:, None],
+            local,
             probs,
+            buckets,
             # rounded up a little so the bound's quantities are never understated
             length * (1 + 4 * UNIT_ROUNDOFF),
             dens.sum(axis=1) * (1 + 8 * UNIT_ROUNDOFF * probs.shape[1]),
             width_min * (1 - 4 * UNIT_ROUNDOFF),
+            tables,
         )
 
     @property
     def n_buckets(self) -> int:
         """K, the padded bucket count."""
         return int(self.probs.shape[1])
+
+    @property
+    def pack(self) -> tuple[np.ndarray, ...]:
+        """``(edges, probs, buckets, bound terms, tables)``: what the compiled kernels
+        (:mod:`workbench.kernels.band`) read; the bound terms stack length, density_sum and
+        width_min."""
+        cache = self.__dict__
+        if "_pack" not in cache:
+            terms = np.stack((self.length, self.density_sum, self.width_min))
+            cache["_pack"] = (self.edges, self.probs, self.buckets, terms, self.tables)
+        return cache["_pack"]
 
     def exact(self, k: int) -> ExactHistogram:
         """Template k moved exactly so that its max is 0, as rationals."""
@@ -138,24 +163,30 @@ class BandDecider:
 
         ``P = ge(A + dt + d, B) - ge(A + dt - d, B)`` with ``dt = t_a - t_b`` (Section 3:
         ``ge(Hb + d, Ha) + ge(Ha + d, Hb) - 1``, each term rewritten by shift invariance and
-        ``ge(X, Y) = 1 - ge(Y, X)``), both terms in one call of :func:`ge_shift`, integrating
-        over A (``over_a=True``), over B (False) or the flatter template per pair (None).
+        ``ge(X, Y) = 1 - ge(Y, X)``), both terms per pair in the compiled
+        :func:`~workbench.kernels.band.band_pair`, integrating over A (``over_a=True``), over
+        B (False) or the flatter template per pair (None).
         This difference form stands apart from :func:`workbench.probability.band_from_ge`
         (the sum form) because the error bound counts exactly its one subtraction.
         """
-        u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+        u, v = _indices(u), _indices(v)
         delta_t = np.asarray(t_a, dtype=np.float64) - np.asarray(t_b, dtype=np.float64)
-        d = float(d)
-        n = u.size
-        both, bound = ge_shift(
-            self.local,
-            np.concatenate((u, u)),
-            np.concatenate((v, v)),
-            np.concatenate((delta_t + d, delta_t - d)),
-            over_a,
+        la, lb = self.local
+        p, bound = np.empty(u.size), np.empty(u.size)
+        band_many(
+            la.pack,
+            lb.pack,
+            u,
+            v,
+            np.ascontiguousarray(np.broadcast_to(delta_t, u.shape)),
+            float(d),
+            _sides(self.local, u, v, over_a),
+            _k_max(self.local),
+            scratch(self.local),
+            p,
+            bound,
         )
-        p = np.clip(both[:n] - both[n:], 0.0, 1.0)
-        return p, bound[:n] + bound[n:] + 3 * UNIT_ROUNDOFF
+        return p, bound
 
     def decide(
         self,
@@ -231,23 +262,12 @@ def ge_shift(
     (0.875, True)
     """
     la, lb = local
-    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
-    shift = np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape)
-    if over_a is None:
-        side = la.density_sum[u] <= lb.density_sum[v]
-    else:
-        side = np.full(u.shape, bool(over_a))
-    p = np.empty(u.shape)
-    if over_a is True or (over_a is None and side.all()):
-        p[:] = ge_eq1_local(la.edges[u] + shift[:, None], la.probs[u], lb.edges[v], lb.probs[v])
-    elif over_a is False or not side.any():
-        p[:] = 1.0 - ge_eq1_local(
-            lb.edges[v], lb.probs[v], la.edges[u] + shift[:, None], la.probs[u]
-        )
-    else:
-        for k, over in ((side, True), (~side, False)):
-            p[k], _ = ge_shift(local, u[k], v[k], shift[k], over)
-    return p, ge_bound(local, u, v, shift, side)
+    u, v = _indices(u), _indices(v)
+    shift = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
+    p, bound = np.empty(u.size), np.empty(u.size)
+    k_max, room = _k_max(local), scratch(local)
+    ge_many(la.pack, lb.pack, u, v, shift, _sides(local, u, v, over_a), k_max, room, p, bound)
+    return p, bound
 
 
 def ge_bound(
@@ -260,13 +280,34 @@ def ge_bound(
     """The proven error bound of :func:`ge_shift` (module docstring), without evaluating it;
     ``over_a`` says which template Eq. 1 integrates over (None: the flatter one)."""
     la, lb = local
+    u, v = _indices(u), _indices(v)
+    shift = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
+    bound = np.empty(u.size)
+    ge_bound_many(la.pack, lb.pack, u, v, shift, _sides(local, u, v, over_a), _k_max(local), bound)
+    return bound
+
+
+def scratch(local: tuple[LocalTemplates, LocalTemplates]) -> np.ndarray:
+    """Room for one template's CDF tables, for the compiled band probability of ``local``'s
+    templates integrating over B (:func:`workbench.kernels.band.ge_over_b`)."""
+    return np.empty((3, 1, _k_max(local) + 1))
+
+
+def _k_max(local: tuple[LocalTemplates, LocalTemplates]) -> int:
+    return max(local[0].n_buckets, local[1].n_buckets)
+
+
+def _indices(k: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(k, dtype=np.int64).ravel())
+
+
+def _sides(
+    local: tuple[LocalTemplates, LocalTemplates],
+    u: np.ndarray,
+    v: np.ndarray,
+    over_a: np.ndarray | bool | None,
+) -> np.ndarray:
+    """Per pair, whether Eq. 1 integrates over A (None: over the flatter template)."""
     if over_a is None:
-        over_a = la.density_sum[u] <= lb.density_sum[v]
-    big = la.length[u] + lb.length[v] + np.abs(shift)
-    spread = np.where(over_a, la.density_sum[u], lb.density_sum[v])
-    narrow = np.where(over_a, la.width_min[u], lb.width_min[v])
-    k_max = max(la.n_buckets, lb.n_buckets)
-    bound = 4 * (
-        (20 * k_max + 116) * UNIT_ROUNDOFF * big * spread + (2 * k_max + 5) * UNIT_ROUNDOFF
-    )
-    return np.where(narrow > 16 * UNIT_ROUNDOFF * big, bound, np.inf)
+        return local[0].density_sum[u] <= local[1].density_sum[v]
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(over_a, dtype=bool), u.shape))

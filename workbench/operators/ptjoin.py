@@ -20,21 +20,28 @@ the output-bound floor for benchmarks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Literal
 
 import numpy as np
 
-from workbench.decision import UNIT_ROUNDOFF
+from workbench.decision import UNIT_ROUNDOFF, scratch
+from workbench.events import Events
+from workbench.kernels.ptjoin import LOOSE, NAIVE, TIGHT, band_join_batch, ptjoin_batch
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
-from workbench.operators.buffers import partition_slice, rounding_margin, widen
+from workbench.operators.buffers import SortedBuffer, partition_slice, rounding_margin, widen
 from workbench.paper_examples import example3_templates
 from workbench.protocol import from_config
 from workbench.records import Emitted
 from workbench.stime import StimeTable, stime_brackets
 
 __all__ = ["BandJoin", "PTJoin", "PTJoinConfig", "ProbeMode"]
+
+_FIRST_ROWS = 1 << 20
+"""Pair rows a join kernel gets before it has run (16 MiB); if the batch needs more, the pairs
+per event seen on them size the rest."""
 
 ProbeMode = Literal["naive", "loose", "tight"]
 """How PTJoin limits and decides the probing: every partner, Eq. 4-6, or Theorem 3."""
@@ -156,6 +163,87 @@ class PTJoin(TwoStreamJoin):
         self.buffers[stream].insert(event_id, template, t_det, tmin)
         return Emitted.pairs(stream, event_id, hits)
 
+    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
+        """The batch through the compiled kernel (:func:`~workbench.kernels.ptjoin.
+        ptjoin_batch`); its flagged pairs decided exactly here, in their places."""
+        if self.mode == "naive":
+            mode = NAIVE
+        else:
+            mode = TIGHT if self.fast_path else LOOSE
+        env = self.envelope
+        theorem4 = self.mode == "tight" and env.d_max >= self._min_d
+        args = (
+            _columns(events),
+            tmin,
+            late,
+            _kernel_buffers(self.buffers),
+            bounds := _bounds(self.buffers),
+        )
+        config = (
+            mode,
+            (self.d, self.threshold, float(env.d_max), theorem4),
+            (
+                np.array(env.max_delay),
+                np.array([s.pi for s in self.streams]),
+                np.array(self._t_min, dtype=np.float64),
+            ),
+            tuple(local.pack for local in self._deciders[0].local),
+            max(local.n_buckets for local in self._deciders[0].local),
+            scratch(self._deciders[0].local),
+            *self._kernel_tables(),
+        )
+        progress, counts = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+        pairs, flags, flag_m = _run_kernel(
+            lambda *out: ptjoin_batch(*args, *out, progress, counts, *config),
+            progress,
+            bounds,
+            len(events),
+            flagged=True,
+        )
+        _set_bounds(self.buffers, bounds)
+        c = self._counters
+        c.prob_evals += int(counts[0])
+        c.stime_lookups += int(counts[1])
+        c.obsolete_removed += int(counts[2])
+        if not len(flags):
+            return pairs
+        pos, event, v = flags.T
+        keep = np.ones(len(pairs), dtype=bool)
+        stream = events.stream[event]
+        for s in (0, 1):
+            mine = stream == s
+            if mine.any():
+                decide = (
+                    self._deciders[s].decide_exact if mode == TIGHT else self._deciders[s].decide
+                )
+                e = event[mine]
+                keep[pos[mine]] = decide(
+                    events.template[e],
+                    events.t_det[e],
+                    v[mine],
+                    flag_m[mine],
+                    self.d,
+                    self.threshold,
+                )
+        return pairs[keep]
+
+    def _kernel_tables(self) -> tuple[tuple[tuple[np.ndarray, ...], ...], ...]:
+        """Both directions' stime brackets and row extremes (read-only placeholders off the
+        tight mode: the kernel compiles once for every mode)."""
+        if self._directions is None:
+            dummy = np.zeros((1, 1))
+            dummy.flags.writeable = False
+            return ((dummy, dummy),) * 4, ((np.zeros(1),) * 2,) * 5
+        tables = tuple(
+            tuple(getattr(direction.table, name) for direction in self._directions)
+            for name in ("inv_lo", "inv_hi", "sat_lo", "sat_hi")
+        )
+        rows = tuple(
+            tuple(getattr(direction, name) for direction in self._directions)
+            for name in ("inv_min", "inv_max", "sat_min", "sat_max", "reach")
+        )
+        return tables, rows
+
     def _loose(self, stream: int, template: int, t_det: float, tmin: float) -> np.ndarray:
         """Eq. 4-6: SR joins outright, the PRs are probed exactly."""
         target = self.buffers[1 - stream]
@@ -250,9 +338,94 @@ class BandJoin(TwoStreamJoin):
         self.buffers[stream].insert(event_id, template, t_det, tmin)
         return Emitted.pairs(stream, event_id, hits)
 
+    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
+        """The batch through the compiled kernel (:func:`~workbench.kernels.ptjoin.
+        band_join_batch`)."""
+        env = self.envelope
+        args = (
+            _columns(events),
+            tmin,
+            late,
+            _kernel_buffers(self.buffers),
+            bounds := _bounds(self.buffers),
+        )
+        config = (self.d, np.array(env.max_delay), float(env.d_max))
+        progress, removed = np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        (pairs,) = _run_kernel(
+            lambda out: band_join_batch(*args, out, progress, removed, *config),
+            progress,
+            bounds,
+            len(events),
+        )
+        _set_bounds(self.buffers, bounds)
+        self._counters.obsolete_removed += int(removed[0])
+        return pairs
+
     def _eviction_bound(self, target: int) -> float:
         base = 1 - target
         return self.now - self.envelope.max_delay[base] - self.envelope.d_max
+
+
+def _run_kernel(
+    run: Callable[..., None],
+    progress: np.ndarray,
+    bounds: np.ndarray,
+    n_events: int,
+    flagged: bool = False,
+) -> tuple[np.ndarray, ...]:
+    """Call a resumable join kernel until it has taken all ``n_events``, making room for its
+    output whenever it stops (``progress`` = next event, pairs, flags so far): the pairs, and
+    with ``flagged`` the flagged pairs (pair, event, partner template) and partner max times.
+
+    The kernel stops before an event whose partners might not fit; the pairs per event seen
+    so far, with half again to spare, then size the rest (pages never written cost nothing).
+    """
+    buffered = int(bounds[1] - bounds[0] + bounds[3] - bounds[2])
+    out = [np.empty((min(n_events * max(64, buffered), _FIRST_ROWS), 2), dtype=np.int64)]
+    if flagged:
+        out += [np.empty((1024 + buffered, 3), dtype=np.int64), np.empty(1024 + buffered)]
+    while True:
+        run(*out)
+        done, n = int(progress[0]), int(progress[1])
+        if done == n_events:
+            return (out[0][:n], *(a[: progress[2]] for a in out[1:]))
+        room = int(bounds[1] - bounds[0] + bounds[3] - bounds[2])
+        rest = (n_events - done) * (n // max(done, 1) + 1) * 3 // 2
+        out[0] = _enlarged(out[0], n, max(2 * len(out[0]), n + rest, n + room))
+        if flagged:
+            size = max(2 * len(out[1]), int(progress[2]) + room)
+            out[1:] = [_enlarged(a, int(progress[2]), size) for a in out[1:]]
+
+
+def _enlarged(array: np.ndarray, used: int, size: int) -> np.ndarray:
+    """``array``'s first ``used`` rows in a new array of ``size`` rows."""
+    if size <= len(array):
+        return array
+    bigger = np.empty((size, *array.shape[1:]), dtype=array.dtype)
+    bigger[:used] = array[:used]
+    return bigger
+
+
+def _kernel_buffers(buffers: tuple[SortedBuffer, SortedBuffer]) -> tuple[tuple, ...]:
+    """The buffers' columns as the kernels take them: per column, the arrays of A and B."""
+    a, b = buffers
+    return (a._ids, b._ids), (a._tmpl, b._tmpl), (a._tmax, b._tmax), (a._tmin, b._tmin)
+
+
+def _columns(events: Events) -> tuple[np.ndarray, ...]:
+    """The batch's columns, contiguous (each kernel compiles for one layout)."""
+    return tuple(np.ascontiguousarray(col) for col in events.columns())
+
+
+def _bounds(buffers: tuple[SortedBuffer, SortedBuffer]) -> np.ndarray:
+    """The live windows ``[start_A, end_A, start_B, end_B]`` (the kernels move them)."""
+    a, b = buffers
+    return np.array([a._start, a._end, b._start, b._end], dtype=np.int64)
+
+
+def _set_bounds(buffers: tuple[SortedBuffer, SortedBuffer], bounds: np.ndarray) -> None:
+    for buf, (start, end) in zip(buffers, bounds.reshape(2, 2).tolist(), strict=True):
+        buf._start, buf._end = start, end
 
 
 def _example_params(**extra: object) -> dict[str, object]:
