@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["evict_before", "grow", "insert_sorted"]
+__all__ = ["evict_before", "grow", "insert_sorted", "partition_window"]
 
 
 @njit(cache=True, nogil=True)
@@ -44,3 +44,16 @@ def grow(array, used, extra):
     bigger = np.empty((max(2 * array.shape[0], used + extra),) + array.shape[1:], array.dtype)
     bigger[:used] = array[:used]
     return bigger
+
+
+@njit(cache=True, nogil=True, inline="always")
+def partition_window(tmax, start, end, lh, ll, rl, rh):
+    """:func:`~workbench.operators.buffers.partition_slice` on the live window ``[start, end)``
+    of a max-time sorted column, as absolute indices ``(i_lh, i_sr, j_sr, j_rh)`` (PTJoin
+    Section 3.2; interval timing Section 4.2's binary searches)."""
+    live = tmax[start:end]
+    i_lh = start + np.searchsorted(live, lh, side="left")
+    i_sr = start + np.searchsorted(live, ll, side="left")
+    j_sr = max(start + np.searchsorted(live, rl, side="right"), i_sr)
+    j_rh = max(start + np.searchsorted(live, rh, side="right"), j_sr)
+    return i_lh, max(i_sr, i_lh), j_sr, j_rh

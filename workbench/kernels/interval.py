@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from workbench.kernels.buffers import evict_before, grow, insert_sorted
+from workbench.kernels.buffers import evict_before, grow, insert_sorted, partition_window
 
 __all__ = ["band_certified", "eager_batch", "lazy_batch", "probe_bounds"]
 
@@ -95,18 +95,6 @@ def probe_bounds(lo, hi, d, ct, pi):
 
 
 @njit(cache=True, nogil=True)
-def _slices(tmax, start, end, lh, ll, rl, rh):
-    """Absolute index bounds ``(i_lh, i_sr, j_sr, j_rh)`` of LPR, SR, RPR in a buffer window
-    (Section 4.2's binary searches, as ``partition_slice``)."""
-    live = tmax[start:end]
-    i_lh = start + np.searchsorted(live, lh, side="left")
-    i_sr = start + np.searchsorted(live, ll, side="left")
-    j_sr = max(start + np.searchsorted(live, rl, side="right"), i_sr)
-    j_rh = max(start + np.searchsorted(live, rh, side="right"), j_sr)
-    return i_lh, max(i_sr, i_lh), j_sr, j_rh
-
-
-@njit(cache=True, nogil=True)
 def _evict(b_tmax, b_ids, b_tmpl, b_tmin, window, target, keep_sorted, now, delay, pi, d, ct):
     """Drop the target buffer's tuples below ``LH(e_inv)`` at clock ``now`` (Section 4.2's
     invalidation, less its rounding margin); how many left."""
@@ -168,7 +156,7 @@ def eager_batch(
         len_a = tlen[s, tmpl[i]]
         if kind == EAGER:
             lh, ll, rl, rh = probe_bounds(tmin[i], t_det[i], d, ct, pi[t])
-            i_lh, i_sr, j_sr, j_rh = _slices(t_tmax, start, end, lh, ll, rl, rh)
+            i_lh, i_sr, j_sr, j_rh = partition_window(t_tmax, start, end, lh, ll, rl, rh)
             pairs = grow(pairs, n_pairs, j_rh - i_lh)
             for pos in range(i_sr, j_sr):
                 _emit(pairs, n_pairs, s, ids[i], t_ids[pos])
@@ -214,7 +202,8 @@ def _block_slices(s, btmin, btmax, b_tmax, window, pi, d, ct):
     for k in range(btmax.size):
         lh, ll, rl, rh = probe_bounds(btmin[k], btmax[k], d, ct, pi[t])
         start, end = window[2 * t], window[2 * t + 1]
-        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _slices(b_tmax[t], start, end, lh, ll, rl, rh)
+        i_lh, i_sr, j_sr, j_rh = partition_window(b_tmax[t], start, end, lh, ll, rl, rh)
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = i_lh, i_sr, j_sr, j_rh
     return out
 
 

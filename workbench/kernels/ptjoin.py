@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from workbench.kernels.band import band_pair
-from workbench.kernels.buffers import evict_before, insert_sorted
+from workbench.kernels.buffers import evict_before, insert_sorted, partition_window
 
 __all__ = ["NAIVE", "LOOSE", "TIGHT", "band_join_batch", "ptjoin_batch"]
 
@@ -29,17 +29,6 @@ NAIVE, LOOSE, TIGHT = 0, 1, 2
 """Probe modes of :func:`ptjoin_batch`: every partner, Eq. 4-6, Theorem 3 (fast path)."""
 
 _U = 2.0**-53  # UNIT_ROUNDOFF of workbench.decision
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _slices(tmax, start, end, lh, ll, rl, rh):
-    """``partition_slice`` (operators.buffers) on the live window, as absolute indices."""
-    live = tmax[start:end]
-    i_lh = start + np.searchsorted(live, lh, side="left")
-    i_sr = start + np.searchsorted(live, ll, side="left")
-    j_sr = max(start + np.searchsorted(live, rl, side="right"), i_sr)
-    j_rh = max(start + np.searchsorted(live, rh, side="right"), j_sr)
-    return i_lh, max(i_sr, i_lh), j_sr, j_rh
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -133,7 +122,7 @@ def ptjoin_batch(
         elif mode == LOOSE:
             pi_b = pi[o]
             margin = 16 * _U * (abs(t) + abs(d) + abs(pi_b) + abs(t - tmin[i]))
-            lo, i_sr, j_sr, hi = _slices(
+            lo, i_sr, j_sr, hi = partition_window(
                 o_tmax,
                 start,
                 end,
@@ -144,7 +133,7 @@ def ptjoin_batch(
             )
         else:
             margin = 16 * _U * (abs(t) + d + rows[4][s][u])
-            lo, i_sr, j_sr, hi = _slices(
+            lo, i_sr, j_sr, hi = partition_window(
                 o_tmax,
                 start,
                 end,

@@ -31,7 +31,13 @@ from workbench.decision import UNIT_ROUNDOFF, scratch
 from workbench.events import Events
 from workbench.kernels.ptjoin import LOOSE, NAIVE, TIGHT, band_join_batch, ptjoin_batch
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
-from workbench.operators.buffers import SortedBuffer, partition_slice, rounding_margin, widen
+from workbench.operators.buffers import (
+    kernel_state,
+    partition_slice,
+    rounding_margin,
+    set_windows,
+    widen,
+)
 from workbench.paper_examples import example3_templates
 from workbench.protocol import from_config
 from workbench.records import Emitted
@@ -172,13 +178,8 @@ class PTJoin(TwoStreamJoin):
             mode = TIGHT if self.fast_path else LOOSE
         env = self.envelope
         theorem4 = self.mode == "tight" and env.d_max >= self._min_d
-        args = (
-            _columns(events),
-            tmin,
-            late,
-            _kernel_buffers(self.buffers),
-            bounds := _bounds(self.buffers),
-        )
+        *columns, bounds = kernel_state(self.buffers)
+        args = (_columns(events), tmin, late, tuple(columns), bounds)
         config = (
             mode,
             (self.d, self.threshold, float(env.d_max), theorem4),
@@ -200,7 +201,7 @@ class PTJoin(TwoStreamJoin):
             len(events),
             flagged=True,
         )
-        _set_bounds(self.buffers, bounds)
+        set_windows(self.buffers, bounds)
         c = self._counters
         c.prob_evals += int(counts[0])
         c.stime_lookups += int(counts[1])
@@ -342,13 +343,8 @@ class BandJoin(TwoStreamJoin):
         """The batch through the compiled kernel (:func:`~workbench.kernels.ptjoin.
         band_join_batch`)."""
         env = self.envelope
-        args = (
-            _columns(events),
-            tmin,
-            late,
-            _kernel_buffers(self.buffers),
-            bounds := _bounds(self.buffers),
-        )
+        *columns, bounds = kernel_state(self.buffers)
+        args = (_columns(events), tmin, late, tuple(columns), bounds)
         config = (self.d, np.array(env.max_delay), float(env.d_max))
         progress, removed = np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int64)
         (pairs,) = _run_kernel(
@@ -357,7 +353,7 @@ class BandJoin(TwoStreamJoin):
             bounds,
             len(events),
         )
-        _set_bounds(self.buffers, bounds)
+        set_windows(self.buffers, bounds)
         self._counters.obsolete_removed += int(removed[0])
         return pairs
 
@@ -406,26 +402,9 @@ def _enlarged(array: np.ndarray, used: int, size: int) -> np.ndarray:
     return bigger
 
 
-def _kernel_buffers(buffers: tuple[SortedBuffer, SortedBuffer]) -> tuple[tuple, ...]:
-    """The buffers' columns as the kernels take them: per column, the arrays of A and B."""
-    a, b = buffers
-    return (a._ids, b._ids), (a._tmpl, b._tmpl), (a._tmax, b._tmax), (a._tmin, b._tmin)
-
-
 def _columns(events: Events) -> tuple[np.ndarray, ...]:
     """The batch's columns, contiguous (each kernel compiles for one layout)."""
     return tuple(np.ascontiguousarray(col) for col in events.columns())
-
-
-def _bounds(buffers: tuple[SortedBuffer, SortedBuffer]) -> np.ndarray:
-    """The live windows ``[start_A, end_A, start_B, end_B]`` (the kernels move them)."""
-    a, b = buffers
-    return np.array([a._start, a._end, b._start, b._end], dtype=np.int64)
-
-
-def _set_bounds(buffers: tuple[SortedBuffer, SortedBuffer], bounds: np.ndarray) -> None:
-    for buf, (start, end) in zip(buffers, bounds.reshape(2, 2).tolist(), strict=True):
-        buf._start, buf._end = start, end
 
 
 def _example_params(**extra: object) -> dict[str, object]:
