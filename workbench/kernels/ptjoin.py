@@ -194,22 +194,23 @@ def ptjoin_batch(
             bound = horizon - d_max + t_min[s] - margin
         else:
             bound = horizon - pi[s] - d_max - margin
-        new_start = evict_before(o_tmax, start, end, bound)
-        counts[2] += new_start - start
-        bounds[2 * o] = new_start
-        bounds[2 * s + 1] = insert_sorted(
-            b_ids[s],
-            b_tmpl[s],
-            b_tmax[s],
-            b_tmin[s],
-            bounds[2 * s],
-            bounds[2 * s + 1],
-            own,
-            u,
-            t,
-            tmin[i],
-        )
+        counts[2] += _evict_and_insert(buffers, bounds, s, bound, own, u, t, tmin[i])
     progress[0], progress[1], progress[2] = stream.size, n_pairs, n_flag
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _evict_and_insert(buffers, bounds, s, bound, event_id, template, t, t_min):
+    """Invalidate the other stream's buffer below ``bound``, then insert the event of stream
+    ``s`` at its max-time position (PTJoin Section 3.2); how many events left."""
+    b_ids, b_tmpl, b_tmax, b_tmin = buffers
+    o = 1 - s
+    start = bounds[2 * o]
+    bounds[2 * o] = evict_before(b_tmax[o], start, bounds[2 * o + 1], bound)
+    bounds[2 * s + 1] = insert_sorted(
+        b_ids[s], b_tmpl[s], b_tmax[s], b_tmin[s], bounds[2 * s], bounds[2 * s + 1],
+        event_id, template, t, t_min,
+    )  # fmt: skip
+    return bounds[2 * o] - start
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -239,19 +240,6 @@ def band_join_batch(
         o_ids = b_ids[o]
         for k in range(lo, hi):
             n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k])
-        new_start = evict_before(b_tmax[o], start, end, arrival[i] - env_delay[s] - d_max)
-        counts[0] += new_start - start
-        bounds[2 * o] = new_start
-        bounds[2 * s + 1] = insert_sorted(
-            b_ids[s],
-            b_tmpl[s],
-            b_tmax[s],
-            b_tmin[s],
-            bounds[2 * s],
-            bounds[2 * s + 1],
-            ids[i],
-            tmpl[i],
-            t,
-            tmin[i],
-        )
+        bound = arrival[i] - env_delay[s] - d_max
+        counts[0] += _evict_and_insert(buffers, bounds, s, bound, ids[i], tmpl[i], t, tmin[i])
     progress[0], progress[1] = stream.size, n_pairs
