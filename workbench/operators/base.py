@@ -324,11 +324,10 @@ class TwoStreamJoin(ArrivalOrdered):
         return s, int(event_id), k, t_det, arrival
 
     def _valid_rows(self, events: Events) -> np.ndarray:
+        fields = (events.stream, events.template, events.t_det, events.arrival)
+        columns = (np.ascontiguousarray(col) for col in fields)  # one compiled signature
         return valid_events(
-            events.stream,
-            events.template,
-            events.t_det,
-            events.arrival,
+            *columns,
             self._n_templates,
             self._reach_table,
             self._horizon_table,
