@@ -54,6 +54,7 @@ from workbench.experiments import (
     wjoin_variants,
 )
 from workbench.experiments.month import delta_sweep, month_join
+from workbench.kernels import compile_stats
 from workbench.operators import PTJoin
 from workbench.operators.wjoin import BEWJoin, FEWJoin
 from workbench.paper_examples import Example5Setting
@@ -87,6 +88,14 @@ class BenchReport:
     def __str__(self) -> str:
         return "\n".join(self.lines)
 
+    def with_kernels(self) -> str:
+        """The printed lines and what this process did with the compiled kernels."""
+        stats = compile_stats()
+        return (
+            f"{self}\n  numba kernels in this run: {stats['loaded']} loaded from the on-disk "
+            f"cache, {stats['compiled']} compiled (the first calls above include either)"
+        )
+
     def to_json(self) -> str:
         """The figures with the benchmark's name and the machine's versions, as JSON."""
         import numba
@@ -97,7 +106,12 @@ class BenchReport:
             "numba": numba.__version__,
             "cpus": os.cpu_count(),
         }
-        doc = {"benchmark": self.name, "machine": machine, "figures": self.figures}
+        doc = {
+            "benchmark": self.name,
+            "machine": machine,
+            "kernels": compile_stats(),
+            "figures": self.figures,
+        }
         return json.dumps(doc, indent=2, default=_plain)
 
 

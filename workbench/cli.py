@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         skip = ("command", "benchmark", "as_json")
         options = {k: v for k, v in vars(args).items() if k not in skip}
         report = _benchmark(args.benchmark)(**options)
-        print(report.to_json() if args.as_json else report)
+        print(report.to_json() if args.as_json else report.with_kernels())
     elif args.command == "reports":
         from workbench.viz.reports import build_reports
 
