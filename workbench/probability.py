@@ -142,8 +142,9 @@ def ge_eq1_local(
 ) -> np.ndarray:
     """:func:`ge_eq1_batch` on coordinates already local to the pair (no origin subtracted).
 
-    The float kernel of :class:`workbench.decision.BandDecider`, whose error bound assumes
-    exactly these operations.
+    Vectorised over many pairs for the analyses (satisfaction curves, stime estimates); the
+    certified decisions of :class:`workbench.decision.BandDecider` use the compiled
+    :func:`workbench.kernels.band.ge_walk`, whose operations the error bound counts.
 
     >>> ge_eq1_local(np.array([[-10., 0.]]), np.array([[1.]]), np.array([[-5., 5.]]),
     ...              np.array([[1.]])).tolist()
