@@ -84,7 +84,7 @@ PAIRS = """() => {
   return found.length ? Math.max(...found) : -1;
 }"""
 
-MONTH = """() => {
+MONTH = r"""() => {
   const found = [];
   const walk = (root) => {
     const m = (root.textContent || "").match(/[0-9,]+ pairs joined over .*? events\/s\)/);
