@@ -178,7 +178,7 @@ class BandDecider:
             lb.pack,
             u,
             v,
-            np.ascontiguousarray(np.broadcast_to(delta_t, u.shape)),
+            _writable(np.broadcast_to(delta_t, u.shape)),
             float(d),
             _sides(self.local, u, v, over_a),
             _k_max(self.local),
@@ -263,7 +263,7 @@ def ge_shift(
     """
     la, lb = local
     u, v = _indices(u), _indices(v)
-    shift = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
+    shift = _writable(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
     p, bound = np.empty(u.size), np.empty(u.size)
     k_max, room = _k_max(local), scratch(local)
     ge_many(la.pack, lb.pack, u, v, shift, _sides(local, u, v, over_a), k_max, room, p, bound)
@@ -281,7 +281,7 @@ def ge_bound(
     ``over_a`` says which template Eq. 1 integrates over (None: the flatter one)."""
     la, lb = local
     u, v = _indices(u), _indices(v)
-    shift = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
+    shift = _writable(np.broadcast_to(np.asarray(shift, dtype=np.float64), u.shape))
     bound = np.empty(u.size)
     ge_bound_many(la.pack, lb.pack, u, v, shift, _sides(local, u, v, over_a), _k_max(local), bound)
     return bound
@@ -297,8 +297,14 @@ def _k_max(local: tuple[LocalTemplates, LocalTemplates]) -> int:
     return max(local[0].n_buckets, local[1].n_buckets)
 
 
+def _writable(column: np.ndarray) -> np.ndarray:
+    """A C-contiguous, writable column (a copy only when needed): the compiled functions
+    take one array layout, so each compiles to one signature."""
+    return np.require(column, requirements=("C", "W"))
+
+
 def _indices(k: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(k, dtype=np.int64).ravel())
+    return _writable(np.asarray(k, dtype=np.int64).ravel())
 
 
 def _sides(
@@ -310,4 +316,4 @@ def _sides(
     """Per pair, whether Eq. 1 integrates over A (None: over the flatter template)."""
     if over_a is None:
         return local[0].density_sum[u] <= local[1].density_sum[v]
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(over_a, dtype=bool), u.shape))
+    return _writable(np.broadcast_to(np.asarray(over_a, dtype=bool), u.shape))

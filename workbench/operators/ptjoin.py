@@ -172,27 +172,10 @@ class PTJoin(TwoStreamJoin):
     def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
         """The batch through the compiled kernel (:func:`~workbench.kernels.ptjoin.
         ptjoin_batch`); its flagged pairs decided exactly here, in their places."""
-        if self.mode == "naive":
-            mode = NAIVE
-        else:
-            mode = TIGHT if self.fast_path else LOOSE
-        env = self.envelope
-        theorem4 = self.mode == "tight" and env.d_max >= self._min_d
+        config = self._kernel_config()
+        mode = config[0]
         *columns, bounds = kernel_state(self.buffers)
         args = (_columns(events), tmin, late, tuple(columns), bounds)
-        config = (
-            mode,
-            (self.d, self.threshold, float(env.d_max), theorem4),
-            (
-                np.array(env.max_delay),
-                np.array([s.pi for s in self.streams]),
-                np.array(self._t_min, dtype=np.float64),
-            ),
-            tuple(local.pack for local in self._deciders[0].local),
-            max(local.n_buckets for local in self._deciders[0].local),
-            scratch(self._deciders[0].local),
-            *self._kernel_tables(),
-        )
         progress, counts = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
         pairs, flags, flag_m = _run_kernel(
             lambda *out: ptjoin_batch(*args, *out, progress, counts, *config),
@@ -228,6 +211,40 @@ class PTJoin(TwoStreamJoin):
                 )
         return pairs[keep]
 
+    def __getstate__(self) -> dict[str, object]:
+        # the kernel's arguments are rebuilt after unpickling (unpickled tables are writable,
+        # which would make the kernel compile a second signature)
+        return {k: v for k, v in self.__dict__.items() if k != "_kernel_args"}
+
+    def _kernel_config(self) -> tuple[object, ...]:
+        """The kernel's arguments that only the configuration in force decides (built once
+        per configuration: ``set_params`` replaces the configuration object)."""
+        cached = self.__dict__.get("_kernel_args")
+        if cached is not None and cached[0] is self._config:
+            return cached[1]
+        if self.mode == "naive":
+            mode = NAIVE
+        else:
+            mode = TIGHT if self.fast_path else LOOSE
+        env = self.envelope
+        theorem4 = self.mode == "tight" and env.d_max >= self._min_d
+        local = self._deciders[0].local
+        config = (
+            mode,
+            (self.d, self.threshold, float(env.d_max), theorem4),
+            (
+                np.array(env.max_delay),
+                np.array([s.pi for s in self.streams]),
+                np.array(self._t_min, dtype=np.float64),
+            ),
+            tuple(lt.pack for lt in local),
+            max(lt.n_buckets for lt in local),
+            scratch(local),
+            *self._kernel_tables(),
+        )
+        self._kernel_args = (self._config, config)
+        return config
+
     def _kernel_tables(self) -> tuple[tuple[tuple[np.ndarray, ...], ...], ...]:
         """Both directions' stime brackets and row extremes (read-only placeholders off the
         tight mode: the kernel compiles once for every mode)."""
@@ -236,7 +253,7 @@ class PTJoin(TwoStreamJoin):
             dummy.flags.writeable = False
             return ((dummy, dummy),) * 4, ((np.zeros(1),) * 2,) * 5
         tables = tuple(
-            tuple(getattr(direction.table, name) for direction in self._directions)
+            tuple(_read_only(getattr(direction.table, name)) for direction in self._directions)
             for name in ("inv_lo", "inv_hi", "sat_lo", "sat_hi")
         )
         rows = tuple(
@@ -400,6 +417,14 @@ def _enlarged(array: np.ndarray, used: int, size: int) -> np.ndarray:
     bigger = np.empty((size, *array.shape[1:]), dtype=array.dtype)
     bigger[:used] = array[:used]
     return bigger
+
+
+def _read_only(table: np.ndarray) -> np.ndarray:
+    """A read-only view: a table is read-only when built and writable once unpickled, and
+    the kernel compiles for one of the two."""
+    view = table.view()
+    view.flags.writeable = False
+    return view
 
 
 def _columns(events: Events) -> tuple[np.ndarray, ...]:
