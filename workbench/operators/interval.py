@@ -63,7 +63,6 @@ __all__ = [
 ]
 
 
-"""A :class:`SortedBuffer`'s column arrays, in the kernels' argument order."""
 _NO_LIMIT = 2**62
 """``max_pending`` of None, for the kernel: a count never reached."""
 _CHUNK = 4096
