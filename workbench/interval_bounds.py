@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from workbench.decision import UNIT_ROUNDOFF
 from workbench.partitions import Partitions
@@ -30,6 +31,7 @@ __all__ = [
     "interval_bounds",
     "interval_bounds_many",
     "invalidation_bound",
+    "lh_ll_rl_rh",
     "uniform_band_certified",
     "uniform_band_prob",
 ]
@@ -134,9 +136,16 @@ def bounds_tuple(
     >>> bounds_tuple(100.0, 120.0, 30.0, 0.5, 20.0)
     (80.0, 90.0, 140.0, 150.0)
     """
-    length = hi - lo
-    if not length > 0:
+    if not hi - lo > 0:
         raise ValueError(f"hi = {hi!r} must exceed lo = {lo!r}")
+    return lh_ll_rl_rh(float(lo), float(hi), float(d), float(ct), float(pi))
+
+
+@njit(cache=True, nogil=True)
+def lh_ll_rl_rh(lo, hi, d, ct, pi):
+    """LH, LL, RL, RH of a base interval ``[lo, hi]`` (Section 4.1): the one home of the
+    formula, called by :func:`bounds_tuple` and by the compiled interval kernels."""
+    length = hi - lo
     lh = lo + ct * length - d
     if not d >= max(length, pi):
         return lh, hi - d + pi, lo + d, hi + d + pi

@@ -26,6 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
+from workbench.interval_bounds import lh_ll_rl_rh
 from workbench.kernels.buffers import evict_before, grow, insert_sorted, partition_window
 
 __all__ = ["band_certified", "eager_batch", "lazy_batch", "probe_bounds"]
@@ -76,20 +77,8 @@ def _verdict(len_a, t_a, len_b, t_b, d, ct):
 def probe_bounds(lo, hi, d, ct, pi):
     """LH, LL, RL, RH of base ``[lo, hi]`` moved outwards by their rounding margin (Section
     4.1; ``bounds_tuple`` then ``widen``)."""
+    lh, ll, rl, rh = lh_ll_rl_rh(lo, hi, d, ct, pi)
     length = hi - lo
-    lh = lo + ct * length - d
-    if not d >= max(length, pi):
-        ll, rl, rh = hi - d + pi, lo + d, hi + d + pi
-    else:
-        small, large = min(length, pi), max(length, pi)
-        corner = small / (2 * large)
-        if ct <= corner:
-            quantile = math.sqrt(2 * length * pi * ct)
-        elif ct <= 1 - corner:
-            quantile = ct * large + small / 2
-        else:
-            quantile = length + pi - math.sqrt(2 * length * pi * (1 - ct))
-        ll, rl, rh = lo - d + quantile, hi + d - ct * length, hi + d + pi - quantile
     margin = 16 * U * (abs(hi) + d + pi + length)
     return lh - margin, ll + margin, rl - margin, rh + margin
 
