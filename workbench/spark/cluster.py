@@ -84,9 +84,15 @@ def standalone_cluster(
     memory: str = "1g",
     log_dir: str | os.PathLike[str] | None = None,
     timeout: float = 60.0,
+    workers: int = 1,
 ) -> Iterator[StandaloneCluster]:
-    """Start a master and a worker on free loopback ports; stop both on exit."""
-    port, web, worker_web = free_port(), free_port(), free_port()
+    """Start a master and ``workers`` workers (``cores`` and ``memory`` each) on free loopback
+    ports; stop them all on exit.  ``StandaloneCluster.processes`` lists the master first,
+    then the workers in order."""
+    if workers < 1:
+        raise ValueError(f"workers = {workers!r} must be at least 1")
+    port, web = free_port(), free_port()
+    worker_webs = [free_port() for _ in range(workers)]
     url = f"spark://127.0.0.1:{port}"
     commands = [
         [
@@ -98,21 +104,24 @@ def standalone_cluster(
             "--webui-port",
             str(web),
         ],
-        [
-            "org.apache.spark.deploy.worker.Worker",
-            "--host",
-            "127.0.0.1",
-            "--cores",
-            str(cores),
-            "--memory",
-            memory,
-            "--webui-port",
-            str(worker_web),
-            url,
-        ],
+        *(
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--webui-port",
+                str(worker_web),
+                url,
+            ]
+            for worker_web in worker_webs
+        ),
     ]
     with _launched(
-        url, [("spark-class", cmd) for cmd in commands], [port, worker_web], log_dir, timeout
+        url, [("spark-class", cmd) for cmd in commands], [port, *worker_webs], log_dir, timeout
     ) as cluster:
         yield cluster
 

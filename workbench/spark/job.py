@@ -38,7 +38,7 @@ from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, w
 from workbench.operators import StreamSpec
 from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
-from workbench.spark.session import spark_session
+from workbench.spark.session import shared_session
 from workbench.spark.worker import Worker
 
 __all__ = [
@@ -60,8 +60,6 @@ LATEST = 15
 PAIR_COLUMNS = ["a_id", "b_id", "a_t", "b_t", "d", "delta", "probability"]
 """Columns of the latest pairs in a snapshot."""
 
-_SPARK_LOCK = threading.Lock()
-
 
 def spark_live_join(
     *,
@@ -75,13 +73,10 @@ def spark_live_join(
     name: str,
     extra_watermark_ms: float,
 ) -> LiveJoin:
-    """A LiveJoin on this process's ``local[2]`` Spark session (made at the first call, then
-    reused)."""
-    with _SPARK_LOCK:
-        spark = spark_session("local[2]", app_name="workbench-dashboard", shuffle_partitions=2)
-        spark.sparkContext.setLogLevel("ERROR")
+    """A LiveJoin on this process's shared Spark session
+    (:func:`~workbench.spark.session.shared_session`)."""
     return LiveJoin(
-        spark,
+        shared_session(),
         source_dir,
         streams,
         d,

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 from pyspark.sql import SparkSession
 
-__all__ = ["spark_session"]
+__all__ = ["DASHBOARD_MASTER", "shared_session", "spark_session", "start_shared_session"]
+
+DASHBOARD_MASTER = "local[2]"
+"""The master of the dashboard's shared session."""
+_SHARED_LOCK = threading.Lock()
 
 
 def spark_session(
-    master: str = "local[*]", app_name: str = "workbench", shuffle_partitions: int = 4
+    master: str = "local[*]",
+    app_name: str = "workbench",
+    shuffle_partitions: int = 4,
+    ui: bool = False,
 ) -> SparkSession:
     """Get or create a session for ``master``: ``local[*]``, ``spark://host:port`` (a standalone
     cluster) or ``sc://host:port`` (Spark Connect).
 
     Python workers run the current interpreter (``PYSPARK_PYTHON``), so they see the project's
-    packages; sockets stay on loopback unless ``SPARK_LOCAL_IP`` says otherwise.
+    packages; sockets stay on loopback unless ``SPARK_LOCAL_IP`` says otherwise, and so does
+    the Spark UI when ``ui`` turns it on (its address: ``sparkContext.uiWebUrl``).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -27,7 +36,7 @@ def spark_session(
         return builder.remote(master).getOrCreate()
     return (
         builder.master(master)
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", str(ui).lower())
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
@@ -35,3 +44,23 @@ def spark_session(
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
         .getOrCreate()
     )
+
+
+def shared_session() -> SparkSession:
+    """The process's one session for the dashboard's Spark runs (:data:`DASHBOARD_MASTER`, the
+    Spark UI on loopback): made at the first call (Java starts: about half a minute), then
+    reused by every browser session, each with queries of its own names."""
+    with _SHARED_LOCK:
+        spark = spark_session(
+            DASHBOARD_MASTER, app_name="workbench-dashboard", shuffle_partitions=2, ui=True
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        return spark
+
+
+def start_shared_session() -> threading.Thread:
+    """Make :func:`shared_session` in a background thread (the dashboard server calls it at
+    start, so the first Start finds Java running)."""
+    thread = threading.Thread(target=shared_session, name="spark-session-start", daemon=True)
+    thread.start()
+    return thread
