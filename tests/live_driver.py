@@ -1,8 +1,9 @@
 """A Spark driver process for the kill and cluster tests: runs a LiveJoin on a pickled case.
 
-``python tests/live_driver.py CASE.pkl MASTER SOURCE WORK [--available-now]``: CASE holds
-``(streams, d, delta)``.  Without ``--available-now`` it runs one file per 0.2 s micro-batch
-until killed.
+``python tests/live_driver.py CASE.pkl MASTER SOURCE WORK [--available-now] [--conf K=V]
+[--collect]``: CASE holds ``(streams, d, delta)``.  Without ``--available-now`` it runs one file
+per 0.2 s micro-batch until killed.  ``--collect`` then tries to collect the run's whole output
+into the driver and prints whether Spark refused (``spark.driver.maxResultSize``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from workbench.spark.live import LiveJoin
 def main(argv: list[str]) -> None:
     case, master, source, work = argv[:4]
     available_now = "--available-now" in argv
+    pairs = zip(argv, argv[1:], strict=False)
+    conf = dict(value.split("=", 1) for flag, value in pairs if flag == "--conf")
     with open(case, "rb") as f:
         streams, d, delta = pickle.load(f)
-    spark = spark_session(master, app_name="workbench-live-driver", shuffle_partitions=2)
+    spark = spark_session(master, app_name="workbench-live-driver", shuffle_partitions=2, conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
     live = LiveJoin(
         spark,
@@ -37,6 +40,12 @@ def main(argv: list[str]) -> None:
     if available_now:
         live.await_termination()
         print(f"pairs {len(live.pairs())}", flush=True)
+        if "--collect" in argv:
+            try:
+                spark.read.parquet(str(live.run_dir / "pairs")).collect()
+                print("collected", flush=True)
+            except Exception as exc:  # noqa: BLE001 (reported to the test)
+                print(f"collect refused: {'maxResultSize' in str(exc)}", flush=True)
         live.close()
         spark.stop()
         return

@@ -117,7 +117,7 @@ def test_d_within_the_envelope_is_live_beyond_it_restarts_on_a_new_checkpoint(sp
 
 def _final_watermark(live: LiveJoin) -> pd.Timestamp:
     """The join query's last event-time watermark."""
-    return pd.Timestamp(live._queries[0].lastProgress["eventTime"]["watermark"])
+    return pd.Timestamp(live.query.lastProgress["eventTime"]["watermark"])
 
 
 def test_bad_records_are_counted_and_never_change_the_pairs(spark, tmp_path):
@@ -175,10 +175,10 @@ def test_a_killed_driver_restarts_from_its_checkpoint_losing_and_repeating_nothi
         stderr=subprocess.STDOUT,
         start_new_session=True,  # the driver's JVM is in its group: kill them together
     )
-    pairs_dir = work / "run-001" / "pairs"
+    records = work / "run-001" / "batches"
     try:
         _wait(
-            lambda: len(list(pairs_dir.glob("batch-*.parquet"))) >= 4 or driver.poll() is not None,
+            lambda: len(list(records.glob("*.json"))) >= 4 or driver.poll() is not None,
             180,
             "the driver's first batches",
         )
@@ -187,7 +187,7 @@ def test_a_killed_driver_restarts_from_its_checkpoint_losing_and_repeating_nothi
         os.killpg(driver.pid, signal.SIGKILL)  # hard: no shutdown hook runs
         driver.wait()
         log.close()
-    done = len(list(pairs_dir.glob("batch-*.parquet")))
+    done = len(list(records.glob("*.json")))
     assert done < files.files  # killed in the middle of the replay
     live = LiveJoin(spark, tmp_path / "in", streams, d, delta, work, available_now=True)
     assert live.run == 1  # resumes the killed run's checkpoint
@@ -223,7 +223,7 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     expected = in_process_pairs(streams, events, d, delta)
     assert f"pairs {len(expected)}" in run.stdout
-    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
+    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
     np.testing.assert_array_equal(got, expected)
 
 
@@ -254,3 +254,37 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path):
     for k, (d, delta) in enumerate(settings):
         got = np.load(tmp_path / "out" / str(k) / "pairs.npy")
         np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))
+
+
+@pytest.mark.slow
+def test_batches_larger_than_the_driver_may_collect_are_written_by_the_executors(tmp_path):
+    """No whole-batch collect: one micro-batch of ~100k pairs (several MB) under a 1 MB
+    ``spark.driver.maxResultSize``; collecting that output in the driver is refused."""
+    streams, events = scenario(17, n=600)
+    d, delta = 4000.0, 0.05
+    Replayer(events, tmp_path / "in", batch_ms=1e9).run()  # one file: one batch
+    case = _pickle_case(tmp_path, streams, d, delta)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(DRIVER),
+            str(case),
+            "local[2]",
+            str(tmp_path / "in"),
+            str(tmp_path / "work"),
+            "--available-now",
+            "--conf",
+            "spark.driver.maxResultSize=1m",
+            "--collect",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    expected = in_process_pairs(streams, events, d, delta)
+    assert len(expected) > 50_000
+    assert f"pairs {len(expected)}" in run.stdout
+    assert "collect refused: True" in run.stdout  # the batch's output exceeds the limit
+    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
+    np.testing.assert_array_equal(got, expected)

@@ -182,6 +182,8 @@ class Replayer:
         self._thread: threading.Thread | None = None
         self.written = 0
         self.files = 0
+        self.visible: list[tuple[str, float, int]] = []
+        """Per file written: its name, when it became visible (``time.time()``), its records."""
 
     def pause(self) -> None:
         """Hold the replay before its next file."""
@@ -237,5 +239,6 @@ class Replayer:
         self._mtime_ns = max(time.time_ns(), self._mtime_ns + 1_000_000)
         os.utime(tmp, ns=(self._mtime_ns, self._mtime_ns))
         tmp.replace(self.out_dir / name)  # atomic: a reader never sees half
+        self.visible.append((name, time.time(), hi - lo))
         self.written += hi - lo
         self.files += 1

@@ -2,10 +2,25 @@
 
 The join state is the candidate band of :func:`workbench.spark.ptjoin.ptjoin_candidates`: it
 covers the loose partitions (Eq. 4-5) of an envelope window ``d_max`` and depends on no
-threshold.  Each micro-batch's candidates go through a ``foreachBatch`` step that applies the
-*current* ``(d, delta)`` (:class:`~workbench.spark.ptjoin.Decider`) and writes the batch's pairs
-to ``batch-<id>.parquet``, replacing any earlier attempt of that batch id: the step is
-idempotent, so with the checkpoint a restarted query loses and duplicates nothing.
+threshold.  **One query** reads the replay: the candidate pairs and the rejected records
+(malformed, unknown stream or template, late; :func:`~workbench.spark.source.reject_rows`) are
+one stream, so the files are listed, read and parsed once per micro-batch.
+
+**No driver in the data path.**  Each micro-batch goes through a ``foreachBatch`` step
+(:class:`BatchWriter`) that applies the *current* ``(d, delta)`` (read from the run's
+``params.json``) with :class:`~workbench.spark.ptjoin.Decider` and writes the batch with
+Spark's own distributed Parquet writer into the partition ``batch=<id>`` of the run's sink,
+by dynamic partition overwrite: a re-run of a batch id replaces exactly that batch's output,
+so with the checkpoint a restarted query loses and duplicates nothing.  Every batch writes at
+least its marker row (``kind = "batch"``), so a re-run that finds fewer rows still replaces
+the earlier attempt.  The driver sees only the batch's counts (an ``Observation``) and the
+rare fast-path pairs left pending (a comparison within a few ulps of the exact stime), which
+it decides in rationals for the exact count; readers decide them the same way
+(:func:`read_live_pairs`).  Per batch it writes a small record (``batches/<id>.json``).
+
+Because the step reads its parameters from the run folder and writes its records there, it
+needs nothing of the client's memory: over Spark Connect it runs in the server's Python
+(``foreachBatch`` functions do) and the LiveJoin steers it the same way.
 
 Steering, and what each change costs:
 
@@ -14,43 +29,117 @@ Steering, and what each change costs:
 - d above ``d_max``, a stream's max delay D or the watermark: the join's range condition,
   on-time filter or state eviction changes, which a checkpoint's state cannot be reused for,
   so the query restarts on a **new checkpoint** (a new run folder) and re-reads the replay.
-
-Rejected input (malformed, unknown stream or template, late) goes to a rejects sink of its own
-query; :meth:`LiveJoin.rejects` counts it by reason.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
-from dataclasses import dataclass, replace
+import uuid
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+import pyarrow.dataset as ds
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from workbench.decision import BandDecider
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
 from workbench.spark.metrics import ProgressLog, attach_progress
-from workbench.spark.ptjoin import CANDIDATE_COLUMNS, Decider, ptjoin_candidates
-from workbench.spark.source import read_rejects, rejects_query
+from workbench.spark.ptjoin import (
+    CANDIDATE_COLUMNS,
+    PAIR_INPUTS,
+    Decider,
+    pair_inputs,
+    ptjoin_candidates,
+)
+from workbench.spark.source import reject_rows
 
-__all__ = ["LiveJoin", "LiveParams", "read_live_pairs"]
+__all__ = ["BatchWriter", "LiveJoin", "LiveParams", "live_stream", "read_live_pairs"]
 
 PAIR_COLUMNS = [*CANDIDATE_COLUMNS, "d", "delta"]
+REJECT_COLUMNS = ["reason", "stream", "id", "record"]
 
 
-def read_live_pairs(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """The pairs a live run wrote (one file per micro-batch), whether or not it still runs."""
-    files = sorted((Path(run_dir) / "pairs").glob("batch-*.parquet"))
+def live_stream(
+    spark: SparkSession,
+    source_dir: str,
+    streams: tuple[StreamSpec, StreamSpec],
+    d_max: float,
+    max_files_per_trigger: int | None = None,
+    extra_watermark_ms: float = 0.0,
+) -> DataFrame:
+    """The live query's one stream: the candidate pairs of the band for ``d_max``
+    (``kind = "pair"``, :func:`~workbench.spark.ptjoin.ptjoin_candidates`) and the rejected
+    records (``kind = "reject"``), with the other kind's columns null."""
+    candidates, classified = ptjoin_candidates(
+        spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
+    )
+    rejects = reject_rows(classified).withColumn("kind", F.lit("reject"))
+    return candidates.withColumn("kind", F.lit("pair")).unionByName(
+        rejects, allowMissingColumns=True
+    )
+
+
+def _partitions(sink: Path) -> list[tuple[int, Path]]:
+    """The sink's committed batch partitions ``(batch id, folder)``, in batch order."""
+    found = [(int(p.name.split("=", 1)[1]), p) for p in sink.glob("batch=*") if p.is_dir()]
+    return sorted(found)
+
+
+def _read_kind(folders: list[Path], kind: str, columns: list[str]) -> pd.DataFrame:
+    """The ``kind`` rows of some batch partitions (Arrow; hidden staging folders are not
+    read), with ``columns``."""
+    files = [f for folder in folders for f in folder.glob("*.parquet")]
     if not files:
-        return pd.DataFrame(columns=PAIR_COLUMNS)
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        return pd.DataFrame(columns=columns)
+    table = ds.dataset(files, format="parquet").to_table(
+        columns=columns, filter=ds.field("kind") == kind
+    )
+    return table.to_pandas()
+
+
+def _resolve(frame: pd.DataFrame, band: BandDecider | None, where: str) -> pd.DataFrame:
+    """Keep a pair frame's decided rows and those of its pending rows that join in exact
+    arithmetic (per ``(d, delta)``); drop the ``pending`` column."""
+    pending = frame["pending"].to_numpy(dtype=bool)
+    if pending.any():
+        if band is None:
+            raise ValueError(
+                f"{int(pending.sum())} pairs in {where} await their exact decision: pass the "
+                "query's streams"
+            )
+        keep = ~pending
+        rows = frame[pending]
+        ok = np.zeros(len(rows), dtype=bool)
+        for (d, delta), idx in rows.groupby(["d", "delta"]).indices.items():
+            ok[idx] = band.decide_exact(*pair_inputs(rows.iloc[idx]), d, delta)
+        keep[np.flatnonzero(pending)[ok]] = True
+        frame = frame[keep]
+    return frame[PAIR_COLUMNS].reset_index(drop=True)
+
+
+def read_live_pairs(
+    run_dir: str | os.PathLike[str],
+    streams: tuple[StreamSpec, StreamSpec] | None = None,
+    batches: list[int] | None = None,
+) -> pd.DataFrame:
+    """The pairs a live run committed (all batches, or those of ``batches``), whether or not it
+    still runs; read with Arrow from the sink's partitions.  Pending pairs are decided
+    exactly, which needs the run's ``streams``."""
+    parts = _partitions(Path(run_dir) / "pairs")
+    if batches is not None:
+        wanted = set(batches)
+        parts = [(b, p) for b, p in parts if b in wanted]
+    frame = _read_kind([p for _, p in parts], "pair", [*PAIR_COLUMNS, "pending"])
+    band = BandDecider(*(s.templates for s in streams)) if streams is not None else None
+    return _resolve(frame, band, str(run_dir))
 
 
 @dataclass(frozen=True)
@@ -79,15 +168,103 @@ class LiveParams:
             raise ValueError(f"trigger_seconds = {self.trigger_seconds!r} must be positive")
 
 
+def _write_params(run_dir: Path, params: LiveParams) -> None:
+    """Write the run's current parameters (atomically: the batch step reads them)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / f".params-{uuid.uuid4().hex}.json"
+    tmp.write_text(json.dumps(asdict(params)))
+    os.replace(tmp, run_dir / "params.json")
+
+
+def _read_params(run_dir: Path) -> LiveParams:
+    raw = json.loads((run_dir / "params.json").read_text())
+    return LiveParams(**{**raw, "max_delay": tuple(raw["max_delay"])})
+
+
+class BatchWriter:
+    """The live query's ``foreachBatch`` step (module docstring): decide one micro-batch under
+    the run's current parameters and write it with Spark's distributed writer into the
+    partition ``batch=<id>``, replacing any earlier attempt of that id; then record the
+    batch's counts.  Picklable (Spark Connect runs it in the server's Python)."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec]):
+        self.run_dir = str(run_dir)
+        self.streams = streams
+        self._decider: Decider | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_decider": None}  # its tables belong to one session
+
+    def _decider_for(self, spark: SparkSession) -> Decider:
+        if self._decider is None or self._decider.spark is not spark:
+            self._decider = Decider(spark, self.streams)
+        return self._decider
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        """Write micro-batch ``batch_id`` (see the class docstring)."""
+        run_dir = Path(self.run_dir)
+        params = _read_params(run_dir)
+        spark = batch.sparkSession
+        decider = self._decider_for(spark)
+        kind = F.col("kind")
+        decided = decider.decide(
+            batch.withColumn("through", kind == "reject"), params.d, params.delta, "through"
+        ).drop("through")
+        marker = spark.range(1).select(F.lit("batch").alias("kind"))
+        out = (
+            decided.unionByName(marker, allowMissingColumns=True)
+            .withColumns({"d": F.lit(params.d), "delta": F.lit(params.delta)})
+            .withColumn("batch", F.lit(batch_id))
+        )
+        counts = Observation(f"live-{uuid.uuid4().hex}")
+        is_pair = (kind == "pair").cast("long")
+        out = out.observe(
+            counts,
+            F.sum(is_pair).alias("pairs"),
+            F.sum(is_pair * F.col("pending").cast("long")).alias("pending"),
+            F.sum((kind == "reject").cast("long")).alias("rejects"),
+        )
+        sink = run_dir / "pairs"
+        (
+            out.write.mode("overwrite")
+            .option("partitionOverwriteMode", "dynamic")
+            .partitionBy("batch")
+            .parquet(str(sink))
+        )
+        got = {k: int(v or 0) for k, v in counts.get.items()}
+        pairs = got["pairs"]
+        if got["pending"]:  # rare: decide the few pending pairs exactly for the count
+            rows = (
+                spark.read.parquet(str(sink / f"batch={batch_id}"))
+                .filter("kind = 'pair' AND pending")
+                .select(*PAIR_INPUTS)
+                .toPandas()
+            )
+            joins = decider.band.decide_exact(*pair_inputs(rows), params.d, params.delta)
+            pairs -= len(rows) - int(np.count_nonzero(joins))
+        record = {
+            "batch": batch_id,
+            "time": time.time(),
+            "pairs": pairs,
+            "rejects": got["rejects"],
+            **asdict(params),
+        }
+        folder = run_dir / "batches"
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f".{batch_id:06d}.json.tmp"
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, folder / f"{batch_id:06d}.json")
+
+
 class LiveJoin:
     """The streaming PTJoin over a replay folder, steerable while it runs (module docstring).
 
     ``work_dir`` holds one folder per run (checkpoints, pairs, rejects); constructing a
     LiveJoin on a folder with runs resumes the latest one from its checkpoint.
     ``available_now`` processes what is there and stops (tests); otherwise a processing-time
-    trigger every ``trigger_seconds``.  Queries are named ``<name>-run<k>`` and
-    ``<name>-rejects-run<k>``; Spark runs one active query per name, so live joins that run
-    side by side in one session need different names.
+    trigger every ``trigger_seconds``.  The query is named ``<name>-run<k>``; Spark runs one
+    active query per name, so live joins that run side by side in one session need different
+    names.
     """
 
     def __init__(
@@ -122,11 +299,9 @@ class LiveJoin:
         self.available_now = available_now
         runs = sorted(self.work_dir.glob("run-*"))
         self.run = int(runs[-1].name.split("-")[1]) if runs else 1
-        self.decider = Decider(spark, streams)
         self.progress: ProgressLog | None = None
-        self.batches: list[dict[str, object]] = []
-        self._lock = threading.Lock()
-        self._queries: list[StreamingQuery] = []
+        self._records: dict[str, dict[str, object]] = {}
+        self._query: StreamingQuery | None = None
         self._catch_up: tuple[StreamingQuery, threading.Event] | None = None
 
     @property
@@ -150,26 +325,42 @@ class LiveJoin:
     @property
     def query_id(self) -> str | None:
         """The running join query's id (it survives restarts from the same checkpoint)."""
-        return self._queries[0].id if self._queries else None
+        return self._query.id if self._query is not None else None
+
+    @property
+    def query(self) -> StreamingQuery | None:
+        """The running join query (None when stopped)."""
+        return self._query
 
     @property
     def active(self) -> bool:
         """Whether the join query is running."""
-        return bool(self._queries) and self._queries[0].isActive
+        return self._query is not None and self._query.isActive
 
     @property
     def error(self) -> str | None:
         """Why the join query failed, if it did (None while it runs, or after :meth:`stop`)."""
-        exc = self._queries[0].exception() if self._queries else None
+        exc = self._query.exception() if self._query is not None else None
         return None if exc is None else str(exc)
 
+    @property
+    def batches(self) -> list[dict[str, object]]:
+        """The current run's committed micro-batches, in order: id, commit time, pairs,
+        rejects and the parameters it ran with (read from the run's batch records)."""
+        folder = self.run_dir / "batches"
+        names = sorted(p.name for p in folder.glob("*.json")) if folder.exists() else []
+        for name in names:
+            if name not in self._records:
+                self._records[name] = json.loads((folder / name).read_text())
+        return [self._records[name] for name in names]
+
     def start(self) -> None:
-        """Start the join and rejects queries of the current run."""
+        """Start the run's query (one query: pairs and rejects)."""
         if self.active:
             raise RuntimeError("the live join is already running")
         if self.progress is None:
             self.progress = attach_progress(self.spark)
-        candidates, classified = ptjoin_candidates(
+        stream = live_stream(
             self.spark,
             self.source_dir,
             self.streams,
@@ -177,49 +368,31 @@ class LiveJoin:
             max_files_per_trigger=self.max_files_per_trigger,
             extra_watermark_ms=self.params.extra_watermark_ms,
         )
-        (self.run_dir / "pairs").mkdir(parents=True, exist_ok=True)
+        _write_params(self.run_dir, self.params)
+        self._records = {}
         writer = (
-            candidates.writeStream.foreachBatch(self._write_batch)
+            stream.writeStream.foreachBatch(BatchWriter(self.run_dir, self.streams))
             .option("checkpointLocation", str(self.run_dir / "chk"))
             .queryName(self.query_name)
         )
-        rejects = str(self.run_dir / "rejects")
-        self._queries = [
-            self._trigger(writer).start(),
-            rejects_query(
-                classified,
-                rejects,
-                str(self.run_dir / "chk-rejects"),
-                available_now=self.available_now,
-                query_name=f"{self.name}-rejects-run{self.run}",
-            ),
-        ]
+        self._query = self._trigger(writer).start()
 
     def _trigger(self, writer: DataStreamWriter) -> DataStreamWriter:
         if self.available_now:
             return writer.trigger(availableNow=True)
         return writer.trigger(processingTime=f"{self.params.trigger_seconds} seconds")
 
-    def _write_batch(self, batch: DataFrame, batch_id: int) -> None:
-        """Decide one micro-batch under the current parameters; replace that batch's file."""
-        with self._lock:
-            params = self.params
-        decided = self.decider.decide(batch, params.d, params.delta).toPandas()
-        frame = self.decider.resolve(decided, params.d, params.delta)
-        frame = frame.assign(d=params.d, delta=params.delta)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        final = self.run_dir / "pairs" / f"batch-{batch_id:06d}.parquet"
-        tmp = final.with_name(f".{final.name}.tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, final)  # atomic; a re-run of this batch id replaces it
-        with self._lock:
-            self.batches.append(
-                {"batch": batch_id, "time": time.time(), "pairs": table.num_rows, **vars(params)}
-            )
+    def _set(self, params: LiveParams) -> None:
+        """Take new parameters; the running batch step reads them from the next batch."""
+        self.params = params
+        if self.run_dir.exists():
+            _write_params(self.run_dir, params)
 
     def wait_until_idle(self, timeout: float = 120.0) -> None:
         """Block until a micro-batch that started after this call found no new input."""
-        query = self._queries[0]
+        query = self._query
+        if query is None:
+            raise RuntimeError("the live join is not running")
         last = query.lastProgress
         after = last["batchId"] if last else -1
         deadline = time.monotonic() + timeout
@@ -238,7 +411,7 @@ class LiveJoin:
         the replay has written its last file, then poll.  The first call for a query starts the
         wait (Spark's ``processAllAvailable`` in a thread of its own: it returns once a trigger
         finds no new input), later calls report it; a restarted query waits anew."""
-        query = self._queries[0] if self._queries else None
+        query = self._query
         if query is None:
             return False
         if self._catch_up is None or self._catch_up[0] is not query:
@@ -257,15 +430,15 @@ class LiveJoin:
         return self._catch_up[1].is_set()
 
     def await_termination(self, timeout: float | None = None) -> None:
-        """Wait for the queries (``available_now`` runs end by themselves)."""
-        for query in self._queries:
-            query.awaitTermination(timeout)
+        """Wait for the query (``available_now`` runs end by themselves)."""
+        if self._query is not None:
+            self._query.awaitTermination(timeout)
 
     def stop(self) -> None:
-        """Stop both queries (the checkpoint keeps their progress)."""
-        for query in self._queries:
-            query.stop()
-        self._queries = []
+        """Stop the query (the checkpoint keeps its progress)."""
+        if self._query is not None:
+            self._query.stop()
+        self._query = None
 
     def close(self) -> None:
         """Stop and detach the progress listener."""
@@ -276,15 +449,13 @@ class LiveJoin:
 
     def set_delta(self, delta: float) -> str:
         """Apply a new threshold from the next micro-batch; say so."""
-        with self._lock:
-            self.params = replace(self.params, delta=delta)
+        self._set(replace(self.params, delta=delta))
         return f"delta = {delta:g} applies from the next micro-batch; join state kept, no restart"
 
     def set_d(self, d: float) -> str:
         """Apply a new window: live within d_max, else restart on a new checkpoint; say which."""
         if d <= self.params.d_max:
-            with self._lock:
-                self.params = replace(self.params, d=d)
+            self._set(replace(self.params, d=d))
             return (
                 f"d = {d:g} ms is within the join state's envelope d_max = "
                 f"{self.params.d_max:g} ms: applies from the next micro-batch, no restart"
@@ -314,7 +485,7 @@ class LiveJoin:
         """A new trigger interval: restart from the same checkpoint (nothing recomputed)."""
         running = self.active
         self.stop()
-        self.params = replace(self.params, trigger_seconds=seconds)
+        self._set(replace(self.params, trigger_seconds=seconds))
         if running:
             self.start()
         return (
@@ -327,8 +498,6 @@ class LiveJoin:
         self.stop()
         self.params = params
         self.run += 1
-        with self._lock:
-            self.batches = []
         if running:
             self.start()
         return (
@@ -338,20 +507,22 @@ class LiveJoin:
 
     def pairs(self) -> pd.DataFrame:
         """Every pair committed by the current run (columns: candidate columns, d, delta)."""
-        return read_live_pairs(self.run_dir)
+        return read_live_pairs(self.run_dir, self.streams)
 
     def latest(self, n: int = 20) -> pd.DataFrame:
-        """The last ``n`` pairs written (of the last micro-batches, the latest detected), with
-        their exact probability P(|Xa - Xb| <= d)."""
-        files = sorted((self.run_dir / "pairs").glob("batch-*.parquet"))
-        parts: list[pd.DataFrame] = []
-        while files and sum(map(len, parts)) < n:
-            part = pd.read_parquet(files.pop())
-            if len(part):  # a micro-batch that joined nothing writes an empty file
-                parts.insert(0, part)
-        if not parts:
+        """The last ``n`` pairs written (of the last micro-batches with pairs, the latest
+        detected), with their exact probability P(|Xa - Xb| <= d); reads only those batches."""
+        wanted: list[int] = []
+        count = 0
+        for record in reversed(self.batches):
+            if count >= n:
+                break
+            if record["pairs"]:
+                wanted.append(int(record["batch"]))  # type: ignore[call-overload]
+                count += int(record["pairs"])  # type: ignore[call-overload]
+        frame = read_live_pairs(self.run_dir, self.streams, wanted) if wanted else None
+        if frame is None or frame.empty:
             return pd.DataFrame(columns=[*PAIR_COLUMNS, "probability"])
-        frame = pd.concat(parts, ignore_index=True)
         order = np.argsort(np.maximum(frame["a_t"], frame["b_t"]).to_numpy(), kind="stable")
         frame = frame.iloc[order[-n:]].reset_index(drop=True)
         a, b = (s.templates for s in self._streams)
@@ -362,7 +533,8 @@ class LiveJoin:
 
     def rejects(self) -> pd.Series:
         """Rejected records of the current run, counted by reason."""
-        frame = read_rejects(self.spark, str(self.run_dir / "rejects"))
+        folders = [p for _, p in _partitions(self.run_dir / "pairs")]
+        frame = _read_kind(folders, "reject", REJECT_COLUMNS)
         return (
             frame.groupby("reason").size().rename("records")
             if len(frame)

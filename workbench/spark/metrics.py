@@ -32,8 +32,11 @@ PROGRESS_COLUMNS = [
     "state_memory_bytes",
     "dropped_by_watermark",
     "watermark",
+    "durations",
 ]
-"""One query progress as :class:`ProgressLog` records it."""
+"""One query progress as :class:`ProgressLog` records it (``durations``: Spark's ``durationMs``
+phases of the micro-batch, plus its state operators' ``stateCommit``, ``stateUpdates`` and
+``stateRemovals`` times, all in ms)."""
 BATCH_COLUMNS = (
     "elapsed_s",
     "batch",
@@ -79,6 +82,12 @@ class ProgressLog(StreamingQueryListener):
             "state_memory_bytes": sum(s.get("memoryUsedBytes", 0) for s in states),
             "dropped_by_watermark": sum(s.get("numRowsDroppedByWatermark", 0) for s in states),
             "watermark": (p.get("eventTime") or {}).get("watermark"),
+            "durations": {
+                **(p.get("durationMs") or {}),
+                "stateCommit": sum(s.get("commitTimeMs", 0) for s in states),
+                "stateUpdates": sum(s.get("allUpdatesTimeMs", 0) for s in states),
+                "stateRemovals": sum(s.get("allRemovalsTimeMs", 0) for s in states),
+            },
         }
         with self._lock:
             self._rows.append(row)

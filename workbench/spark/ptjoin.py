@@ -28,6 +28,7 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import BooleanType, StructField, StructType
 
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.events import sort_pairs
@@ -56,7 +57,6 @@ SINK_SCHEMA = f"{PAIR_SCHEMA}, pending ARRAY<DOUBLE>"
 """The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs
 (``PENDING_FIELDS``, as doubles)."""
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
-CANDIDATE_SCHEMA = "a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, b_t DOUBLE"
 
 
 def pair_inputs(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -111,9 +111,15 @@ class Decider:
             self._tables[delta] = F.broadcast(self.spark.createDataFrame(frame).cache())
         return self._tables[delta]
 
-    def decide(self, candidates: DataFrame, d: float, delta: float) -> DataFrame:
-        """The candidate pairs that satisfy jc(d, delta) or are pending, with their
-        ``CANDIDATE_COLUMNS`` and a boolean ``pending``."""
+    def decide(
+        self, candidates: DataFrame, d: float, delta: float, passthrough: str | None = None
+    ) -> DataFrame:
+        """The candidate pairs that satisfy jc(d, delta) or are pending, with ``candidates``'
+        columns and a boolean ``pending``.  Rows whose boolean column ``passthrough`` is true
+        are kept undecided (not pending): other rows carried in the same frame, e.g. rejects,
+        so one pass over a micro-batch writes both."""
+        columns = candidates.columns
+        through = F.col(passthrough) if passthrough else F.lit(False)
         if self.fast(d):
             # StimeTable.verdicts as SQL: Eq. 8 when b is later, Eq. 9 otherwise
             dt = F.col("b_t") - F.col("a_t")
@@ -124,11 +130,12 @@ class Decider:
                 y - slack >= F.col("inv_hi")
             )
             no = F.when(later, y - slack > F.col("sat_hi")).otherwise(y + slack < F.col("inv_lo"))
-            joined = candidates.join(self.table(delta), ["a_template", "b_template"])
-            return joined.filter(~no).select(*CANDIDATE_COLUMNS, (~yes).alias("pending"))
+            how = "left" if passthrough else "inner"
+            joined = candidates.join(self.table(delta), ["a_template", "b_template"], how)
+            return joined.filter(through | ~no).select(*columns, (~through & ~yes).alias("pending"))
+        schema = StructType([*candidates.schema.fields, StructField("pending", BooleanType())])
         return candidates.withColumn("pending", F.lit(False)).mapInPandas(
-            band_step(self.band, d, delta, [*CANDIDATE_COLUMNS, "pending"]),
-            f"{CANDIDATE_SCHEMA}, pending BOOLEAN",
+            band_step(self.band, d, delta, [*columns, "pending"], decided=passthrough), schema
         )
 
     def resolve(self, frame: pd.DataFrame, d: float, delta: float) -> pd.DataFrame:

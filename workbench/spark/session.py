@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
@@ -20,13 +21,15 @@ def spark_session(
     app_name: str = "workbench",
     shuffle_partitions: int = 4,
     ui: bool = False,
+    conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """Get or create a session for ``master``: ``local[*]``, ``spark://host:port`` (a standalone
     cluster) or ``sc://host:port`` (Spark Connect).
 
     Python workers run the current interpreter (``PYSPARK_PYTHON``), so they see the project's
     packages; sockets stay on loopback unless ``SPARK_LOCAL_IP`` says otherwise, and so does
-    the Spark UI when ``ui`` turns it on (its address: ``sparkContext.uiWebUrl``).
+    the Spark UI when ``ui`` turns it on (its address: ``sparkContext.uiWebUrl``).  ``conf``
+    adds Spark settings (e.g. ``spark.driver.maxResultSize``).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -34,6 +37,8 @@ def spark_session(
     builder = SparkSession.builder.appName(app_name)
     if master.startswith("sc://"):
         return builder.remote(master).getOrCreate()
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     return (
         builder.master(master)
         .config("spark.ui.enabled", str(ui).lower())

@@ -36,6 +36,7 @@ __all__ = [
     "read_rejects",
     "read_sink",
     "read_stream",
+    "reject_rows",
     "rejects_query",
     "start_writer",
     "with_reason",
@@ -187,16 +188,23 @@ def rejects_query(
     available_now: bool = True,
     query_name: str | None = None,
 ) -> StreamingQuery:
-    """Write the rejected rows of a :func:`with_reason` stream to a Parquet sink (exactly once):
-    the reason, stream and id where they parsed, and the record (the raw line if it did not)."""
+    """Write the rejected rows of a :func:`with_reason` stream to a Parquet sink (exactly once;
+    :func:`reject_rows`)."""
+    return parquet_sink(
+        reject_rows(classified), output_dir, checkpoint_dir, available_now, query_name
+    )
+
+
+def reject_rows(classified: DataFrame) -> DataFrame:
+    """The rejected rows of a :func:`with_reason` stream as ``REJECT_SCHEMA``: the reason,
+    stream and id where they parsed, and the record (the raw line if it did not)."""
     fields = [c for c in classified.columns if c not in (CORRUPT, "reason")]
-    rejects = classified.filter(F.col("reason").isNotNull()).select(
+    return classified.filter(F.col("reason").isNotNull()).select(
         "reason",
         (F.col("stream") if "stream" in fields else F.lit(None)).cast("int").alias("stream"),
         (F.col("id") if "id" in fields else F.lit(None)).cast("long").alias("id"),
         F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*fields))).alias("record"),
     )
-    return parquet_sink(rejects, output_dir, checkpoint_dir, available_now, query_name)
 
 
 def read_sink(spark: SparkSession, output_dir: str, schema: str) -> pd.DataFrame | None:
