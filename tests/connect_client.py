@@ -1,8 +1,10 @@
-"""A Spark Connect client process for the Connect test: the PTJoin on a replay, pairs saved.
+"""A Spark Connect client process for the Connect test: the PTJoin query and the steerable
+LiveJoin on a replay, pairs saved.
 
 ``python tests/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds ``(streams, settings)``
 with ``settings`` a list of ``(d, delta)``; the committed pairs of setting k go to
-``OUT/k/pairs.npy``.
+``OUT/k/pairs.npy`` (the query) and ``OUT/k/live.npy`` (a LiveJoin started on another delta,
+then steered to this one before its first batch).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.events import sort_pairs
 from workbench.spark import ptjoin_query, read_pairs, spark_session
+from workbench.spark.live import LiveJoin
 
 
 def main(argv: list[str]) -> None:
@@ -27,6 +31,15 @@ def main(argv: list[str]) -> None:
             spark, source, streams, d, delta, str(folder / "pairs"), str(folder / "chk")
         ).awaitTermination()
         np.save(folder / "pairs.npy", read_pairs(spark, str(folder / "pairs")))
+        live = LiveJoin(
+            spark, source, streams, d, 0.5, folder / "live", d_max=2 * d, available_now=True
+        )
+        live.set_delta(delta)  # steered through the run folder: the step runs on the server
+        live.start()
+        live.await_termination()
+        pairs = live.pairs()[["a_id", "b_id"]].to_numpy(dtype=np.int64).reshape(-1, 2)
+        np.save(folder / "live.npy", sort_pairs(pairs))
+        live.close()
     spark.stop()
 
 

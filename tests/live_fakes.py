@@ -55,6 +55,7 @@ class FakeLive:
         self.active, self.closed, self.error, self.idle = False, False, None, False
         self.steered: list[str] = []
         self.progress = self
+        self.ui_url = "http://127.0.0.1:4040"
         FakeLive.instances.append(self)
 
     @property

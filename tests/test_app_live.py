@@ -70,6 +70,7 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     (live,) = FakeLive.instances
     assert app.state == "running" and "10,000 events of synthetic events" in app.message
     assert live.active and live.d_max == 2 * app.d and live.streams[0].max_delay == 2000.0
+    assert "[Spark UI](http://127.0.0.1:4040)" in app.readout().object
     live.step()
     live.step()
     _settle(app)

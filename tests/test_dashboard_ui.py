@@ -382,10 +382,15 @@ def test_the_whole_month_rejoins_within_a_second_of_a_slider_move(page):
 @pytest.mark.spark
 def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     open_tab(page, "Live join (Spark)")
+    started = time.monotonic()
     page.get_by_role("button", name="Start", exact=True).click()
-    # the JVM starts, the replay begins, micro-batches commit pairs: the count grows
+    # the JVM started with the server; the replay begins, micro-batches commit pairs
     page.wait_for_function(f"() => ({PAIRS})() > 0", timeout=150_000)
+    first_pairs = time.monotonic() - started
+    print(f"first pairs in the page {first_pairs:.1f} s after Start (goal 10 s)")
     first = page.evaluate(PAIRS)
+    ui = page.get_by_role("link", name="Spark UI")
+    assert ui.get_attribute("href").startswith("http://127.0.0.1:")
     page.wait_for_function(f"(n) => ({PAIRS})() > n", arg=first, timeout=60_000)
     charted = f"() => ({SOURCES_WITH})('elapsed_s').map(c => c.length)"
     page.wait_for_function(
@@ -404,5 +409,6 @@ def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("Stopped after").wait_for(timeout=60_000)
     assert page.evaluate(PAIRS) > first and latency < 5
+    assert first_pairs < 30  # the goal is 10 s (bench live); slack for a loaded CI machine
     assert (screenshots[0] / "4-live-running.png").stat().st_size > 10_000
     assert page.external_requests == [] and page.page_errors == []

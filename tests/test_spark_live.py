@@ -229,7 +229,9 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
 
 @pytest.mark.slow
 def test_the_ptjoin_runs_over_spark_connect(tmp_path):
-    """Both decision paths (broadcast stime table, pandas band probability) over one server."""
+    """Both decision paths (broadcast stime table, pandas band probability) over one server,
+    as a query and as a steerable LiveJoin (its foreachBatch step runs in the server's
+    Python and reads its parameters from the run folder)."""
     streams, events = scenario(16, n=300)
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
     settings = [(700.0, 0.8), (350.0, 0.6)]
@@ -252,8 +254,10 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path):
         )
     assert run.returncode == 0, run.stdout + run.stderr
     for k, (d, delta) in enumerate(settings):
-        got = np.load(tmp_path / "out" / str(k) / "pairs.npy")
-        np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))
+        expected = in_process_pairs(streams, events, d, delta)
+        for name in ("pairs.npy", "live.npy"):  # the query, and the LiveJoin steered to delta
+            got = np.load(tmp_path / "out" / str(k) / name)
+            np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.slow

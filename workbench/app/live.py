@@ -85,6 +85,7 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
     events = param.Integer(0, doc="Events in the replay.")
     batches = param.Integer(0, doc="Micro-batches the current run committed.")
     replaying = param.String("", doc="The data the latest run replays (empty before a Start).")
+    spark_ui = param.String("", doc="The Spark UI's address (loopback; empty before a Start).")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -202,6 +203,7 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
             batches=0,
             replaying=started.source,
             message=started.message,
+            spark_ui=started.ui_url or "",
         )
 
     def _stopped(self, message: str) -> None:
@@ -333,13 +335,14 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
             text, alert_type="danger" if self.failed else kind, css_classes=["live-status"]
         )
 
-    @param.depends("state", "run", "pairs", "replayed", "events", "batches")
+    @param.depends("state", "run", "pairs", "replayed", "events", "batches", "spark_ui")
     def readout(self) -> pn.pane.Markdown:
-        """State, run, results and replay progress."""
+        """State, run, results and replay progress; the Spark UI's link once Spark runs."""
+        ui = f" · [Spark UI]({self.spark_ui}) (this machine only)" if self.spark_ui else ""
         return pn.pane.Markdown(
             f"**{self.state}** · run {self.run} · **{self.pairs:,} pairs joined** · "
             f"{self.replayed:,} of {self.events:,} events replayed · "
-            f"{self.batches:,} micro-batches committed",
+            f"{self.batches:,} micro-batches committed{ui}",
             css_classes=["live-readout"],
         )
 

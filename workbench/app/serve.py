@@ -10,6 +10,8 @@ from pathlib import Path
 __all__ = ["APP_FILE", "serve", "serve_command"]
 
 APP_FILE = Path(__file__).resolve().parents[2] / "apps" / "dashboard.py"
+SETUP_FILE = Path(__file__).resolve().parent / "server_setup.py"
+"""Run once at server start (``--setup``): Spark starts in the background."""
 
 
 def serve_command(
@@ -18,11 +20,13 @@ def serve_command(
     allow_websocket_origin: Sequence[str] = (),
     show: bool = False,
 ) -> list[str]:
-    """The ``panel serve`` command line; websocket origins default to the bound address."""
+    """The ``panel serve`` command line; websocket origins default to the bound address; the
+    setup script starts Spark in the background."""
     if not APP_FILE.exists():
         raise FileNotFoundError(f"dashboard app file not found: {APP_FILE}")
     origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
+    cmd += ["--setup", str(SETUP_FILE)]
     cmd += ["--port", str(port)]
     for origin in origins:
         cmd += ["--allow-websocket-origin", origin]

@@ -145,6 +145,8 @@ class Started:
     source: str
     """The replayed data, in words."""
     message: str
+    ui_url: str | None = None
+    """The Spark UI's address (loopback), when the session has one."""
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,8 @@ class LiveSession(Worker):
             f"streaming PTJoin on Spark ({chosen}, {path}; delta = {delta:g}). The first pairs "
             "take a few seconds: Spark plans and compiles the join."
         )
-        return Started(window, d, n, self._live.run, streams.source, message)
+        ui = getattr(self._live, "ui_url", None)
+        return Started(window, d, n, self._live.run, streams.source, message, ui)
 
     def steer(self, change: Callable[[LiveJoin], str]) -> Steered | None:
         """Apply ``change`` (a :class:`LiveJoin` setter, e.g. ``lambda live: live.set_d(d)``)

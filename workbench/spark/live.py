@@ -59,6 +59,7 @@ from workbench.spark.ptjoin import (
     pair_inputs,
     ptjoin_candidates,
 )
+from workbench.spark.session import ui_url
 from workbench.spark.source import reject_rows
 
 __all__ = ["BatchWriter", "LiveJoin", "LiveParams", "live_stream", "read_live_pairs"]
@@ -326,6 +327,11 @@ class LiveJoin:
     def query_id(self) -> str | None:
         """The running join query's id (it survives restarts from the same checkpoint)."""
         return self._query.id if self._query is not None else None
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI of the session the join runs on (None over Spark Connect)."""
+        return ui_url(self.spark)
 
     @property
     def query(self) -> StreamingQuery | None:

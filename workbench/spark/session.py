@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -9,7 +10,13 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DASHBOARD_MASTER", "shared_session", "spark_session", "start_shared_session"]
+__all__ = [
+    "DASHBOARD_MASTER",
+    "shared_session",
+    "spark_session",
+    "start_shared_session",
+    "ui_url",
+]
 
 DASHBOARD_MASTER = "local[2]"
 """The master of the dashboard's shared session."""
@@ -36,7 +43,13 @@ def spark_session(
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name)
     if master.startswith("sc://"):
-        return builder.remote(master).getOrCreate()
+        spark = builder.remote(master).getOrCreate()
+        for key, value in {
+            "spark.sql.shuffle.partitions": str(shuffle_partitions),
+            **(conf or {}),
+        }.items():
+            spark.conf.set(key, value)  # session settings: the server's defaults stay
+        return spark
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     return (
@@ -65,7 +78,25 @@ def shared_session() -> SparkSession:
 
 def start_shared_session() -> threading.Thread:
     """Make :func:`shared_session` in a background thread (the dashboard server calls it at
-    start, so the first Start finds Java running)."""
-    thread = threading.Thread(target=shared_session, name="spark-session-start", daemon=True)
+    start, so the first Start finds Java running).  A failure (no Java) is only logged here:
+    the first Start calls :func:`shared_session` again and shows the error in the page."""
+
+    def start() -> None:
+        try:
+            shared_session()
+        except Exception as exc:  # noqa: BLE001 (reported again, in the page, at Start)
+            logging.getLogger("workbench").warning("Spark did not start: %s", exc)
+
+    thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
     thread.start()
     return thread
+
+
+def ui_url(spark: SparkSession) -> str | None:
+    """The address of a session's Spark UI (None over Spark Connect or with the UI off)."""
+    if spark.conf.get("spark.ui.enabled", "true") != "true" or not hasattr(spark, "sparkContext"):
+        return None
+    try:
+        return spark.sparkContext.uiWebUrl
+    except Exception:  # noqa: BLE001 (a Connect session has no SparkContext)
+        return None
