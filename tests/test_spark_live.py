@@ -292,3 +292,17 @@ def test_batches_larger_than_the_driver_may_collect_are_written_by_the_executors
     assert "collect refused: True" in run.stdout  # the batch's output exceeds the limit
     got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
     np.testing.assert_array_equal(got, expected)
+
+
+def test_bench_live_maps_every_record_to_the_batch_that_committed_it(spark):
+    """``bench live``'s measurement on a short fast replay: every record's file is found in
+    the file source's log, latencies are positive, and the session's settings are restored."""
+    from workbench.spark.live_bench import Levers, live_run
+
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    run = live_run(spark, Levers(shuffle_partitions=1, trigger_seconds=0.2), 3000.0, 2.0)
+    assert spark.conf.get("spark.sql.shuffle.partitions") == partitions
+    assert run["files"] >= 3 and run["pairs"] > 0 and run["batches_with_input"] >= 1
+    assert run["records_timed"] == run["events"]
+    latency = run["latency_s"]
+    assert 0 < latency["p50"] <= latency["p95"] <= latency["max"] < 120

@@ -122,7 +122,7 @@ class LiveJoinSettings(param.Parameterized):
         "longer). Restarts the query on a new checkpoint.",
     )
     trigger_seconds = param.Number(
-        1.0,
+        0.2,
         bounds=(0.1, 60.0),
         step=0.1,
         label="trigger (s)",

@@ -12,29 +12,41 @@ where the time goes.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
+import uuid
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pyspark.sql import SparkSession
 
 from workbench.bench import BenchReport
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
+from workbench.events import Events
 from workbench.operators import StreamSpec
+from workbench.spark.job import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
-from workbench.spark.session import spark_session
+from workbench.spark.session import (
+    LIVE_SHUFFLE_PARTITIONS,
+    STATE_STORES,
+    spark_session,
+)
+from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified, rejects_query
 
-__all__ = ["STATE_STORES", "bench_live", "file_batches", "record_latency"]
+__all__ = [
+    "BEFORE",
+    "LIVE_LEVERS",
+    "Levers",
+    "bench_live",
+    "file_batches",
+    "live_run",
+    "record_latency",
+]
 
-FILES_PER_SECOND = 2.0
-"""Replay files per second of wall time (as the dashboard replays)."""
-STATE_STORES = {
-    "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
-    "rocksdb": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
-}
-"""The state store providers ``bench live`` can run the join on."""
 PHASES = (
     "latestOffset",
     "queryPlanning",
@@ -79,43 +91,97 @@ def record_latency(
     return np.round(np.concatenate(parts), 9) if parts else np.zeros(0)
 
 
-def bench_live(
+@dataclass(frozen=True)
+class Levers:
+    """The settings ``bench live`` weighs (issue: where a micro-batch's time goes)."""
+
+    shuffle_partitions: int = 2
+    state_store: str = "hdfs"
+    """A key of :data:`STATE_STORES` (RocksDB with changelog checkpointing)."""
+    trigger_seconds: float = 0.5
+    no_data_batches: bool = True
+    """Spark's extra micro-batches that only advance the watermark (and evict state)."""
+    rejects_query: bool = False
+    """A second query over the same files for the rejects (the design before one query)."""
+
+    def __post_init__(self) -> None:
+        if self.state_store not in STATE_STORES:
+            raise ValueError(
+                f"state_store = {self.state_store!r}: choose one of {sorted(STATE_STORES)}"
+            )
+
+    def conf(self) -> dict[str, str]:
+        """The session settings these levers stand for."""
+        return {
+            "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
+            "spark.sql.streaming.stateStore.providerClass": STATE_STORES[self.state_store],
+            "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": str(
+                self.state_store == "rocksdb"
+            ).lower(),
+            "spark.sql.streaming.noDataMicroBatches.enabled": str(self.no_data_batches).lower(),
+        }
+
+    def label(self) -> str:
+        """The levers in a few words."""
+        return (
+            f"{self.shuffle_partitions} shuffle partitions, {self.state_store}, trigger "
+            f"{self.trigger_seconds:g} s, no-data batches {'on' if self.no_data_batches else 'off'}"
+            f"{', + rejects query' if self.rejects_query else ''}"
+        )
+
+
+LIVE_LEVERS = Levers(
+    shuffle_partitions=LIVE_SHUFFLE_PARTITIONS, state_store="rocksdb", trigger_seconds=0.2
+)
+"""The levers the dashboard's live join runs with (its session:
+:data:`~workbench.spark.session.LIVE_CONF`; its default trigger)."""
+BEFORE = Levers(rejects_query=True)
+"""The live join as it was: a join query and a rejects query, HDFS state, 2 partitions."""
+
+
+def live_run(
+    spark: SparkSession,
+    levers: Levers,
     speed: float = 300.0,
-    trigger_seconds: float = 0.5,
-    master: str = "local[2]",
-    shuffle_partitions: int = 2,
-    state_store: str = "hdfs",
     seconds: float | None = None,
     delta: float = 0.8,
-) -> BenchReport:
-    """Replay the simulated deployment at ``speed`` into a LiveJoin (module docstring) and
-    report per-record latency (p50, p95, max), batch durations and their phases.
-
-    ``seconds`` replays only that much wall time of the data (None: all of it);
-    ``state_store`` is a key of :data:`STATE_STORES` (RocksDB with changelog checkpointing).
-    """
-    if state_store not in STATE_STORES:
-        raise ValueError(f"state_store = {state_store!r}: choose one of {sorted(STATE_STORES)}")
+) -> dict[str, object]:
+    """Replay the simulated deployment at ``speed`` into a LiveJoin under ``levers`` (module
+    docstring); per-record latency (p50, p95, max), batch durations and their phases."""
     streams = default_streams()
     events = streams.events
     if seconds is not None:
         keep = events.arrival - events.arrival[0] <= seconds * speed * 1000.0
         events = events.head(int(np.count_nonzero(keep)))  # sorted by arrival
-    window = window_range(streams.templates)
-    d = window.default
+    d = window_range(streams.templates).default
     specs = tuple(
         StreamSpec(t, D) for t, D in zip(streams.templates, streams.max_delays, strict=True)
     )
-    spark = spark_session(master, app_name="workbench-bench-live", shuffle_partitions=2)
-    spark.sparkContext.setLogLevel("ERROR")
-    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
-    spark.conf.set("spark.sql.streaming.stateStore.providerClass", STATE_STORES[state_store])
-    spark.conf.set(
-        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
-        str(state_store == "rocksdb").lower(),
-    )
+    before = {key: spark.conf.get(key, None) for key in levers.conf()}
+    for key, value in levers.conf().items():
+        spark.conf.set(key, value)
+    try:
+        return _timed_run(spark, levers, events, specs, d, delta, speed)
+    finally:  # the session's own settings back
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _timed_run(
+    spark: SparkSession,
+    levers: Levers,
+    events: Events,
+    specs: tuple[StreamSpec, ...],
+    d: float,
+    delta: float,
+    speed: float,
+) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="workbench-bench-live-") as tmp:
         root = Path(tmp)
+        (root / "replay").mkdir()
         live = LiveJoin(
             spark,
             root / "replay",
@@ -124,17 +190,21 @@ def bench_live(
             delta,
             root / "join",
             d_max=2 * d,
-            trigger_seconds=trigger_seconds,
-            name="bench-live",
+            trigger_seconds=levers.trigger_seconds,
+            name=f"bench-live-{uuid.uuid4().hex[:6]}",
         )
-        (root / "replay").mkdir()
         began = time.time()
         live.start()
+        rejects = None
+        if levers.rejects_query:
+            _, classified = read_classified(
+                spark, str(root / "replay"), EVENT_FIELDS, event_checks(specs), "t_det"
+            )
+            rejects = rejects_query(
+                classified, str(root / "rej"), str(root / "rej-chk"), available_now=False
+            )
         replay = Replayer(
-            events,
-            root / "replay",
-            batch_ms=speed * 1000.0 / FILES_PER_SECOND,
-            speed=speed,
+            events, root / "replay", batch_ms=speed * 1000.0 / FILES_PER_SECOND, speed=speed
         )
         replay.run()
         while not live.caught_up():
@@ -145,6 +215,8 @@ def bench_live(
         progress = live.progress.frame() if live.progress is not None else pd.DataFrame()
         batches = list(live.batches)
         batch_of = file_batches(live.run_dir / "chk")
+        if rejects is not None:
+            rejects.stop()
         live.close()
     committed = {int(b["batch"]): float(b["time"]) for b in batches}
     latency = record_latency(replay.visible, batch_of, committed)
@@ -152,38 +224,80 @@ def bench_live(
     mine = progress[progress["query"] == live.query_name] if len(progress) else progress
     busy = mine[mine["input_rows"] > 0]
     phases = pd.DataFrame(list(busy["durations"])) if len(busy) else pd.DataFrame()
-    phase_ms = {k: float(phases[k].median()) if k in phases else 0.0 for k in PHASES}
     batch_ms = busy["batch_ms"].to_numpy(dtype=np.float64) if len(busy) else np.zeros(1)
-    p50, p95, top = (float(np.quantile(latency, q)) for q in (0.5, 0.95, 1.0))
-    pairs = int(sum(int(b["pairs"]) for b in batches))
-    lines = [
-        f"Live PTJoin on Spark ({master}, {shuffle_partitions} shuffle partitions, {state_store} "
-        f"state store, trigger {trigger_seconds:g} s): {len(events):,} events of the simulated "
-        f"deployment replayed at {speed:g}x ({replay.files} files, "
-        f"{FILES_PER_SECOND:g} per second), d = {d:g} ms, delta = {delta:g}",
-        f"  record latency, file visible -> pairs committed: p50 {p50:.2f} s, p95 {p95:.2f} s, "
-        f"max {top:.2f} s  (goal: p50 <= 0.5 s, p95 <= 1.0 s)",
-        f"  first pairs {first_pairs - began:.1f} s after start; run {ended - began:.1f} s; "
-        f"{pairs:,} pairs in {len(batches)} micro-batches ({len(busy)} with input)",
-        f"  batch duration (with input): median {np.median(batch_ms):.0f} ms, "
-        f"max {np.max(batch_ms):.0f} ms",
-        "  median phase of a batch with input (ms): "
-        + ", ".join(f"{k} {v:.0f}" for k, v in phase_ms.items()),
-    ]
-    figures = {
-        "speed": speed,
-        "trigger_seconds": trigger_seconds,
-        "master": master,
-        "shuffle_partitions": shuffle_partitions,
-        "state_store": state_store,
+    return {
+        "levers": asdict(levers),
         "events": len(events),
+        "records_timed": len(latency),
         "files": replay.files,
-        "latency_s": {"p50": p50, "p95": p95, "max": top},
+        "d": d,
+        "delta": delta,
+        "latency_s": {
+            "p50": float(np.quantile(latency, 0.5)),
+            "p95": float(np.quantile(latency, 0.95)),
+            "max": float(np.max(latency)),
+        },
         "first_pairs_s": first_pairs - began,
+        "run_s": ended - began,
         "batches": len(batches),
         "batches_with_input": len(busy),
+        "no_data_batches": len(mine) - len(busy),
         "batch_ms": {"median": float(np.median(batch_ms)), "max": float(np.max(batch_ms))},
-        "phase_ms_median": phase_ms,
-        "pairs": pairs,
+        "phase_ms_median": {k: float(phases[k].median()) if k in phases else 0.0 for k in PHASES},
+        "pairs": int(sum(int(b["pairs"]) for b in batches)),
     }
-    return BenchReport("live", tuple(lines), figures)
+
+
+def _lines(run: dict[str, object]) -> list[str]:
+    lat, batch = run["latency_s"], run["batch_ms"]
+    return [
+        f"  record latency p50 {lat['p50']:.2f} s, p95 {lat['p95']:.2f} s, max "  # type: ignore[index]
+        f"{lat['max']:.2f} s; first pairs {run['first_pairs_s']:.1f} s after start; "  # type: ignore[index]
+        f"{run['pairs']:,} pairs in {run['batches']} batches "
+        f"(+{run['no_data_batches']} without input); batch median {batch['median']:.0f} ms, "  # type: ignore[index]
+        f"max {batch['max']:.0f} ms",  # type: ignore[index]
+        "    median phases (ms): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in run["phase_ms_median"].items()),  # type: ignore[union-attr]
+    ]
+
+
+def bench_live(
+    speed: float = 300.0,
+    master: str = "local[2]",
+    seconds: float | None = None,
+    levers: bool = False,
+) -> BenchReport:
+    """The live join as the dashboard runs it (:data:`LIVE_LEVERS`),
+    replayed at ``speed`` (``seconds`` of wall time, None: all the data); with ``levers``,
+    first the design before (:data:`BEFORE`), each lever alone, then all of them."""
+    spark = spark_session(master, app_name="workbench-bench-live", shuffle_partitions=2)
+    spark.sparkContext.setLogLevel("ERROR")
+    chosen = LIVE_LEVERS
+    cases: list[tuple[str, Levers]] = []
+    if levers:
+        cases += [
+            ("before (join + rejects queries)", BEFORE),
+            ("one query", replace(BEFORE, rejects_query=False)),
+            ("+ RocksDB changelog", replace(BEFORE, rejects_query=False, state_store="rocksdb")),
+            ("+ 1 shuffle partition", replace(BEFORE, rejects_query=False, shuffle_partitions=1)),
+            ("+ no-data batches off", replace(BEFORE, rejects_query=False, no_data_batches=False)),
+            ("+ trigger 0.2 s", replace(BEFORE, rejects_query=False, trigger_seconds=0.2)),
+        ]
+    cases.append(("live join (all chosen levers)", chosen))
+    runs = {}
+    lines = []
+    for k, (name, lever) in enumerate(cases):
+        print(f"[bench live] {k + 1}/{len(cases)}: {name}", file=sys.stderr, flush=True)
+        run = live_run(spark, lever, speed, seconds)
+        runs[name] = run
+        if not lines:
+            lines.append(
+                f"Live PTJoin on Spark ({master}): {run['events']:,} events of the simulated "
+                f"deployment replayed at {speed:g}x ({run['files']} files, "
+                f"{FILES_PER_SECOND:g} per second), d = {run['d']:g} ms, delta = "
+                f"{run['delta']:g}; latency from a file becoming visible to its pairs "
+                "committed (goal: p50 <= 0.5 s, p95 <= 1.0 s)"
+            )
+        lines.append(f"{name}: {lever.label()}")
+        lines += _lines(run)
+    return BenchReport("live", tuple(lines), {"master": master, "speed": speed, "runs": runs})

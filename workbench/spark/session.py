@@ -12,6 +12,9 @@ from pyspark.sql import SparkSession
 
 __all__ = [
     "DASHBOARD_MASTER",
+    "LIVE_CONF",
+    "LIVE_SHUFFLE_PARTITIONS",
+    "STATE_STORES",
     "shared_session",
     "spark_session",
     "start_shared_session",
@@ -20,6 +23,20 @@ __all__ = [
 
 DASHBOARD_MASTER = "local[2]"
 """The master of the dashboard's shared session."""
+STATE_STORES = {
+    "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
+    "rocksdb": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+}
+"""Spark's state store providers by short name."""
+LIVE_SHUFFLE_PARTITIONS = 1
+"""Shuffle partitions of the dashboard's session: its micro-batches are small, and each
+partition of a stream-stream join commits four state stores per batch (``bench live``)."""
+LIVE_CONF = {
+    "spark.sql.streaming.stateStore.providerClass": STATE_STORES["rocksdb"],
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+}
+"""State in RocksDB with changelog checkpointing: a batch's commit writes the changes only
+(the dashboard's session; ``bench live --levers`` weighs it)."""
 _SHARED_LOCK = threading.Lock()
 
 
@@ -70,7 +87,11 @@ def shared_session() -> SparkSession:
     reused by every browser session, each with queries of its own names."""
     with _SHARED_LOCK:
         spark = spark_session(
-            DASHBOARD_MASTER, app_name="workbench-dashboard", shuffle_partitions=2, ui=True
+            DASHBOARD_MASTER,
+            app_name="workbench-dashboard",
+            shuffle_partitions=LIVE_SHUFFLE_PARTITIONS,
+            ui=True,
+            conf=LIVE_CONF,
         )
         spark.sparkContext.setLogLevel("ERROR")
         return spark
