@@ -188,7 +188,9 @@ class BatchWriter:
     partition ``batch=<id>``, replacing any earlier attempt of that id; then record the
     batch's counts.  Picklable (Spark Connect runs it in the server's Python)."""
 
-    def __init__(self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec]):
+    def __init__(
+        self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec]
+    ) -> None:
         self.run_dir = str(run_dir)
         self.streams = streams
         self._decider: Decider | None = None
