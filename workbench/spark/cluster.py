@@ -5,6 +5,9 @@ Spark's own launchers start them: ``bin/spark-class`` runs ``deploy.master.Maste
 ``deploy.worker.Worker``, ``bin/spark-submit`` runs ``SparkConnectServer``;
 ``SPARK_LOCAL_IP=127.0.0.1`` keeps every socket on loopback.  Point a session at either with
 ``spark_session(server.master_url)``: the master is configuration.
+
+:func:`executor_pids` finds the executor JVMs a worker launched and :func:`kill_executor`
+kills one, for fault tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from typing import IO
 import pyspark
 
 __all__ = [
+    "EXECUTOR_CLASS",
     "StandaloneCluster",
     "connect_server",
+    "executor_pids",
     "free_port",
+    "kill_executor",
     "spark_home",
     "standalone_cluster",
 ]
@@ -42,6 +48,90 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+"""The main class of the executor JVM a standalone worker launches for an application."""
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """Every visible process: pid -> (parent pid, start time in clock ticks since boot; 0 where
+    ``ps`` stands in for a missing ``/proc``)."""
+    table: dict[int, tuple[int, int]] = {}
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            pid, ppid = line.split()
+            table[int(pid)] = (int(ppid), 0)
+        return table
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it exited meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)", which may hold spaces
+        table[int(entry.name)] = (int(fields[1]), int(fields[19]))
+    return table
+
+
+def _command_line(pid: int) -> str:
+    """The process's arguments joined by spaces ("" if it is gone)."""
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.parent.exists():
+        try:
+            return cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return ""
+    out = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def executor_pids(worker: subprocess.Popen[bytes] | int) -> list[int]:
+    """The executor JVMs (:data:`EXECUTOR_CLASS`) running under a standalone ``worker`` (its
+    process, e.g. ``cluster.processes[1]``, or its pid), oldest first.
+
+    A worker launches one executor per application it serves as a child process; after an
+    executor dies, the master asks a worker with free cores for a replacement, which then
+    appears here as the newest.  Linux reads ``/proc``; elsewhere ``ps`` is asked.
+
+    >>> executor_pids(os.getpid())  # this process launched none
+    []
+    """
+    root = worker if isinstance(worker, int) else worker.pid
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        if EXECUTOR_CLASS in _command_line(pid):
+            found.append(pid)
+    return sorted(found, key=lambda pid: (table[pid][1], pid))
+
+
+def kill_executor(
+    worker: subprocess.Popen[bytes] | int, sig: signal.Signals = signal.SIGKILL
+) -> int:
+    """Send ``sig`` (default SIGKILL: no shutdown hook runs) to the oldest executor running
+    under ``worker`` (see :func:`executor_pids`) and return its pid; a ``LookupError`` if the
+    worker runs none.  The master then launches a replacement where cores are free, and the
+    application's driver reruns the tasks the executor was running.
+
+    >>> kill_executor(os.getpid())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    LookupError: worker pid ... runs no executor (org.apache.spark.executor...)
+    """
+    pids = executor_pids(worker)
+    if not pids:
+        root = worker if isinstance(worker, int) else worker.pid
+        raise LookupError(f"worker pid {root} runs no executor ({EXECUTOR_CLASS})")
+    os.kill(pids[0], sig)
+    return pids[0]
 
 
 @dataclass
