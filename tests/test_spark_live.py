@@ -306,3 +306,10 @@ def test_bench_live_maps_every_record_to_the_batch_that_committed_it(spark):
     assert run["records_timed"] == run["events"]
     latency = run["latency_s"]
     assert 0 < latency["p50"] <= latency["p95"] <= latency["max"] < 120
+
+
+def test_the_warm_up_runs_a_small_live_join_to_its_end(spark):
+    from workbench.spark.live import warm_up
+
+    assert warm_up(spark) > 0
+    assert not [q for q in spark.streams.active if q.name and q.name.startswith("warm-up")]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import time
 import uuid
@@ -48,6 +49,8 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from workbench.data.replay import Replayer
+from workbench.data.synthetic import synthetic_events
 from workbench.decision import BandDecider
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
@@ -61,8 +64,16 @@ from workbench.spark.ptjoin import (
 )
 from workbench.spark.session import ui_url
 from workbench.spark.source import reject_rows
+from workbench.timestamps import random_templates
 
-__all__ = ["BatchWriter", "LiveJoin", "LiveParams", "live_stream", "read_live_pairs"]
+__all__ = [
+    "BatchWriter",
+    "LiveJoin",
+    "LiveParams",
+    "live_stream",
+    "read_live_pairs",
+    "warm_up",
+]
 
 PAIR_COLUMNS = [*CANDIDATE_COLUMNS, "d", "delta"]
 REJECT_COLUMNS = ["reason", "stream", "id", "record"]
@@ -548,3 +559,36 @@ class LiveJoin:
             if len(frame)
             else pd.Series(dtype=np.int64, name="records")
         )
+
+
+def warm_up(spark: SparkSession) -> int:
+    """Run a small live join to its end on ``spark`` (a few hundred synthetic events, both
+    decision paths), so the JVM has loaded and compiled what a live join runs (the file
+    source, the join and its state store, the decision, the Parquet writer) before a user's
+    first Start; returns the pairs it found.  The dashboard server calls it in the background
+    after starting its session."""
+    rng = np.random.default_rng(0)
+    streams = (
+        StreamSpec(random_templates(rng, 3, 4, 400.0, "A"), 300.0),
+        StreamSpec(random_templates(rng, 3, 4, 400.0, "B"), 300.0),
+    )
+    events = synthetic_events(rng, 200, (3, 3), mean_interarrival=20.0, max_delay=(300, 300))
+    pairs = 0
+    with tempfile.TemporaryDirectory(prefix="workbench-warm-up-") as tmp:
+        Replayer(events, Path(tmp) / "in", batch_ms=1000.0).run()
+        for k, d in enumerate((800.0, 100.0)):  # the fast path, then the probability step
+            live = LiveJoin(
+                spark,
+                Path(tmp) / "in",
+                streams,
+                d,
+                0.5,
+                Path(tmp) / f"work-{k}",
+                available_now=True,
+                name=f"warm-up-{uuid.uuid4().hex[:8]}",
+            )
+            live.start()
+            live.await_termination()
+            pairs += sum(int(b["pairs"]) for b in live.batches)  # type: ignore[call-overload]
+            live.close()
+    return pairs

@@ -29,7 +29,7 @@ from workbench.data.streams import default_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.spark.job import FILES_PER_SECOND
-from workbench.spark.live import LiveJoin
+from workbench.spark.live import LiveJoin, warm_up
 from workbench.spark.session import (
     LIVE_SHUFFLE_PARTITIONS,
     STATE_STORES,
@@ -267,11 +267,14 @@ def bench_live(
     seconds: float | None = None,
     levers: bool = False,
 ) -> BenchReport:
-    """The live join as the dashboard runs it (:data:`LIVE_LEVERS`),
-    replayed at ``speed`` (``seconds`` of wall time, None: all the data); with ``levers``,
-    first the design before (:data:`BEFORE`), each lever alone, then all of them."""
+    """The live join as the dashboard runs it (:data:`LIVE_LEVERS`, after the same warm-up,
+    :func:`~workbench.spark.live.warm_up`), replayed at ``speed`` (``seconds`` of wall time,
+    None: all the data); with ``levers``, first the design before (:data:`BEFORE`), each
+    lever alone, then all of them."""
     spark = spark_session(master, app_name="workbench-bench-live", shuffle_partitions=2)
     spark.sparkContext.setLogLevel("ERROR")
+    print("[bench live] warming up (as the dashboard server does)", file=sys.stderr, flush=True)
+    warm_up(spark)
     chosen = LIVE_LEVERS
     cases: list[tuple[str, Levers]] = []
     if levers:

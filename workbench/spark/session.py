@@ -98,13 +98,16 @@ def shared_session() -> SparkSession:
 
 
 def start_shared_session() -> threading.Thread:
-    """Make :func:`shared_session` in a background thread (the dashboard server calls it at
-    start, so the first Start finds Java running).  A failure (no Java) is only logged here:
-    the first Start calls :func:`shared_session` again and shows the error in the page."""
+    """Make :func:`shared_session` and warm it up (:func:`workbench.spark.live.warm_up`) in a
+    background thread (the dashboard server calls it at start, so the first Start finds Java
+    running and a live join's code loaded).  A failure (no Java) is only logged here: the
+    first Start calls :func:`shared_session` again and shows the error in the page."""
 
     def start() -> None:
+        from workbench.spark.live import warm_up  # live imports this module
+
         try:
-            shared_session()
+            warm_up(shared_session())
         except Exception as exc:  # noqa: BLE001 (reported again, in the page, at Start)
             logging.getLogger("workbench").warning("Spark did not start: %s", exc)
 
