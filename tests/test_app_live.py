@@ -320,7 +320,7 @@ def test_starting_shows_its_progress(live_app):
     app = live_app(live_factory=slow_spark)
     app.start()
     deadline = time.monotonic() + 10
-    while "Starting Spark" not in app.message:
+    while "Waiting for Spark" not in app.message:
         assert time.monotonic() < deadline, app.message
         time.sleep(0.05)
         app.poll()

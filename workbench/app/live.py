@@ -55,7 +55,7 @@ HISTORY = 900
 INTRO = (
     "Replay a data set as two event streams into the streaming PTJoin on Spark and watch it "
     "join live: the charts follow each micro-batch, the table shows the latest pairs. Press "
-    "**Start** (the first start launches Java, about half a minute), then move *confidence "
+    "**Start** (Spark starts with the server; until it is up, Start waits), then move *confidence "
     "delta* or *window d* while it runs; choose *CSV file* under *data* to replay your own "
     "readings (a time column and a sensor column)."
 )

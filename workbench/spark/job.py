@@ -246,7 +246,7 @@ class LiveSession(Worker):
         replay = self._work / "replay"
         replay.mkdir()
         delta, speed = settings.delta, settings.speed
-        self.stage = "Starting Spark (the first Start launches Java: about half a minute)"
+        self.stage = "Waiting for Spark (it starts with the server: about half a minute)"
         self._live = (settings.live_factory or spark_live_join)(
             source_dir=replay,
             streams=specs,
