@@ -70,3 +70,46 @@ def test_import_workbench_loads_no_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_bench_spark_options_are_the_benchmarks_keyword_arguments(monkeypatch):
+    """``--master`` repeats (no comma lists: ``spark://h1:p1,h2:p2`` is one HA master); options
+    left out stay out, so ``bench_spark``'s defaults apply."""
+    from workbench import cli
+    from workbench.bench import BenchReport
+
+    calls = []
+
+    def fake(**options):
+        calls.append(options)
+        return BenchReport("spark", ("ran",), {})
+
+    monkeypatch.setattr(cli, "_benchmark", lambda name: fake)
+    argv = ["bench", "spark", "--master", "local[1]", "--master", "standalone"]
+    assert main([*argv, "--events", "500", "--rounds", "1", "--seed", "3"]) == 0
+    assert main(["bench", "spark", "--master", "spark://h1:7077,h2:7077"]) == 0
+    assert main(["bench", "spark"]) == 0
+    assert calls == [
+        {"masters": ["local[1]", "standalone"], "events_per_stream": 500, "rounds": 1, "seed": 3},
+        {"masters": ["spark://h1:7077,h2:7077"]},
+        {},
+    ]
+
+
+def test_bench_spark_accepts_every_option_it_parses():
+    """Each parsed option is a parameter of ``bench_spark`` or a workload field (without
+    running Spark)."""
+    import inspect
+
+    from workbench.cli import _parser
+    from workbench.experiments import Example5Workload
+    from workbench.spark.bench import EVENTS_PER_STREAM, MASTERS, bench_spark
+
+    argv = ["bench", "spark", "--master", "local[1]", "--events", "10", "--rounds", "1"]
+    parsed = vars(_parser().parse_args([*argv, "--seed", "2"]))
+    options = {k: v for k, v in parsed.items() if k not in ("command", "benchmark", "as_json")}
+    named = set(inspect.signature(bench_spark).parameters) - {"streams"}
+    assert {"masters", "rounds"} <= named
+    workload = Example5Workload(**{k: v for k, v in options.items() if k not in named})
+    assert (workload.events_per_stream, workload.seed) == (10, 2)
+    assert MASTERS == ("local[1]", "local[2]", "standalone") and EVENTS_PER_STREAM == 20_000

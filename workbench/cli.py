@@ -31,9 +31,11 @@ def _parser() -> argparse.ArgumentParser:
         "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
         "month": "the whole simulated month through tight PTJoin, at each delta",
-        "spark": "streaming PTJoin vs Spark's interval join",
+        "spark": "streaming PTJoin vs Spark's interval join and a pandas-UDF join, per master "
+        "(20,000 events per stream unless --events)",
+        "live": "per-record latency of the live PTJoin on Spark over a replay",
     }
-    st, pt, iv, wj, co, mo, sp = (
+    st, pt, iv, wj, co, mo, sp, lv = (
         bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
         for name, text in kinds.items()
     )
@@ -44,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mo.add_argument("--d", type=float, help="the window d (ms)")
     mo.add_argument("--prefix", type=int, help="events run by the python reference")
-    for every in (st, pt, iv, wj, co, mo, sp, db):
+    for every in (st, pt, iv, wj, co, mo, sp, lv, db):
         every.add_argument(
             "--json",
             dest="as_json",
@@ -78,7 +80,25 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="deployment readings",
     )
-    sp.add_argument("--master", help="local[*], spark://h:p or sc://h:p")
+    sp.add_argument(
+        "--master",
+        dest="masters",
+        metavar="MASTER",
+        action="append",
+        help="run on this master; repeat the option for several, run in turn (default: "
+        "local[1], local[2] and standalone). local[N], spark://h:p, sc://h:p, or standalone: "
+        "a 2-worker, 1-core-each cluster on loopback started by the bench. No comma lists: "
+        "spark://h1:p1,h2:p2 is one (high-availability) master",
+    )
+    sp.add_argument("--rounds", type=int, help="timed runs per query and master (best kept)")
+    lv.add_argument("--speed", type=float, help="replay speed (x real time)")
+    lv.add_argument("--master", help="local[N] or spark://h:p")
+    lv.add_argument("--seconds", type=float, help="replay only this much wall time of data")
+    lv.add_argument(
+        "--levers",
+        action="store_true",
+        help="first the design before, then each latency lever alone, then all",
+    )
     for seeded in (st, pt, iv, wj, co, sp):
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
@@ -105,6 +125,10 @@ def _benchmark(name: str) -> Callable[..., BenchReport]:
         from workbench.spark.bench import bench_spark
 
         return bench_spark
+    if name == "live":
+        from workbench.spark.live_bench import bench_live
+
+        return bench_live
     if name == "dashboard":
         from workbench.app.bench import bench_dashboard
 
