@@ -11,6 +11,7 @@ from workbench.events import Events
 from workbench.operators import StreamSpec, brute_force_join, on_time
 from workbench.spark import ptjoin_query, read_pairs
 from workbench.spark.interval import interval_query
+from workbench.spark.live import LiveJoin
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 pytestmark = pytest.mark.spark
@@ -38,18 +39,11 @@ def _ptjoin(spark, tmp_path, streams, events, d, delta) -> np.ndarray:  # noqa: 
     return read_pairs(spark, str(tmp_path / "out"), streams)
 
 
-@pytest.mark.parametrize(
-    ("path", "delta"),
-    [("fast", 0.5), ("fast, broadcast table", 0.5), ("fast", 0.999), ("general", 0.001)],
-)
-def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, monkeypatch, path, delta):
-    """The fast path looks small tables up in the plan; ``broadcast table`` forces the
-    broadcast join that large template sets use."""
-    if "broadcast" in path:
-        monkeypatch.setattr("workbench.spark.ptjoin.INLINE_PAIRS", 0)
+@pytest.mark.parametrize(("path", "delta"), [("fast", 0.5), ("fast", 0.999), ("general", 0.001)])
+def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
     streams, events = adversarial_scenario(seed=7)
     pi = max(s.pi for s in streams)
-    d = pi if path.startswith("fast") else pi / 2
+    d = pi if path == "fast" else pi / 2
     expected = brute_force_join(events, streams, d, delta, accepted=_accepted(events, streams))
     assert len(expected) > 10
     np.testing.assert_array_equal(_ptjoin(spark, tmp_path, streams, events, d, delta), expected)
@@ -70,6 +64,25 @@ def test_spark_ptjoin_joins_exact_ties(spark, tmp_path, length, d):
     expected = brute_force_join(events, streams, d, 0.5)
     assert expected.tolist() == [[0, 10], [1, 11], [2, 12]]
     np.testing.assert_array_equal(_ptjoin(spark, tmp_path, streams, events, d, 0.5), expected)
+
+
+def test_the_live_join_decides_exact_ties_and_counts_them_exactly(spark, tmp_path):
+    """The LiveJoin's batch step leaves a tie pending in its sink, counts it after deciding
+    it in rationals, and ``pairs()`` decides it the same way."""
+    spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, 4.0),)), 10.0)
+    streams = (spec, spec)
+    rows = [(0, 0, 0, 1e12, 1e12), (1, 10, 0, 1e12 + 4, 1e12 + 4)]
+    rows += [(1, 20, 0, 1e12 + 4 + 2**-10, 1e12 + 5)]
+    events = Events(*(np.array(c) for c in zip(*rows, strict=True)))
+    replay_files(events, tmp_path / "in", batch_ms=5_000)
+    live = LiveJoin(
+        spark, tmp_path / "in", streams, 4.0, 0.5, tmp_path / "work", available_now=True
+    )
+    live.start()
+    live.await_termination()
+    live.close()
+    assert live.pairs()[["a_id", "b_id"]].to_numpy().tolist() == [[0, 10]]
+    assert sum(b["pairs"] for b in live.batches) == 1
 
 
 @pytest.mark.parametrize("ct", [0.001, 0.5, 0.999])

@@ -59,6 +59,7 @@ from workbench.spark.ptjoin import (
     CANDIDATE_COLUMNS,
     PAIR_INPUTS,
     Decider,
+    decide_pending,
     pair_inputs,
     ptjoin_candidates,
 )
@@ -128,11 +129,7 @@ def _resolve(frame: pd.DataFrame, band: BandDecider | None, where: str) -> pd.Da
                 "query's streams"
             )
         keep = ~pending
-        rows = frame[pending]
-        ok = np.zeros(len(rows), dtype=bool)
-        for (d, delta), idx in rows.groupby(["d", "delta"]).indices.items():
-            ok[idx] = band.decide_exact(*pair_inputs(rows.iloc[idx]), d, delta)
-        keep[np.flatnonzero(pending)[ok]] = True
+        keep[np.flatnonzero(pending)[decide_pending(band, frame[pending])]] = True
         frame = frame[keep]
     return frame[PAIR_COLUMNS].reset_index(drop=True)
 

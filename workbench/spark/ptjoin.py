@@ -42,6 +42,7 @@ __all__ = [
     "SINK_SCHEMA",
     "Decider",
     "band_step",
+    "decide_pending",
     "pair_inputs",
     "ptjoin_candidates",
     "ptjoin_query",
@@ -57,9 +58,6 @@ SINK_SCHEMA = f"{PAIR_SCHEMA}, pending ARRAY<DOUBLE>"
 """The PTJoin sink: decided pairs have a null ``pending``; a pending pair carries its inputs
 (``PENDING_FIELDS``, as doubles)."""
 CANDIDATE_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t"]
-INLINE_PAIRS = 4096
-"""Template pairs up to which the fast path looks brackets up in literal arrays in the plan
-instead of joining a broadcast table (which each micro-batch would broadcast anew)."""
 
 
 def pair_inputs(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -73,13 +71,21 @@ def pair_inputs(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return u, t_a, v, t_b
 
 
+def decide_pending(band: BandDecider, pairs: pd.DataFrame) -> np.ndarray:
+    """Whether each pending pair joins, decided in exact arithmetic per ``(d, delta)``
+    (``pairs`` has the ``PENDING_FIELDS`` columns; PTJoin Eq. 1)."""
+    ok = np.zeros(len(pairs), dtype=bool)
+    for (d, delta), rows in pairs.groupby(["d", "delta"]).indices.items():
+        ok[rows] = band.decide_exact(*pair_inputs(pairs.iloc[rows]), d, delta)
+    return ok
+
+
 class Decider:
     """The exact jc(d, delta) decision of candidate pairs (PTJoin Theorem 2 / Eq. 1).
 
     Fast path (``d >= max(pi_A, pi_B)``): a join with a broadcast table of the template pairs'
-    certified stime brackets (:class:`~workbench.stime.StimeTable`; up to
-    :data:`INLINE_PAIRS` template pairs, literal arrays in the plan instead), then Eq. 8 or
-    Eq. 9 as comparisons in the JVM, no Python per row; a comparison inside a bracket leaves
+    certified stime brackets (:class:`~workbench.stime.StimeTable`), then Eq. 8 or Eq. 9 as
+    comparisons in the JVM, no Python per row; a comparison inside a bracket leaves
     the pair ``pending``.  General path: the certified band probability in a vectorised pandas step
     (exact, never pending).  Tables are built once per delta and kept, so steering delta back
     and forth is free.
@@ -102,17 +108,6 @@ class Decider:
             a, b = (s.templates for s in self.streams)
             self._stimes[delta] = StimeTable.build(a, b, delta, self.band)
         return self._stimes[delta]
-
-    def _brackets(self, delta: float) -> dict[str, Column]:
-        """The four bracket columns of each row's template pair, looked up in literal arrays
-        (small tables: no broadcast to execute per micro-batch)."""
-        st = self.stime(delta)
-        n_b = len(self.streams[1].templates)
-        index = F.col("a_template") * n_b + F.col("b_template") + 1
-        return {
-            name: F.element_at(F.array(*map(F.lit, getattr(st, name).ravel().tolist())), index)
-            for name in ("sat_lo", "sat_hi", "inv_lo", "inv_hi")
-        }
 
     def table(self, delta: float) -> DataFrame:
         """The broadcast stime table for ``delta``: template pair -> certified brackets of sat
@@ -153,11 +148,8 @@ class Decider:
                 y - slack >= F.col("inv_hi")
             )
             no = F.when(later, y - slack > F.col("sat_hi")).otherwise(y + slack < F.col("inv_lo"))
-            if len(self.streams[0].templates) * len(self.streams[1].templates) <= INLINE_PAIRS:
-                joined = candidates.withColumns(self._brackets(delta))
-            else:
-                how = "left" if passthrough else "inner"
-                joined = candidates.join(self.table(delta), ["a_template", "b_template"], how)
+            how = "left" if passthrough else "inner"
+            joined = candidates.join(self.table(delta), ["a_template", "b_template"], how)
             return joined.filter(through | ~no).select(*columns, (~through & ~yes).alias("pending"))
         schema = StructType([*candidates.schema.fields, StructField("pending", BooleanType())])
         return candidates.withColumn("pending", F.lit(False)).mapInPandas(
@@ -313,10 +305,7 @@ def read_pairs(
         inputs = pd.DataFrame(
             np.stack(frame.loc[pending, "pending"].to_list()), columns=PENDING_FIELDS
         )
-        band = BandDecider(*(s.templates for s in streams))
-        ok = np.zeros(len(inputs), dtype=bool)
-        for (d, delta), rows in inputs.groupby(["d", "delta"]).groups.items():
-            ok[np.asarray(rows)] = band.decide_exact(*pair_inputs(inputs.loc[rows]), d, delta)
+        ok = decide_pending(BandDecider(*(s.templates for s in streams)), inputs)
         keep = ~pending
         keep[np.flatnonzero(pending)[ok]] = True
         frame = frame[keep]
