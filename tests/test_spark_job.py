@@ -159,29 +159,53 @@ def test_a_failure_stops_the_run_and_goes_to_on_failure(session, tmp_path):
     assert session.live is None and session.stage == "" and list(tmp_path.iterdir()) == []
 
 
-def test_empty_batches_and_results_never_raise(tmp_path):
+def _write_batch(run_dir, k: int, pairs: pd.DataFrame) -> None:  # noqa: ANN001
+    """One micro-batch as the live join's batch step leaves it: its partition of the sink
+    (pair rows and the marker row) and its record."""
+    import json
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    rows = pd.concat(
+        [pairs.assign(kind="pair", pending=False), pd.DataFrame({"kind": ["batch"]})],
+        ignore_index=True,
+    )
+    rows = rows.assign(reason=None, stream=None, id=None, record=None)  # the rejects' columns
+    types = {"a_id": pa.int64(), "a_template": pa.int32(), "b_id": pa.int64()}
+    types |= {"b_template": pa.int32(), "kind": pa.string(), "pending": pa.bool_()}
+    types |= {"reason": pa.string(), "stream": pa.int32(), "id": pa.int64()}
+    types |= {"record": pa.string()}
+    schema = pa.schema([(c, types.get(c, pa.float64())) for c in rows.columns])
+    folder = run_dir / "pairs" / f"batch={k}"
+    folder.mkdir(parents=True)
+    table = pa.Table.from_pandas(rows, schema=schema, preserve_index=False)
+    pq.write_table(table, folder / "part-0.parquet")
+    (run_dir / "batches").mkdir(exist_ok=True)
+    record = {"batch": k, "time": 0.0, "pairs": len(pairs), "rejects": 0}
+    (run_dir / "batches" / f"{k:06d}.json").write_text(json.dumps(record))
+
+
+def test_empty_batches_and_results_never_raise(tmp_path):
     from workbench.spark.live import PAIR_COLUMNS, LiveJoin
     from workbench.viz.live import pair_table, reject_bars
 
     streams = csv_streams(newcomer_csv(), "time", "sensor", "")
     specs = tuple(StreamSpec(t, 2000.0) for t in streams.templates)
     live = LiveJoin(None, tmp_path / "in", specs, 3000.0, 0.8, tmp_path / "work")  # no Spark
-    pairs = live.run_dir / "pairs"
-    pairs.mkdir(parents=True)
     empty = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in PAIR_COLUMNS})
+    latest = live.latest(15)  # nothing written yet
+    assert len(latest) == 0 and "probability" in latest.columns
     for k in range(3):  # micro-batches that joined nothing
-        pq.write_table(pa.Table.from_pandas(empty), pairs / f"batch-{k:06d}.parquet")
+        _write_batch(live.run_dir, k, empty)
     latest = live.latest(15)
     assert len(latest) == 0 and "probability" in latest.columns
-    assert len(pair_table(latest)) == 0
+    assert len(pair_table(latest)) == 0 and live.rejects().empty
     some = pd.DataFrame(  # a batch with pairs (Spark writes them in no particular order)
         {"a_id": [1, 3, 2], "a_template": 0, "a_t": [60_000.0, 120_000.0, 90_000.0]}
     ).assign(b_id=lambda f: f["a_id"], b_template=0, b_t=lambda f: f["a_t"], d=3000.0, delta=0.8)
-    pq.write_table(pa.Table.from_pandas(some[PAIR_COLUMNS]), pairs / "batch-000003.parquet")
-    pq.write_table(pa.Table.from_pandas(empty), pairs / "batch-000004.parquet")
+    _write_batch(live.run_dir, 3, some[PAIR_COLUMNS])
+    _write_batch(live.run_dir, 4, empty)
     latest = live.latest(2)
     assert latest["a_id"].tolist() == [2, 3] and (latest["probability"] > 0.5).all()
     progress = pd.DataFrame(columns=["query", "batch", "batch_ms", "timestamp", "state_rows"])

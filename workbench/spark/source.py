@@ -13,6 +13,7 @@ reaches the results.  Late means PTJoin Definition 6: ``arrival > t_det + D`` of
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,6 +40,7 @@ __all__ = [
     "reject_rows",
     "rejects_query",
     "start_writer",
+    "stop_query",
     "with_reason",
 ]
 
@@ -166,6 +168,25 @@ def start_writer(
         writer = writer.queryName(query_name)
     writer = writer.trigger(availableNow=True) if available_now else writer
     return writer.start()
+
+
+def stop_query(spark: SparkSession, query: StreamingQuery, timeout: float = 30.0) -> None:
+    """Stop a query and wait (up to ``timeout`` s) until the jobs of its micro-batches have
+    ended: a stop interrupts their tasks, which may still be writing state files for a moment,
+    so a caller that removes the query's folder right after would see it re-created.  Over
+    Spark Connect there is no job status to wait on: only the stop."""
+    query.stop()
+    try:
+        tracker = spark.sparkContext.statusTracker()
+    except Exception:  # noqa: BLE001 (a Connect session has no SparkContext)
+        return
+    deadline = time.monotonic() + timeout
+    group = str(query.runId)
+    while time.monotonic() < deadline:
+        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
+        if not any(job is not None and job.status == "RUNNING" for job in jobs):
+            return
+        time.sleep(0.05)
 
 
 def parquet_sink(
