@@ -35,13 +35,12 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench.spark import spark_session
 from workbench.spark.coalesce import (
-    coalesce_input,
     eager_coalesce_query,
     lazy_coalesce,
+    raw_tuples_query,
     read_emitted,
 )
 from workbench.spark.live import LiveJoin
-from workbench.spark.source import parquet_sink
 from workbench.spark.wjoin import read_results, wjoin_query
 
 
@@ -104,13 +103,9 @@ def _coalesce(spark: SparkSession, case: tuple, source: str, work: Path) -> tupl
         str(work / "chk-eager"),
         max_files_per_trigger=1,
     )
-    # the lazy scheme's streaming half is a sink of the accepted raw tuples (as
-    # raw_tuples_query, which reads the whole replay in one batch: here one file per batch)
-    tuples, _ = coalesce_input(spark, source, max_delay, max_files_per_trigger=1)
-    raw = parquet_sink(
-        tuples.select("group", "id", "value", "t", "arrival"),
-        str(work / "raw"),
-        str(work / "chk-raw"),
+    # the lazy scheme's streaming half: a sink of the accepted raw tuples
+    raw = raw_tuples_query(
+        spark, source, max_delay, str(work / "raw"), str(work / "chk-raw"), max_files_per_trigger=1
     )
     try:
         report = _report(spark, [eager, raw], work / "status.json")

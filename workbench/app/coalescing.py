@@ -3,11 +3,21 @@ into an eager and a lazy window extent and into an adaptive eager/lazy selection
 queries (coalescing paper, Sections 2-6; :class:`~workbench.coalesce.AdaptiveCoalescing`).
 
 The stream advances in small batches from a periodic callback, so the server never blocks.
+**Run on Spark** streams the same readings, replayed in arrival order, through the Spark
+coalescing queries (:class:`workbench.spark.coalesce_job.CoalesceJob`: eager on a per-group
+stateful operator, lazy as a raw-tuple sink scanned on read); a scheme, window or equivalence
+change then restarts the query from its checkpoint or on a new one, as
+:func:`~workbench.spark.coalesce_base.restart_kind` says, and the page says which and why.
+The page side of the run (polling, teardown, the Spark section) is
+:class:`~workbench.app.spark_runs.SparkRuns`; pyspark loads only when Spark is chosen.
 (Past 400 lines because the tab declares 15 documented controls; everything it computes comes
 from :mod:`workbench.coalesce` and :mod:`workbench.experiments.coalescing`.)
 """
 
 from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
 
 import holoviews as hv
 import numpy as np
@@ -17,6 +27,7 @@ import param
 from bokeh.models.widgets.tables import NumberFormatter
 
 from workbench.app.panes import intro, plot
+from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.coalesce import (
     AdaptiveCoalescing,
     Coalesced,
@@ -32,6 +43,10 @@ from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
 from workbench.experiments.coalescing import selection_table
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
+
+if TYPE_CHECKING:
+    from workbench.spark.coalesce import CoalesceSettings
+    from workbench.spark.coalesce_job import CoalesceJob, CoalesceSnapshot, Reconfigured
 
 __all__ = ["CoalescingExplorer"]
 
@@ -56,7 +71,10 @@ OTHER_QUERIES = (
 """Queries served next to the configured one by the adaptive selection."""
 REEVALUATE_EVERY = 500
 """Arrivals between two re-evaluations of the adaptive selection."""
-_COST_INPUTS = ("w_memory", "w_update", "w_scan", "window_kind", "window_minutes", "window_tuples")
+_WINDOW_INPUTS = ("window_kind", "window_minutes", "window_tuples")
+_COST_INPUTS = ("w_memory", "w_update", "w_scan", *_WINDOW_INPUTS)
+_EXTENT_INPUTS = (*_WINDOW_INPUTS, "equivalence", "quantum", "tolerance")
+"""The controls that change what an extent stores (its window and equivalence)."""
 INTRO = (
     "Readings of the chosen motes stream in, in arrival order. The **eager** scheme merges a "
     "reading into its mote's last tuple when the values are equivalent, the **lazy** scheme "
@@ -76,9 +94,16 @@ TABLE_TITLES = {
     "scheme": "served scheme",
 }
 """Column titles of the query table: its estimates are those the selection last decided on."""
+SPARK_HELP = (
+    "**Spark**: the readings, in arrival order, are replayed as files into the Spark "
+    "coalescing query; the timeline shows Spark's coalesced view. A change of window size "
+    "that the state retains restarts the query from its checkpoint; a new equivalence, scheme "
+    "or window kind (or a window beyond the retention) starts a new checkpoint that re-reads "
+    "the replay. Spark's tuple window keeps each mote's newest readings."
+)
 
 
-class CoalescingExplorer(pn.viewable.Viewer):
+class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
     """Stream readings into eager and lazy extents; see extents, costs and the selection."""
 
     measure = param.Selector(
@@ -157,12 +182,22 @@ class CoalescingExplorer(pn.viewable.Viewer):
     )
     position = param.Integer(0, bounds=(0, None), doc="Readings pushed so far.")
     readings = param.DataFrame(doc="Readings (time, mote, measures, arrival); simulated default.")
+    run_on = param.Selector(
+        doc="Where the readings are coalesced: in this process, or streamed through the Spark "
+        "coalescing query of the chosen scheme."
+    )
+    spark_failed = param.Boolean(False, doc="Whether spark_message reports a failure.")
+    spark_unit = "readings"
 
     def __init__(self, **params: object) -> None:
         if "readings" not in params:
             params["readings"] = default_readings()
+        self.spark_pane = pn.pane.Alert(
+            alert_type="info", css_classes=["coalescing-spark"], sizing_mode="stretch_width"
+        )
         super().__init__(**params)
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
+        self._spark_settings: CoalesceSettings | None = None  # what the job has, or will have
         self.query_table = pn.widgets.Tabulator(
             show_index=False,
             disabled=True,
@@ -213,16 +248,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
         """The cost weights (lambda_mu, lambda_nu, lambda_sigma)."""
         return Weights(self.w_memory, self.w_update, self.w_scan)
 
-    @param.depends(
-        "measure",
-        "window_kind",
-        "window_minutes",
-        "window_tuples",
-        "equivalence",
-        "quantum",
-        "tolerance",
-        watch=True,
-    )
+    @param.depends("measure", *_EXTENT_INPUTS, watch=True)
     def _reconfigure(self) -> None:
         self._rebuild(upto=self.position)
 
@@ -264,14 +290,18 @@ class CoalescingExplorer(pn.viewable.Viewer):
             self._adaptive.push(ts, row)
         return max(stop - begin, 0)
 
-    @param.depends("running", watch=True)
+    @param.depends("running", "speed", watch=True)
     def _run(self) -> None:
-        """Start or stop the periodic callback that advances the stream."""
+        """Start or stop the periodic callback that advances the stream (on Spark: hold or
+        resume the replay, at the chosen speed)."""
+        if self.run_on == "Spark":
+            if self._job is not None:
+                self._job.pace(self.spark_rate(), paused=not self.running)
+            return
         if self.running and self._callback is None:
             self._callback = pn.state.add_periodic_callback(self.step, period=PERIOD_MS)
-        elif not self.running and self._callback is not None:
-            self._callback.stop()
-            self._callback = None
+        elif not self.running:
+            self._stop_stream()
 
     def cp_oop(self) -> tuple[float, float]:
         """The configured query's cp (merges per accepted tuple) and oop (share of arrivals out
@@ -285,14 +315,21 @@ class CoalescingExplorer(pn.viewable.Viewer):
             return self.eager.view()
         return uncoalesced(self.lazy.raw())
 
-    @param.depends("position", "scheme")
+    @param.depends("position", "scheme", "run_on", "spark_shown")
     def extent_view(self) -> hv.Segments:
-        """The chosen scheme's window extent per group (Figure 2: uncoalesced vs coalesced)."""
-        tuples = self.extent()
-        what = "coalesced tuples" if self.scheme == "eager" else "raw tuples (coalesced on scan)"
+        """The chosen scheme's window extent per group (Figure 2: uncoalesced vs coalesced);
+        on Spark, the query's coalesced view."""
+        if self.run_on == "Spark":
+            tuples, title = self.spark_extent()
+        else:
+            tuples = self.extent()
+            what = (
+                "coalesced tuples" if self.scheme == "eager" else "raw tuples (coalesced on scan)"
+            )
+            title = f"{self.scheme} extent: {len(tuples):,} {what}"
         return extent_timeline(
             tuples,
-            f"{self.scheme} extent: {len(tuples):,} {what}",
+            title,
             SCHEME_COLORS[self.scheme],
             groups=[(m,) for m in self.motes],
         ).opts(responsive=True, height=330, ylabel="mote")
@@ -376,7 +413,8 @@ class CoalescingExplorer(pn.viewable.Viewer):
             then = [f"at the last re-evaluation **{v:.3f}**" for v in self._configured()]
         else:
             then = [f"not re-evaluated yet (every {REEVALUATE_EVERY:,} arrivals)"] * 2
-        return (
+        spark = self.spark_readout() if self.run_on == "Spark" else ""
+        return spark + (
             f"**{self.source}**: {self.position:,} of {len(self._ts):,} readings pushed "
             f"(arrival order)\n\n"
             f"**cp**, share of arrivals that merge into their mote's last tuple: "
@@ -390,9 +428,141 @@ class CoalescingExplorer(pn.viewable.Viewer):
             f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n"
         )
 
+    # -- run on Spark (server thread; Spark work goes to the job's worker) ---------------------
+
+    def spark_rate(self) -> float:
+        """Readings per second the in-process stream pushes at this speed: the replay's pace."""
+        return self.speed * 1000.0 / PERIOD_MS
+
+    def spark_records(self) -> pd.DataFrame:
+        """The chosen motes' readings as Spark replay records (group, id, value, t, arrival;
+        ms; :func:`~workbench.spark.coalesce_job.readings_records`)."""
+        from workbench.spark.coalesce_job import readings_records
+
+        return readings_records(self.readings, self.motes, self.measure)
+
+    def spark_settings(self) -> CoalesceSettings:
+        """The Spark run's settings for the controls (window in ms), keeping the run's
+        retention where it can (:func:`~workbench.spark.coalesce_job.next_settings`)."""
+        from workbench.spark.coalesce_job import next_settings
+
+        if self.window_kind == "time":
+            window = Window("time", self.window_minutes * 60_000.0)
+        else:
+            window = Window("tuples", self.window_tuples)
+        return next_settings(self._spark_settings, window, self.query().equivalence, self.scheme)
+
+    @param.depends("run_on", watch=True)
+    def _switch(self) -> None:
+        """Start the run on Spark, or tear it down when back in process."""
+        if self.run_on == "Spark":
+            self._stop_stream()  # the in-process stream stops
+            self._start_spark(STARTING)
+            self.running = True
+            return
+        self._stop_polling()
+        self._spark_end(spark_failed=False, running=False)
+        self._spark_settings = None
+        self.param.trigger("position")
+
+    def _start_spark(self, message: str) -> None:
+        """(Re)start the Spark run on the chosen readings and settings (in the worker)."""
+        job = self._spark_begin(message, spark_failed=False)
+        self._spark_settings = None
+        self._spark_settings = settings = self.spark_settings()
+        start = partial(job.start, self.spark_records(), settings, self.spark_rate(), False)
+        job.submit(start, self._spark_said)
+
+    @param.depends("scheme", *_EXTENT_INPUTS, watch=True)
+    def _spark_reconfigure(self) -> None:
+        """On Spark: apply the change as restart_kind says (in the worker); announce it."""
+        if self.run_on != "Spark" or self._job is None or self._spark_settings is None:
+            return
+        settings = self.spark_settings()
+        if settings == self._spark_settings:
+            return
+        self._spark_settings = settings
+        self.param.update(spark_message="Applying the change on Spark...", spark_failed=False)
+        self._job.submit(partial(self._job.reconfigure, settings), self._reconfigured)
+
+    @param.depends("measure", "motes", "readings", watch=True)
+    def _spark_new_data(self) -> None:
+        if self.run_on == "Spark" and self._job is not None:
+            self._start_spark("The readings changed: the Spark run restarts on them...")
+
+    def _job_class(self) -> type[CoalesceJob]:
+        from workbench.spark.coalesce_job import CoalesceJob  # pyspark loads here
+
+        return CoalesceJob
+
+    def _collecting(self) -> bool:
+        return self.run_on == "Spark" and not self.spark_failed
+
+    def _stop_stream(self) -> None:
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def close(self, wait: bool = False) -> None:
+        """Stop the stream and the Spark run (``wait`` for it): the browser session ended."""
+        self._stop_stream()
+        super().close(wait)
+
+    def _spark_said(self, message: str) -> None:
+        self.param.update(spark_message=message, spark_failed=False)
+
+    def _reconfigured(self, done: Reconfigured) -> None:
+        self.param.update(spark_message=done.message, spark_failed=False)
+
+    def _spark_fail(self, exc: Exception) -> None:
+        """A failure of the Spark run: it is torn down; say why (first line); the page stays."""
+        retry = " Choose in-process, then Spark again to retry."
+        self.param.update(spark_failed=True, running=False, spark_message=failure_text(exc) + retry)
+
+    def _show_spark(self, snap: CoalesceSnapshot) -> None:
+        self.snapshot = snap
+        self.readout_pane.object = self.readout()
+        self.spark_shown += 1
+
+    def spark_extent(self) -> tuple[list[Coalesced], str]:
+        """Spark's coalesced view as temporal tuples (s) and the timeline's title."""
+        snap = self.snapshot
+        if snap is None:
+            return [], "Spark: waiting for the first micro-batch"
+        view = snap.view
+        tuples = [
+            Coalesced(r.start / 1000.0, k, r.end / 1000.0, (int(r.group),), r.value, int(r.count))
+            for k, r in enumerate(view.itertuples(index=False))
+        ]
+        scheme = snap.settings.scheme
+        how = "per-group stateful operator" if scheme == "eager" else "scan of the raw tuples"
+        return tuples, f"Spark {scheme} ({how}): {len(tuples):,} coalesced tuples"
+
+    def spark_readout(self) -> str:
+        """The Spark run in words: read, replayed, checkpoint, agreement (Markdown)."""
+        snap = self.snapshot
+        if snap is None:
+            return "**Spark**: waiting for the first micro-batch..."
+        state = "caught up" if snap.caught_up else "catching up"
+        agrees = "yes" if snap.agrees else "no"
+        return (
+            f"**Spark** ({snap.settings.scheme}, checkpoint {snap.checkpoint}, {state}): "
+            f"{snap.read:,} of {snap.total:,} readings read by the query, {snap.replayed:,} "
+            f"replayed, {len(snap.metrics):,} micro-batches\n\n"
+            f"**agrees with the in-process extent: {agrees}** ({len(snap.view):,} Spark vs "
+            f"{len(snap.expected):,} in-process coalesced tuples over the same readings)\n\n"
+        )
+
+    @param.depends("spark_message", "spark_failed", watch=True, on_init=True)
+    def _show_spark_status(self) -> None:
+        kind = "danger" if self.spark_failed else "info"
+        self.spark_pane.param.update(object=self.spark_message or SPARK_HELP, alert_type=kind)
+
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
+        spark = self.spark_section()
         controls = pn.Column(
+            w.RadioButtonGroup.from_param(self.param.run_on),
             pn.Row(
                 w.Toggle.from_param(self.param.running, name="Run / pause", width=130),
                 w.IntInput.from_param(self.param.speed, width=130),
@@ -426,6 +596,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                         self.readout_pane,
                         sizing_mode="stretch_width",
                     ),
+                    spark,
                     pn.Row(
                         *(
                             plot(view, sizing_mode="stretch_width", height=SURFACE_HEIGHT)

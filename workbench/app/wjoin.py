@@ -2,6 +2,12 @@
 graph over them, BEW-join and FEW-join run side by side (W-join paper, Sections 3-5).
 
 A run happens in a worker thread (``asyncio.to_thread``) so the server keeps serving.
+**Run on Spark** also replays the same tuples, in arrival order, into the streaming W-join on
+Spark (:class:`workbench.spark.wjoin_job.WJoinJob`): its results count and results over time
+come from the query's sink, its micro-batches from the query's progress, through a periodic
+callback (:class:`~workbench.app.spark_runs.SparkRuns`); Spark work runs in the job's worker
+thread.  Once caught up, Spark's results equal the in-process BEW-join's on the same tuples,
+as the page reports.  pyspark loads only when Spark is chosen.
 """
 
 from __future__ import annotations
@@ -9,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
 
 import holoviews as hv
 import numpy as np
@@ -18,6 +26,7 @@ import param
 from bokeh.models.widgets.tables import NumberFormatter
 
 from workbench.app.panes import intro, plot
+from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.data.streams import default_readings
 from workbench.experiments import Clock, profile_wjoin
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
@@ -29,7 +38,10 @@ from workbench.viz.wjoin import (
     significant,
 )
 
-__all__ = ["GRAPHS", "RunResult", "WJoinExplorer", "run_join"]
+if TYPE_CHECKING:
+    from workbench.spark.wjoin_job import WJoinJob, WJoinSnapshot
+
+__all__ = ["GRAPHS", "RunResult", "WJoinExplorer", "max_delays", "run_join"]
 
 GRAPHS = ("uniform clique", "path", "star")
 """Constraint graphs offered: every pair, a chain in the chosen order, all to the first."""
@@ -44,6 +56,7 @@ MEASURES = {
     "late": int,
 }
 """Columns of the measures table and their types (also before a run, when it is empty)."""
+SPARK_STATES = ("idle", "starting", "running", "caught up", "failed")
 INTRO = (
     "Each chosen mote is one stream. A result takes one reading from every stream such that "
     "each pair joined by an edge of the graph lies within its window and all temperatures fall "
@@ -76,6 +89,20 @@ class RunResult:
         return self.tuples / self.seconds if self.seconds > 0 else float("inf")
 
 
+def max_delays(rows: pd.DataFrame) -> list[float]:
+    """Each stream's largest delay (``arrival - ts``) in ``rows``, a hair above (no tuple is
+    late), streams in order.
+
+    >>> rows = pd.DataFrame({"stream": [1, 0, 1], "ts": [0.0, 1.0, 2.0],
+    ...                      "arrival": [3.0, 1.5, 2.5]})
+    >>> [round(d, 3) for d in max_delays(rows)]
+    [0.5, 3.0]
+    """
+    return [
+        float((g["arrival"] - g["ts"]).max()) + 1e-6 for _, g in rows.groupby("stream", sort=True)
+    ]
+
+
 def run_join(
     op: BEWJoin | FEWJoin, rows: pd.DataFrame, algorithm: str, clock: Clock = time.perf_counter
 ) -> RunResult:
@@ -98,7 +125,7 @@ def run_join(
     )
 
 
-class WJoinExplorer(pn.viewable.Viewer):
+class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
     """Choose motes as streams and a constraint graph; run BEW and FEW; compare them."""
 
     motes = param.ListSelector(
@@ -130,10 +157,25 @@ class WJoinExplorer(pn.viewable.Viewer):
     results = param.List(default=[], item_type=RunResult, doc="Results of the last run.")
     message = param.String("", doc="Outcome of the last run, or why it could not run.")
     readings = param.DataFrame(doc="Readings (time, mote, temperature, arrival).")
+    run_on = param.Selector(
+        doc="Join in this process only, or also stream the tuples through the W-join on Spark."
+    )
+    replay_seconds = param.Number(
+        20.0,
+        bounds=(1.0, 600.0),
+        step=1.0,
+        label="Spark replay (s)",
+        doc="Wall time the replay into Spark takes (the tuples arrive in their order, paced).",
+    )
+    spark_state = param.Selector(
+        objects=list(SPARK_STATES), default="idle", doc="Where the Spark run is."
+    )
+    spark_unit = "tuples"
 
     def __init__(self, **params: object) -> None:
         if "readings" not in params:
             params["readings"] = default_readings()
+        self.spark_pane = pn.pane.Markdown(css_classes=["wjoin-spark"], sizing_mode="stretch_width")
         self.status_pane = pn.pane.Alert(sizing_mode="stretch_width")
         self.results_table = pn.widgets.Tabulator(
             show_index=False,
@@ -178,10 +220,7 @@ class WJoinExplorer(pn.viewable.Viewer):
     def operators(self, rows: pd.DataFrame) -> dict[str, BEWJoin | FEWJoin]:
         """One operator per chosen algorithm; delays bounded by the data's largest."""
         wc = self.constraints()
-        delay = [
-            float((g["arrival"] - g["ts"]).max()) + 1e-6
-            for _, g in rows.groupby("stream", sort=True)
-        ]
+        delay = max_delays(rows)
         if len(delay) != wc.m:
             raise ValueError(f"every chosen mote needs readings; got {len(delay)} of {wc.m}")
         strategy = "uniform" if self.graph == "uniform clique" else "gca"
@@ -217,7 +256,10 @@ class WJoinExplorer(pn.viewable.Viewer):
 
     async def run_async(self, *_: object) -> None:
         """Run in a worker thread, so the server keeps serving meanwhile; the outcome is set
-        back on the server's loop."""
+        back on the server's loop.  On Spark: :meth:`run_spark`."""
+        if self.run_on == "Spark":
+            self.run_spark()
+            return
         if self.running:
             return
         self.running = True
@@ -272,13 +314,112 @@ class WJoinExplorer(pn.viewable.Viewer):
             hv.opts.Bars(responsive=True, height=PLOT_HEIGHT)
         )
 
-    @param.depends("results")
+    @param.depends("results", "spark_shown", "run_on")
     def results_view(self) -> hv.Overlay:
-        """Cumulative results against stream time, BEW against FEW."""
+        """Cumulative results against stream time, BEW against FEW (and Spark's committed
+        results at the arrival of their last tuple, on Spark)."""
         curves = {
             r.algorithm: (np.sort(r.emitted_at), np.arange(1, r.results + 1)) for r in self.results
         }
-        return results_over_time(curves).opts(hv.opts.Curve(responsive=True, height=PLOT_HEIGHT))
+        spark = None
+        if self.run_on == "Spark":
+            spark = self.snapshot.emitted_at / 1000.0 if self.snapshot is not None else np.zeros(0)
+        view = results_over_time(curves, spark)
+        return view.opts(hv.opts.Curve(responsive=True, height=PLOT_HEIGHT))
+
+    # -- run on Spark (server thread; Spark work goes to the job's worker) ---------------------
+
+    def spark_tuples(self) -> tuple[pd.DataFrame, WindowConstraints, list[float]]:
+        """The run's tuples for Spark (stream, id, key, t, arrival; ms), its constraints and
+        max delays in ms (those the in-process operators use, scaled)."""
+        rows = self.rows()
+        tuples = pd.DataFrame(
+            {
+                "stream": rows["stream"],
+                "id": rows["id"],
+                "key": rows["value"],
+                "t": rows["ts"] * 1000.0,
+                "arrival": rows["arrival"] * 1000.0,
+            }
+        )
+        delays = [d * 1000.0 for d in max_delays(rows)]
+        return tuples, WindowConstraints(self.constraints().windows * 1000.0), delays
+
+    def run_spark(self, *_: object) -> None:
+        """Run the in-process algorithms and the streaming W-join on Spark on the same tuples
+        (both in the job's worker thread); a periodic callback brings the Spark run in."""
+        if self.spark_state in ("starting", "running") or self.running:
+            return
+        try:
+            if not 2 <= len(self.motes) <= 6:
+                raise ValueError(f"choose 2 to 6 motes, got {len(self.motes)}")
+            tuples, constraints, delays = self.spark_tuples()
+            if len(delays) != constraints.m:
+                raise ValueError(f"every chosen mote needs readings; got {len(delays)}")
+        except ValueError as exc:
+            self.param.update(spark_state="failed", spark_message=f"Cannot run on Spark: {exc}")
+            return
+        job = self._spark_begin(STARTING, running=True, spark_state="starting")
+        job.submit(self._compute, self._computed)
+        rate = len(tuples) / self.replay_seconds
+        job.submit(partial(job.start, tuples, constraints, delays, rate), self._spark_started)
+
+    def _computed(self, outcome: tuple[list[RunResult], str]) -> None:
+        results, message = outcome
+        self.param.update(results=results, message=message, running=False)
+
+    def _spark_started(self, message: str) -> None:
+        self.param.update(spark_state="running", spark_message=message)
+
+    def _spark_fail(self, exc: Exception) -> None:
+        """A failure of the Spark run: it is torn down; say why (first line); the page stays."""
+        self.param.update(running=False, spark_state="failed", spark_message=failure_text(exc))
+
+    def _job_class(self) -> type[WJoinJob]:
+        from workbench.spark.wjoin_job import WJoinJob  # pyspark loads here
+
+        return WJoinJob
+
+    def _collecting(self) -> bool:
+        return self.spark_state == "running"
+
+    @param.depends("run_on", watch=True)
+    def _switch(self) -> None:
+        """Back in process: stop the Spark run and remove its folder."""
+        if self.run_on == "in-process":
+            self._spark_end(spark_state="idle", running=False)
+
+    def _show_spark(self, snap: WJoinSnapshot) -> None:
+        self.snapshot = snap
+        if snap.caught_up:
+            agree = "equal" if snap.agrees else "differ from"
+            self.param.update(
+                spark_state="caught up",
+                spark_message=f"Caught up: Spark committed {len(snap.results):,} results, which "
+                f"{agree} the in-process BEW-join's {len(snap.expected):,} on the same tuples.",
+            )
+            self._job.submit(self._job.teardown)
+        self.spark_shown += 1
+
+    def spark_readout(self) -> str:
+        """The Spark run in words: results, tuples read, agreement with BEW (Markdown)."""
+        if self.run_on != "Spark":
+            return ""
+        snap = self.snapshot
+        text = f"**Spark**: {self.spark_message}" if self.spark_message else "**Spark**"
+        if snap is None:
+            return text
+        same = "yes" if snap.agrees else ("no" if snap.caught_up else "not yet (catching up)")
+        return (
+            f"{text}\n\n**{len(snap.results):,} results** committed · {snap.read:,} of "
+            f"{snap.total:,} tuples read by the query ({snap.replayed:,} replayed) · "
+            f"{len(snap.metrics):,} micro-batches · in-process BEW on the same tuples: "
+            f"{len(snap.expected):,} results · **same results as BEW: {same}**"
+        )
+
+    @param.depends("spark_shown", "spark_state", "spark_message", "run_on", watch=True)
+    def _show_spark_readout(self) -> None:
+        self.spark_pane.object = self.spark_readout()
 
     @param.depends("results", "message", "running", watch=True, on_init=True)
     def _show_status(self) -> None:
@@ -296,9 +437,16 @@ class WJoinExplorer(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
-        button = w.Button(label="Run", color="primary", disabled=self.param.running)
+        busy = pn.bind(
+            lambda running, state: running or state in ("starting", "running"),
+            self.param.running,
+            self.param.spark_state,
+        )
+        button = w.Button(label="Run", color="primary", disabled=busy)
         button.on_click(self.run_async)
+        on_spark = self.param.run_on.rx() == "Spark"
         controls = pn.Column(
+            w.RadioButtonGroup.from_param(self.param.run_on),
             w.MultiChoice.from_param(self.param.motes),
             w.Select.from_param(self.param.graph),
             w.FloatSlider.from_param(self.param.window),
@@ -307,9 +455,11 @@ class WJoinExplorer(pn.viewable.Viewer):
             w.RadioButtonGroup.from_param(self.param.implementation),
             w.CheckButtonGroup.from_param(self.param.algorithms),
             pn.pane.Markdown(ALGORITHMS_HELP, css_classes=["wjoin-help"]),
+            w.FloatInput.from_param(self.param.replay_seconds, visible=on_spark),
             button,
             width=300,
         )
+        spark = self.spark_section()
         plots = (self.throughput_view, self.response_view, self.results_view)
         return pn.Column(
             intro(INTRO, "Multi-way window joins"),
@@ -332,6 +482,7 @@ class WJoinExplorer(pn.viewable.Viewer):
                         ),
                         sizing_mode="stretch_width",
                     ),
+                    spark,
                     sizing_mode="stretch_width",
                 ),
                 sizing_mode="stretch_width",

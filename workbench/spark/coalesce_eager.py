@@ -213,11 +213,12 @@ def eager_coalesce_query(
     checkpoint_dir: str,
     available_now: bool = True,
     max_files_per_trigger: int | None = None,
+    query_name: str | None = None,
 ) -> StreamingQuery:
     """Start eager coalescing of the replay under ``source_dir`` (times in ms) into
-    ``output_dir`` (read it with :func:`read_extents`).  Rejected input is left out (run
-    :func:`~workbench.spark.source.rejects_query` on :func:`coalesce_input`'s classified
-    stream to keep it)."""
+    ``output_dir`` (read it with :func:`read_extents`), named ``query_name`` in its progress.
+    Rejected input is left out (run :func:`~workbench.spark.source.rejects_query` on
+    :func:`coalesce_input`'s classified stream to keep it)."""
     if settings.scheme != "eager":
         raise ValueError(f"scheme = {settings.scheme!r}: eager_coalesce_query is eager")
     tuples, _ = coalesce_input(spark, source_dir, max_delay, max_files_per_trigger)
@@ -237,7 +238,7 @@ def eager_coalesce_query(
         )
     )
     writer = coalesced.writeStream.foreachBatch(_write_batch(output_dir))
-    return start_writer(writer, checkpoint_dir, available_now)
+    return start_writer(writer, checkpoint_dir, available_now, query_name)
 
 
 def read_extents(

@@ -36,14 +36,18 @@ def raw_tuples_query(
     output_dir: str,
     checkpoint_dir: str,
     available_now: bool = True,
+    max_files_per_trigger: int | None = None,
+    query_name: str | None = None,
 ) -> StreamingQuery:
-    """Store the accepted raw tuples (the lazy extent's storage) in a Parquet file sink."""
-    tuples, _ = coalesce_input(spark, source_dir, max_delay)
+    """Store the accepted raw tuples (the lazy extent's storage) in a Parquet file sink
+    (``max_files_per_trigger=1``: one replay file per micro-batch), named ``query_name``."""
+    tuples, _ = coalesce_input(spark, source_dir, max_delay, max_files_per_trigger)
     return parquet_sink(
         tuples.select("group", "id", "value", "t", "arrival"),
         output_dir,
         checkpoint_dir,
         available_now,
+        query_name,
     )
 
 

@@ -131,15 +131,17 @@ def wjoin_query(
     checkpoint_dir: str,
     available_now: bool = True,
     max_files_per_trigger: int | None = None,
+    query_name: str | None = None,
 ) -> StreamingQuery:
     """Start the streaming W-join into a Parquet sink; times are milliseconds, as in the replay.
 
     ``max_files_per_trigger=1`` makes every replay file a micro-batch of its own (the watermark
-    then advances between them).  Rejected input is left out (see
-    :func:`~workbench.spark.source.rejects_query` on :func:`wjoin_results`' second frame).
+    then advances between them); ``query_name`` names the query in its progress.  Rejected
+    input is left out (see :func:`~workbench.spark.source.rejects_query` on
+    :func:`wjoin_results`' second frame).
     """
     results, _ = wjoin_results(spark, source_dir, constraints, max_delay, max_files_per_trigger)
-    return parquet_sink(results, output_dir, checkpoint_dir, available_now)
+    return parquet_sink(results, output_dir, checkpoint_dir, available_now, query_name)
 
 
 def read_results(spark: SparkSession, output_dir: str, m: int) -> np.ndarray:

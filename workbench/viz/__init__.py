@@ -11,6 +11,7 @@ from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
 from workbench.viz.live import (
     METRIC_COLUMNS,
     REJECT_REASONS,
+    batch_spikes,
     metric_curve,
     rate_curves,
     reject_bars,
@@ -45,6 +46,7 @@ __all__ = [
     "REGION_COLORS",
     "SCHEME_COLORS",
     "adjusted_bars",
+    "batch_spikes",
     "clock",
     "coalesced_segments",
     "constraint_graph",

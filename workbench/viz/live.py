@@ -1,6 +1,7 @@
 """Plots of a running Spark live join: rates, batch duration, state size, results per second,
 and late or rejected events (fed by HoloViews ``Buffer``/``Pipe`` streams); the table of the
-latest pairs in readable units.  Every figure is a count or a duration: its axis starts at 0."""
+latest pairs in readable units; the micro-batches of a tab's run on Spark
+(:func:`batch_spikes`).  Every figure is a count or a duration: its axis starts at 0."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ __all__ = [
     "METRIC_COLUMNS",
     "PAIR_TABLE_COLUMNS",
     "REJECT_REASONS",
+    "batch_spikes",
     "empty_metrics",
     "live_charts",
     "metric_curve",
@@ -45,9 +47,10 @@ window and threshold the pair was decided under, and its probability P(|Xa - Xb|
 _CURVE = {"responsive": True, "height": 200, "framewise": True, "tools": ["hover"]}
 
 
-def _since_start() -> dict[str, object]:
-    """A time-since-Start x axis (a new formatter per plot: a Bokeh model has one document)."""
-    return {"xlabel": "time since Start", "xformatter": time_ticks("s")}
+def _since_start(start: str = "Start") -> dict[str, object]:
+    """A time-since-``start`` x axis (a new formatter per plot: a Bokeh model has one
+    document)."""
+    return {"xlabel": f"time since {start}", "xformatter": time_ticks("s")}
 
 
 def _from_zero(*columns: pd.Series) -> tuple[float, float]:
@@ -91,6 +94,30 @@ def metric_curve(
         ylim=_from_zero(data[column]),
         **_CURVE,
         **_since_start(),
+        **axis,
+    )
+
+
+def batch_spikes(
+    metrics: pd.DataFrame, column: str, title: str, color: str, duration: bool = False
+) -> hv.Spikes:
+    """One spike per micro-batch of a tab's Spark run at its start (time since Spark was
+    chosen): ``column`` of :data:`~workbench.spark.replay_job.METRICS` (``duration``: ms, shown
+    as durations).  Spikes, not a line: batches of a new checkpoint start over.
+
+    >>> m = pd.DataFrame({"elapsed_s": [1.0, 2.5], "input_rows": [40.0, 12.0]})
+    >>> batch_spikes(m, "input_rows", "rows read", "#1f77b4").opts.get().kwargs["ylim"]
+    (0.0, 44.0)
+    """
+    axis = {"yformatter": time_ticks("ms")} if duration else {}
+    return hv.Spikes(metrics, "elapsed_s", column).opts(
+        title=title,
+        color=color,
+        line_width=4,
+        ylabel=title,
+        ylim=_from_zero(metrics[column]),
+        **_CURVE,
+        **_since_start("Spark was chosen"),
         **axis,
     )
 

@@ -14,6 +14,7 @@ from workbench.viz.axes import time_ticks
 
 __all__ = [
     "ALGORITHM_COLORS",
+    "SPARK_COLOR",
     "constraint_graph",
     "measure_bars",
     "results_over_time",
@@ -27,6 +28,9 @@ _CURVE_STYLE = {
     "FEW": {"line_width": 2, "line_dash": "dashed"},
 }
 """Line styles that keep both curves visible where they coincide."""
+SPARK_COLOR = "#2ca02c"
+"""Colour of Spark's results curve (a tab's run on Spark)."""
+_RESULTS = {"title": "Results emitted over stream time", "legend_position": "top_left"}
 
 
 def significant(x: float, digits: int = 3) -> float:
@@ -136,14 +140,17 @@ def _decimals(x: float, digits: int = 3) -> int:
     return max(digits - 1 - int(np.floor(np.log10(abs(x)))), 0)
 
 
-def results_over_time(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> hv.Overlay:
-    """Cumulative results against stream time (s), one step curve per algorithm.
+def results_over_time(
+    curves: dict[str, tuple[np.ndarray, np.ndarray]], spark: np.ndarray | None = None
+) -> hv.Overlay:
+    """Cumulative results against stream time (s), one step curve per algorithm; ``spark``,
+    the stream times (s) of Spark's committed results, adds their dotted curve.
 
     Every algorithm of :data:`ALGORITHM_COLORS` has its curve (empty when it did not run), so a
     dynamic plot keeps one structure and one legend.
     """
     empty = (np.zeros(0), np.zeros(0))
-    return hv.Overlay(
+    view = hv.Overlay(
         [
             hv.Curve(
                 curves.get(name, empty), kdims="stream time", vdims="results", label=name
@@ -152,5 +159,11 @@ def results_over_time(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> hv.Ov
         ]
     ).opts(
         hv.opts.Curve(xformatter=time_ticks("s"), tools=["hover"]),
-        hv.opts.Overlay(title="Results emitted over stream time", legend_position="top_left"),
+        hv.opts.Overlay(**_RESULTS),
     )
+    if spark is None:
+        return view
+    dotted = hv.Curve(
+        (spark, np.arange(1, len(spark) + 1)), "stream time", "results", label="Spark"
+    ).opts(interpolation="steps-post", color=SPARK_COLOR, line_width=2, line_dash="dotted")
+    return (view * dotted).opts(hv.opts.Overlay(**_RESULTS))
