@@ -121,6 +121,13 @@ def ui_url(spark: SparkSession) -> str | None:
     if spark.conf.get("spark.ui.enabled", "true") != "true" or not hasattr(spark, "sparkContext"):
         return None
     try:
-        return spark.sparkContext.uiWebUrl
+        url = spark.sparkContext.uiWebUrl
     except Exception:  # noqa: BLE001 (a Connect session has no SparkContext)
         return None
+    if url is None:
+        return None
+    # the UI binds the driver's address; Spark names it "localhost", which a browser may try
+    # on IPv6 first, where nothing listens
+    host = spark.conf.get("spark.driver.bindAddress", None)
+    port = url.rsplit(":", 1)[-1]
+    return f"http://{host}:{port}" if host else url
