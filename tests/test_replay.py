@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -108,3 +109,16 @@ def test_a_long_replay_shows_a_progress_bar(tmp_path, capsys):
     Replayer(events, tmp_path / "out", batch_ms=1000, progress=True).run()
     err = capsys.readouterr().err
     assert err.count("\r") > 5 and "100% 100/100 records" in err.splitlines()[-1]
+
+
+def test_stop_ends_a_paced_replay_at_once(tmp_path):
+    """The pacing wait is the stop event: a replay hours from its next file stops at once."""
+    events = synthetic_events(np.random.default_rng(3), 50, (2, 2), mean_interarrival=1000.0)
+    player = Replayer(events, tmp_path / "out", batch_ms=1000, speed=1e-6)
+    player.start()
+    while player.files == 0:  # the first file goes out without a wait
+        time.sleep(0.01)
+    begun = time.monotonic()
+    player.stop()
+    player.join()
+    assert time.monotonic() - begun < 5 and player.files == 1

@@ -153,7 +153,7 @@ class Replayer:
         batch_ms: float = 1000.0,
         speed: float | None = None,
         progress: bool = False,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         prefix: str = "batch",
     ) -> None:
         if not batch_ms > 0:
@@ -174,6 +174,7 @@ class Replayer:
         self.speed = speed
         self.progress = progress
         self._sleep = sleep
+        """The pacing wait (None: wait on the stop event, so :meth:`stop` ends it at once)."""
         self.prefix = prefix
         self._mtime_ns = 0
         self._running = threading.Event()
@@ -198,6 +199,11 @@ class Replayer:
         self._stopped.set()
         self._running.set()
 
+    def join(self) -> None:
+        """Wait for a :meth:`start` thread to end (after :meth:`stop`: at once)."""
+        if self._thread is not None:
+            self._thread.join()
+
     def start(self) -> threading.Thread:
         """Run in a background thread."""
         self._thread = threading.Thread(target=self.run, daemon=True)
@@ -217,7 +223,7 @@ class Replayer:
         for k, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
             if self.speed is not None and k > 0:
                 gap = (arrival[lo] - arrival[starts[k - 1]]) / 1000.0 / self.speed
-                self._sleep(max(gap, 0.0))
+                (self._sleep or self._stopped.wait)(max(gap, 0.0))
             self._running.wait()
             if self._stopped.is_set():
                 break

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import shutil
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,8 +195,6 @@ class LiveSession(Worker):
         self._rejects = _no_rejects()
         self._live: LiveJoin | None = None
         self._replayer: Replayer | None = None
-        self._replay_thread: threading.Thread | None = None
-        self._wake = threading.Event()  # ends the replay's pacing sleep at a stop
         self._work: Path | None = None
         self._paused = False
 
@@ -261,18 +258,16 @@ class LiveSession(Worker):
         self.stage = "Starting the join queries"
         self._live.start()
         self.stage = ""
-        self._wake = threading.Event()
         self._replayer = Replayer(
             streams.events,
             replay,
             batch_ms=speed * 1000.0 / FILES_PER_SECOND,
             speed=speed,
-            sleep=self._wake.wait,
         )
         self._paused = settings.paused
         if settings.paused:
             self._replayer.pause()
-        self._replay_thread = self._replayer.start()
+        self._replayer.start()
         n = len(streams.events)
         path = "the fast path" if d >= window.fast_from else "exact probabilities (d < max(pi))"
         chosen = (
@@ -316,14 +311,12 @@ class LiveSession(Worker):
 
     def teardown(self) -> None:
         """Stop the replay and the queries, remove the run's folder (a finished run, too)."""
-        replayer, thread, live, work = self._replayer, self._replay_thread, self._live, self._work
-        self._replayer = self._replay_thread = self._live = self._work = None
+        replayer, live, work = self._replayer, self._live, self._work
+        self._replayer = self._live = self._work = None
         try:
             if replayer is not None:
-                self._wake.set()
-                replayer.stop()
-            if thread is not None:
-                thread.join()
+                replayer.stop()  # ends its pacing wait at once
+                replayer.join()
             if live is not None:
                 live.close()
         finally:

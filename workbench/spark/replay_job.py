@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable
 from functools import partial
@@ -136,8 +135,6 @@ class ReplayJob(Worker):
         self.progress: ProgressLog | None = None
         self.work: Path | None = None
         self.replayer: Replayer | None = None
-        self._thread: threading.Thread | None = None
-        self._wake = threading.Event()
         self._spark: SparkSession | None = None
         self._checkpoints: dict[str, int] = {}  # query name -> checkpoint number
         self._opened = 0  # runs started (each on a fresh progress listener)
@@ -202,13 +199,10 @@ class ReplayJob(Worker):
     def _replay(self, rate: float | None, paused: bool) -> None:
         """Start replaying the records into :attr:`replay_dir` (a thread of its own)."""
         speed, batch_ms = replay_pace(self.records["arrival"].to_numpy(np.float64), rate)
-        self._wake = threading.Event()
-        self.replayer = Replayer(
-            self.records, self.replay_dir, batch_ms=batch_ms, speed=speed, sleep=self._wake.wait
-        )
+        self.replayer = Replayer(self.records, self.replay_dir, batch_ms=batch_ms, speed=speed)
         if paused:
             self.replayer.pause()
-        self._thread = self.replayer.start()
+        self.replayer.start()
 
     def _started(self, query: StreamingQuery) -> None:
         """Note a started query (its name, :attr:`query_name`, names its progress) on the
@@ -236,14 +230,12 @@ class ReplayJob(Worker):
 
     def teardown(self) -> None:
         """Stop the replay and the query, detach the listener, remove the run's folder."""
-        replayer, thread, work, progress = self.replayer, self._thread, self.work, self.progress
-        self.replayer = self._thread = self.work = self.progress = None
+        replayer, work, progress = self.replayer, self.work, self.progress
+        self.replayer = self.work = self.progress = None
         try:
             if replayer is not None:
-                self._wake.set()
-                replayer.stop()
-            if thread is not None:
-                thread.join()
+                replayer.stop()  # ends its pacing wait at once
+                replayer.join()
             self._stop_query()
             if progress is not None and self._spark is not None:
                 self._spark.streams.removeListener(progress)
