@@ -118,9 +118,9 @@ def start_shared_session() -> threading.Thread:
 
 def ui_url(spark: SparkSession) -> str | None:
     """The address of a session's Spark UI (None over Spark Connect or with the UI off)."""
-    if spark.conf.get("spark.ui.enabled", "true") != "true" or not hasattr(spark, "sparkContext"):
-        return None
     try:
+        if spark.conf.get("spark.ui.enabled", "true") != "true":
+            return None
         url = spark.sparkContext.uiWebUrl
     except Exception:  # noqa: BLE001 (a Connect session has no SparkContext)
         return None
