@@ -23,14 +23,15 @@ if (top >= 60000) {                           // clock time h:mm:ss (.s when ste
   const mm = String(m).padStart(h > 0 ? 2 : 1, "0");
   return sign + (h > 0 ? h + ":" + mm : mm) + ":" + s;
 }
-if (top >= 10000) return (v / 1000).toLocaleString("en-US", {maximumFractionDigits: 3}) + " s";
+if (top >= 2000) return (v / 1000).toLocaleString("en-US", {maximumFractionDigits: 3}) + " s";
 return v.toLocaleString("en-US", {maximumFractionDigits: 3}) + " ms";
 """
 
 
 def time_ticks(unit: str = "ms") -> CustomJSTickFormatter:
     """A tick formatter for a time axis in ``unit`` ("ms" or "s"): ``h:mm:ss`` (or ``m:ss``)
-    from a minute up, ``12.5 s`` from ten seconds, else ``850 ms``; one style per axis."""
+    from a minute up, ``2.5 s`` from two seconds (short labels: narrow charts stay legible),
+    else ``850 ms``; one style per axis."""
     scale = {"ms": 1, "s": 1000}.get(unit)
     if scale is None:
         raise ValueError(f"unit = {unit!r} must be 'ms' or 's'")
