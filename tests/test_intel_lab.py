@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
+import http.server
 import shutil
+import socket
+import threading
 
 import numpy as np
 import pytest
@@ -71,22 +75,78 @@ def test_missing_file_is_a_clear_error(tmp_path):
         load_readings(tmp_path / "nope.txt")
 
 
-def test_fetch_verifies_the_digest_and_caches(tmp_path):
-    payload = FIXTURE.read_bytes()
-    src = tmp_path / "src" / "data.txt"
-    src.parent.mkdir()
-    src.write_bytes(payload)
-    digest = hashlib.sha256(payload).hexdigest()
-    cache = tmp_path / "cache"
-    got = fetch_readings(cache, url=src.as_uri(), expected_sha256=digest, progress=False)
-    assert got.read_bytes() == payload
-    src.unlink()  # cached: no second download needed
-    assert fetch_readings(cache, url=src.as_uri(), expected_sha256=digest, progress=False) == got
-    with pytest.raises(ValueError, match="sha256 of the download is"):
-        src.write_bytes(b"tampered")
-        fetch_readings(tmp_path / "c2", url=src.as_uri(), expected_sha256=digest, progress=False)
-    with pytest.raises(OSError, match="could not download"):
-        fetch_readings(tmp_path / "c3", url=(tmp_path / "missing.gz").as_uri(), progress=False)
+class _CountingHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder, counts GET requests, logs nothing."""
+
+    requests: list[str]
+
+    def do_GET(self) -> None:
+        self.requests.append(self.path)
+        super().do_GET()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A local HTTP server of ``tmp_path / "www"``: yields (base URL, folder, requests seen)."""
+    folder = tmp_path / "www"
+    folder.mkdir()
+    seen: list[str] = []
+    handler = type("Handler", (_CountingHandler,), {"requests": seen})
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(folder))
+    )
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", folder, seen
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+def _served_gzip(folder) -> tuple[bytes, str]:
+    """The quirks fixture gzipped as ``data.txt.gz`` in ``folder``: its bytes and sha256."""
+    payload = gzip.compress(FIXTURE.read_bytes(), mtime=0)
+    (folder / "data.txt.gz").write_bytes(payload)
+    return payload, hashlib.sha256(payload).hexdigest()
+
+
+def test_fetch_downloads_into_the_data_dir_once(server, tmp_path, monkeypatch):
+    base, folder, seen = server
+    payload, digest = _served_gzip(folder)
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "cache"))
+    got = fetch_readings(url=f"{base}/data.txt.gz", expected_sha256=digest, progress=False)
+    assert got == tmp_path / "cache" / "data.txt.gz" and got.read_bytes() == payload
+    assert seen == ["/data.txt.gz"]
+    again = fetch_readings(url=f"{base}/data.txt.gz", expected_sha256=digest, progress=False)
+    assert again == got and len(seen) == 1  # the verified copy is reused: no request
+
+
+def test_fetch_refuses_a_wrong_digest(server, tmp_path):
+    base, folder, _ = server
+    _, digest = _served_gzip(folder)
+    wrong = "0" * 64
+    with pytest.raises(ValueError, match=f"expected sha256:{wrong} but got {digest}"):
+        fetch_readings(tmp_path / "c", url=f"{base}/data.txt.gz", expected_sha256=wrong)
+    assert not (tmp_path / "c" / "data.txt.gz").exists()
+
+
+def test_fetch_offline_says_to_give_a_copy(tmp_path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(OSError, match="give the path of a copy of data.txt or data.txt.gz"):
+        fetch_readings(tmp_path / "c", url=f"http://127.0.0.1:{port}/data.txt.gz")
+
+
+def test_fetch_shows_a_progress_bar_on_stderr(server, tmp_path, capfd):
+    base, folder, _ = server
+    _, digest = _served_gzip(folder)
+    fetch_readings(tmp_path / "c", url=f"{base}/data.txt.gz", expected_sha256=digest)
+    captured = capfd.readouterr()
+    assert captured.out == "" and "100%|" in captured.err and "B/s]" in captured.err
 
 
 def test_real_geometry_files():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.viz.reports import NOTEBOOKS, build_reports, fetched_urls
+from workbench.viz.reports import build_reports, checkout_notebooks, fetched_urls, notebook_paths
 
 
 def test_fetched_urls_finds_what_a_browser_would_load():
@@ -27,7 +27,7 @@ def test_fetched_urls_finds_what_a_browser_would_load():
 
 @pytest.mark.slow
 def test_a_notebook_becomes_an_offline_report_with_an_index(tmp_path):
-    notebook = NOTEBOOKS / "01-histogram-timestamps.ipynb"
+    notebook = checkout_notebooks() / "01-histogram-timestamps.ipynb"
     (report,) = build_reports(tmp_path / "out", notebooks=[notebook])
     page = report.html.read_text(encoding="utf-8")
     assert report.html == tmp_path / "out" / "01-histogram-timestamps.html"
@@ -37,3 +37,17 @@ def test_a_notebook_becomes_an_offline_report_with_an_index(tmp_path):
     assert "0.925" in page and "208.59" in page  # the executed outputs are there
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="01-histogram-timestamps.html"' in index and report.title in index
+
+
+def test_notebook_paths_takes_folders_and_notebooks_and_names_a_bad_path(tmp_path, monkeypatch):
+    folder = checkout_notebooks()
+    assert folder is not None and notebook_paths() == sorted(folder.glob("*.ipynb"))
+    (tmp_path / "b.ipynb").write_text("{}")
+    (tmp_path / "a.ipynb").write_text("{}")
+    one = folder / "02-partitions.ipynb"
+    assert notebook_paths([tmp_path, one]) == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", one]
+    with pytest.raises(FileNotFoundError, match="'nowhere' is no notebook or folder"):
+        notebook_paths(["nowhere"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no notebooks"):
+        notebook_paths([tmp_path / "empty"])

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench.coalesce import Equivalence, Window
 from workbench.coalesce.cost import Weights, measure_atomic_costs
@@ -61,6 +64,7 @@ from workbench.paper_examples import Example5Setting
 
 __all__ = [
     "BenchReport",
+    "Stages",
     "bench_coalesce",
     "bench_interval",
     "bench_month",
@@ -113,6 +117,44 @@ class BenchReport:
             "figures": self.figures,
         }
         return json.dumps(doc, indent=2, default=_plain)
+
+
+class Stages:
+    """A long benchmark's progress on stderr (stdout carries its report): a ``tqdm.auto`` bar
+    over its ``total`` stages whose description names the stage running (:meth:`begin`), with
+    lines written above it (:meth:`write`); ``name`` prefixes both (a bench may change it
+    between parts).  Use it as a context manager: the bar closes on exit, the last stage
+    counted done unless an error ended it.  ``enabled`` False shows and writes nothing."""
+
+    def __init__(self, name: str, total: int, enabled: bool = True) -> None:
+        self.name = name
+        self.bar = tqdm(total=total, desc=name, unit="stage", file=sys.stderr, disable=not enabled)
+        self._running = False
+
+    def begin(self, stage: str) -> None:
+        """The previous stage is done; ``stage`` runs now (the bar's description)."""
+        if self._running:
+            self.bar.update()
+        self._running = True
+        self.bar.set_description(f"{self.name}: {stage}")
+
+    def write(self, line: str) -> None:
+        """A line above the bar (what a finished stage measured)."""
+        if not self.bar.disable:
+            self.bar.write(f"{self.name}: {line}", file=sys.stderr)
+
+    def __enter__(self) -> Stages:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._running and kind is None:
+            self.bar.update()
+        self.bar.close()
 
 
 def _plain(value: object) -> object:
@@ -322,17 +364,26 @@ def bench_wjoin(
     ]
     limits = {"python": max_rate, "compiled": compiled_max_rate}
     sustained: dict[str, dict[str, float]] = {}
-    for impl in ("nested", "hash"):
-        lines.append(f"  {impl}:")
-        for ways_m in ways:
-            for cls in (BEWJoin, FEWJoin):
-                for engine, limit in limits.items():
-                    sweep = wjoin_capacity_sweep(
-                        cls, ways_m, impl, rng, w, max_rate=limit, engine=engine
-                    )
-                    name = f"{ways_m}-way {cls.__name__} {engine}"
-                    sustained.setdefault(impl, {})[name] = max_sustainable(sweep)
-                    lines.append(_sweep_line(name, sweep, limit))
+    impls, classes = ("nested", "hash"), (BEWJoin, FEWJoin)
+    stages = Stages("bench wjoin", len(impls) * len(ways) * len(classes) * len(limits) + 2)
+    with stages:
+        for impl in impls:
+            lines.append(f"  {impl}:")
+            for ways_m in ways:
+                for cls in classes:
+                    for engine, limit in limits.items():
+                        name = f"{ways_m}-way {cls.__name__} {engine}"
+                        stages.begin(f"{impl} {name}")
+                        sweep = wjoin_capacity_sweep(
+                            cls, ways_m, impl, rng, w, max_rate=limit, engine=engine
+                        )
+                        sustained.setdefault(impl, {})[name] = max_sustainable(sweep)
+                        lines.append(_sweep_line(name, sweep, limit))
+        stages.begin(f"response times, hash, {m}-way")
+        response = wjoin_response(rates, rng, m, RESPONSE_WORKLOAD)
+        v, rate = VARIANTS_WORKLOAD, 2000.0
+        stages.begin("4-way variants")
+        variants = wjoin_variants(rng, rate, v)
     ratios = {
         impl: {
             cls: sustained[impl][f"3-way {cls} compiled"] / sustained[impl][f"3-way {cls} python"]
@@ -351,17 +402,14 @@ def bench_wjoin(
         "run: mean response time in ms (arrival of a result's last tuple to its output)"
     )
     lines.append("  " + " " * 10 + "".join(f"{rate:>11,.0f}/s" for rate in rates))
-    response = wjoin_response(rates, rng, m, r)
     for name, frame in response.groupby("algorithm", sort=False):
         lines.append(f"  {name:10s}" + "".join(f"{c:13,.1f}" for c in frame["response_ms"]))
-    v, rate = VARIANTS_WORKLOAD, 2000.0
     short, long_ = v.window_ms / 5, v.window_ms
     lines.append(
         f"  4-way non-uniform clique ({short:g} ms, {long_:g} ms between S3 and S1, S2) and "
         f"4-way path ({short:g} ms per edge), nested loop, {rate:,.0f} tuples/s, keys "
         f"0..{v.keys - 1}:"
     )
-    variants = wjoin_variants(rng, rate, v)
     for row in variants.itertuples():
         lines.append(
             f"    {row.form:12s} {row.algorithm:8s} {row.strategy:18s} capacity "
@@ -384,12 +432,17 @@ def bench_month(
     """The whole simulated month through tight PTJoin (PTJoin Section 3): every event in one
     ``push_batch``, pairs out as NumPy arrays, at each delta; the python reference on the
     first ``prefix`` events for the ratio."""
-    streams, build_s = timed(month_streams)
-    events = streams.events
-    first = month_join(streams, d, deltas[0])  # kernels compiled or loaded from the disk cache
-    sweep = delta_sweep(streams, d, deltas)
-    reference = PTJoin(streams=streams.specs(), d=d, threshold=deltas[0], engine="python")
-    python = join_summary(profile_join(reference, events.head(prefix)))
+    with Stages("bench month", 4) as stages:
+        stages.begin("building the month's streams")
+        streams, build_s = timed(month_streams)
+        events = streams.events
+        stages.begin("first join (kernels compiled or loaded from the disk cache)")
+        first = month_join(streams, d, deltas[0])
+        stages.begin(f"re-joins at delta {', '.join(f'{x:g}' for x in deltas)}")
+        sweep = delta_sweep(streams, d, deltas)
+        stages.begin(f"python reference on the first {prefix:,} events")
+        reference = PTJoin(streams=streams.specs(), d=d, threshold=deltas[0], engine="python")
+        python = join_summary(profile_join(reference, events.head(prefix)))
     reference_per_s = python["events_per_s"]
     best = float(sweep["join_s"].min())
     median = float(sweep["join_s"].median())
@@ -444,71 +497,78 @@ def bench_coalesce(
         f"Coalescing: synthetic streams (3 time-varying, 3 time-invariant attributes with "
         f"3/5/7 groups), coalescing a1 grouped by g1, tuple-based window of {window_tuples:,}"
     ]
-    stream = coalescing_rows(rng, tuples, cp=0.5, oop=0.1)
-    headline = {engine: coalesce_rates(stream, window, eq, engine) for engine in ENGINES}
-    lines.append(
-        f"  cp = 0.5, oop = 0.1, {tuples:,} tuples (python: one push per tuple; compiled: "
-        f"push_batch of {COMPILED_BATCH:,}):"
-    )
-    for engine, r in headline.items():
+    with Stages("bench coalesce", 4 + 2 * len(ENGINES)) as stages:
+        stages.begin(f"cp 0.5, oop 0.1, {tuples:,} tuples")
+        stream = coalescing_rows(rng, tuples, cp=0.5, oop=0.1)
+        headline = {engine: coalesce_rates(stream, window, eq, engine) for engine in ENGINES}
         lines.append(
-            f"    {engine:9s} eager update {r['eager_update']:12,.0f} tuples/s, lazy update "
-            f"{r['lazy_update']:12,.0f}; scan eager {r['eager_scan']:,.0f}, lazy "
-            f"{r['lazy_scan']:,.0f} window tuples/s"
+            f"  cp = 0.5, oop = 0.1, {tuples:,} tuples (python: one push per tuple; compiled: "
+            f"push_batch of {COMPILED_BATCH:,}):"
         )
-    speedup = {
-        f"{scheme}_update": headline["compiled"][f"{scheme}_update"]
-        / headline["python"][f"{scheme}_update"]
-        for scheme in ("eager", "lazy")
-    }
-    lines.append(
-        f"    compiled / python update: eager {speedup['eager_update']:.1f}x, lazy "
-        f"{speedup['lazy_update']:.1f}x  (goal: eager >= 5x and >= 2,500,000 tuples/s)"
-    )
-    grid = [round(0.1 * i, 1) for i in range(11)]
-    header = "  oop\\cp " + "".join(f"{cp:>11}" for cp in grid)
-    grids = {}
-    for engine in ENGINES:
-        rates = grids[engine] = rates_grid(rng, grid, grid_tuples, window, eq, engine)
-        for what in ("update", "scan"):
+        for engine, r in headline.items():
             lines.append(
-                f"  {what} throughput, {engine}, eager / lazy (k tuples/s), {grid_tuples:,} "
-                "tuples per cell"
+                f"    {engine:9s} eager update {r['eager_update']:12,.0f} tuples/s, lazy update "
+                f"{r['lazy_update']:12,.0f}; scan eager {r['eager_scan']:,.0f}, lazy "
+                f"{r['lazy_scan']:,.0f} window tuples/s"
             )
-            lines.append(header)
-            for oop, frame in rates.groupby("oop", sort=False):
-                cells = [
-                    f"{e / 1000:5.0f}/{lz / 1000:<5.0f}"
-                    for e, lz in zip(frame[f"eager_{what}"], frame[f"lazy_{what}"], strict=True)
-                ]
-                lines.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in cells))
-    atomic = measure_atomic_costs()
-    lines.append(
-        "  measured atomic costs (us): "
-        + ", ".join(f"{k} {1e6 * v:.2f}" for k, v in vars(atomic).items())
-    )
-    for weights in (Weights(1, 1, 1), Weights(1, 50, 1), Weights(1, 100, 1)):
+        speedup = {
+            f"{scheme}_update": headline["compiled"][f"{scheme}_update"]
+            / headline["python"][f"{scheme}_update"]
+            for scheme in ("eager", "lazy")
+        }
         lines.append(
-            f"  Figure 3, weights <{weights.memory:g},{weights.update:g},{weights.scan:g}>: "
-            "cheaper scheme (E eager, L lazy), rows oop 0..1, columns cp 0..1"
+            f"    compiled / python update: eager {speedup['eager_update']:.1f}x, lazy "
+            f"{speedup['lazy_update']:.1f}x  (goal: eager >= 5x and >= 2,500,000 tuples/s)"
         )
-        surface = cost_surface(atomic, weights, grid, 10 * window_tuples, window_tuples)
-        for oop, frame in surface.groupby("oop", sort=False):
-            marks = " ".join(
-                "E" if e <= lz else "L" for e, lz in zip(frame["eager"], frame["lazy"], strict=True)
+        grid = [round(0.1 * i, 1) for i in range(11)]
+        header = "  oop\\cp " + "".join(f"{cp:>11}" for cp in grid)
+        grids = {}
+        for engine in ENGINES:
+            stages.begin(f"cp x oop grid, {engine}")
+            rates = grids[engine] = rates_grid(rng, grid, grid_tuples, window, eq, engine)
+            for what in ("update", "scan"):
+                lines.append(
+                    f"  {what} throughput, {engine}, eager / lazy (k tuples/s), {grid_tuples:,} "
+                    "tuples per cell"
+                )
+                lines.append(header)
+                for oop, frame in rates.groupby("oop", sort=False):
+                    cells = [
+                        f"{e / 1000:5.0f}/{lz / 1000:<5.0f}"
+                        for e, lz in zip(frame[f"eager_{what}"], frame[f"lazy_{what}"], strict=True)
+                    ]
+                    lines.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in cells))
+        stages.begin("atomic costs")
+        atomic = measure_atomic_costs()
+        lines.append(
+            "  measured atomic costs (us): "
+            + ", ".join(f"{k} {1e6 * v:.2f}" for k, v in vars(atomic).items())
+        )
+        for weights in (Weights(1, 1, 1), Weights(1, 50, 1), Weights(1, 100, 1)):
+            lines.append(
+                f"  Figure 3, weights <{weights.memory:g},{weights.update:g},{weights.scan:g}>: "
+                "cheaper scheme (E eager, L lazy), rows oop 0..1, columns cp 0..1"
             )
-            lines.append(f"    oop {oop:3.1f}  {marks}")
-    lines.append(
-        "  Table 5 on the deployment (three days of readings, weights <1,1,2>, window "
-        "10,000 tuples), with the measured atomic costs:"
-    )
-    cps = table5_cps(simulate_deployment(days=3.0, seed=seed))
-    lines += _table5_lines(table5_selection(cps, atomic))
-    lines.append("  ... and with paper-like costs (coalescing during a scan costs a read):")
-    lines += _table5_lines(table5_selection(cps, PAPER_LIKE_COSTS))
-    deployment = {
-        engine: deployment_coalescing(deployment_readings, seed, engine) for engine in ENGINES
-    }
+            surface = cost_surface(atomic, weights, grid, 10 * window_tuples, window_tuples)
+            for oop, frame in surface.groupby("oop", sort=False):
+                marks = " ".join(
+                    "E" if e <= lz else "L"
+                    for e, lz in zip(frame["eager"], frame["lazy"], strict=True)
+                )
+                lines.append(f"    oop {oop:3.1f}  {marks}")
+        lines.append(
+            "  Table 5 on the deployment (three days of readings, weights <1,1,2>, window "
+            "10,000 tuples), with the measured atomic costs:"
+        )
+        stages.begin("Table 5 on the deployment")
+        cps = table5_cps(simulate_deployment(days=3.0, seed=seed))
+        lines += _table5_lines(table5_selection(cps, atomic))
+        lines.append("  ... and with paper-like costs (coalescing during a scan costs a read):")
+        lines += _table5_lines(table5_selection(cps, PAPER_LIKE_COSTS))
+        deployment = {}
+        for engine in ENGINES:
+            stages.begin(f"deployment, {deployment_readings:,} readings, {engine}")
+            deployment[engine] = deployment_coalescing(deployment_readings, seed, engine)
     run = deployment["python"]
     lines.append(
         f"  deployment ({SOURCE_LABEL}, {run['readings']:,} readings, {run['days']:.1f} days, "

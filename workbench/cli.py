@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from workbench.config import ENV, settings
 
 if TYPE_CHECKING:
     from workbench.bench import BenchReport
@@ -103,7 +106,12 @@ def _parser() -> argparse.ArgumentParser:
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
     rep.add_argument("--out", default="build/reports", help="folder for the HTML and index.html")
-    rep.add_argument("notebooks", nargs="*", help="notebooks to run (default: notebooks/*.ipynb)")
+    rep.add_argument(
+        "notebooks",
+        nargs="*",
+        metavar="PATH",
+        help="a notebooks folder or notebooks to run (default: the checkout's notebooks/)",
+    )
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
     dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
@@ -115,6 +123,13 @@ def _parser() -> argparse.ArgumentParser:
         help="accept websocket connections from this origin (repeatable; default: the address)",
     )
     dash.add_argument("--show", action="store_true", help="open a browser tab")
+    for flag, key, metavar, text in (
+        ("--master", "spark_master", "MASTER", "Spark master: local[N], spark://h:p, sc://h:p"),
+        ("--shuffle-partitions", "shuffle_partitions", "N", "the Spark shuffle partitions"),
+        ("--data-dir", "data_dir", "DIR", "where downloaded data (the real readings) is kept"),
+        ("--work-dir", "work_dir", "DIR", "where Spark runs write checkpoints and output"),
+    ):
+        dash.add_argument(flag, dest=key, metavar=metavar, help=f"{text} (sets {ENV[key]})")
     return parser
 
 
@@ -160,12 +175,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "reports":
         from workbench.viz.reports import build_reports
 
-        for report in build_reports(args.out, args.notebooks or None):
+        try:
+            reports = build_reports(args.out, args.notebooks)
+        except FileNotFoundError as exc:
+            print(f"workbench reports: {exc}", file=sys.stderr)
+            return 2
+        for report in reports:
             print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")
         print(f"index: {Path(args.out) / 'index.html'}")
     elif args.command == "dashboard":
         from workbench.app.serve import serve
 
+        given = {ENV[k]: str(getattr(args, k)) for k in ENV if getattr(args, k) is not None}
+        try:
+            settings({**os.environ, **given})  # a bad value stops here, named
+        except ValueError as exc:
+            print(f"workbench dashboard: {exc}", file=sys.stderr)
+            return 2
+        os.environ.update(given)  # the server reads its settings from its environment
         serve(
             port=args.port,
             address=args.address,

@@ -1,5 +1,6 @@
 """The dashboard: its tabs in one list, the template editor linked to the PTJoin explorer,
-failures shown in the page, and the served template."""
+failures shown in the page, and the served template.  This module is also the file that
+``panel serve`` runs (``workbench dashboard``): served, it builds the page."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
 from workbench.data.streams import default_readings
 
-__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "header_text", "show_error"]
+__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "header_text", "serve_page", "show_error"]
 
 TITLE = "Uncertain-time stream workbench"
 
@@ -76,3 +77,13 @@ def build_dashboard() -> pn.template.BootstrapTemplate:
         header=[pn.pane.Markdown(header, styles={"color": "white"})],
         main=[pn.Tabs(*tabs, dynamic=True, sizing_mode="stretch_width")],
     )
+
+
+def serve_page() -> None:
+    """Load Panel's extensions and mark a new page servable: what each served session runs."""
+    pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
+    build_dashboard().servable()
+
+
+if pn.state.served:  # run by `panel serve` (a module named bokeh_app_...), not on import
+    serve_page()

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import panel as pn
 import param
 
+from workbench.config import settings as configured
 from workbench.data.streams import (
     MAX_DELAY_MS,
-    READINGS_FILE,
     SOURCES,
     WINDOW_MAX_MS,
     WINDOW_MS,
@@ -47,7 +47,10 @@ class LiveJoinSettings(param.Parameterized):
         "your own readings, or synthetic events. Changing it while running restarts.",
     )
     readings_path = param.String(
-        str(READINGS_FILE), label="readings file", doc="The Intel Lab data.txt(.gz)."
+        "",
+        label="readings file",
+        doc="The Intel Lab data.txt(.gz); by default the download's place in the cache folder "
+        "(WORKBENCH_DATA_DIR).",
     )
     csv_file = param.Bytes(
         default=None,
@@ -152,6 +155,7 @@ class LiveJoinSettings(param.Parameterized):
     )
 
     def __init__(self, **params: object) -> None:
+        params.setdefault("readings_path", str(configured().readings_file))
         super().__init__(**params)
         self._auto_d = WINDOW_MS  # d's derived default: d follows the data while it is this
         self.run_d = self.d

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 import holoviews as hv
@@ -14,10 +15,31 @@ import param
 
 from workbench.viz.ptjoin import key
 
-__all__ = ["README", "concept", "confidence_delta", "controls_page", "intro", "plot", "plot_key"]
+__all__ = [
+    "README",
+    "concept",
+    "confidence_delta",
+    "controls_page",
+    "intro",
+    "plot",
+    "plot_key",
+    "readme_text",
+]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-"""The README whose "Concepts" section the tabs show (one home for the explanations)."""
+"""The README whose "Concepts" section the tabs show (one home for the explanations), in a
+source checkout; an installed package reads the copy in its metadata (:func:`readme_text`)."""
+
+
+def readme_text() -> str:
+    """The README: the checkout's file when the package runs from one, else the copy an
+    installed wheel carries as its description (``pyproject.toml``'s ``readme``)."""
+    if README.exists():
+        return README.read_text(encoding="utf-8")
+    try:
+        return str(metadata.metadata("workbench").json.get("description", ""))
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def _framewise(obj: hv.core.Dimensioned) -> hv.core.Dimensioned:
@@ -76,9 +98,9 @@ def controls_page(
 
 @cache
 def concept(title: str) -> str:
-    """The README's ``### title`` subsection of "Concepts" (Markdown), or a pointer to it when
-    the README is not beside the package (an installed wheel)."""
-    text = README.read_text(encoding="utf-8") if README.exists() else ""
+    """The README's ``### title`` subsection of "Concepts" (Markdown, :func:`readme_text`), or
+    a pointer to the README when it has none."""
+    text = readme_text()
     found = re.search(
         rf"^### {re.escape(title)}\n(.*?)(?=^##|\Z)", text, flags=re.MULTILINE | re.DOTALL
     )

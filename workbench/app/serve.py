@@ -1,4 +1,4 @@
-"""Launch the dashboard with ``panel serve`` on the project's app file (localhost by default)."""
+"""Launch the dashboard with ``panel serve`` on the package's app module (localhost by default)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 __all__ = ["APP_FILE", "serve", "serve_command"]
 
-APP_FILE = Path(__file__).resolve().parents[2] / "apps" / "dashboard.py"
+APP_FILE = Path(__file__).resolve().with_name("dashboard.py")
+"""The served file: :mod:`workbench.app.dashboard`, which builds the page when served."""
 SETUP_FILE = Path(__file__).resolve().parent / "server_setup.py"
 """Run once at server start (``--setup``): Spark starts in the background."""
 
@@ -22,8 +23,6 @@ def serve_command(
 ) -> list[str]:
     """The ``panel serve`` command line; websocket origins default to the bound address; the
     setup script starts Spark in the background."""
-    if not APP_FILE.exists():
-        raise FileNotFoundError(f"dashboard app file not found: {APP_FILE}")
     origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
     cmd += ["--setup", str(SETUP_FILE)]
@@ -41,7 +40,7 @@ def serve(
     show: bool = True,
     allow_websocket_origin: Sequence[str] = (),
 ) -> None:
-    """Serve ``apps/dashboard.py`` until interrupted: this process becomes ``panel serve``, so
+    """Serve the dashboard until interrupted: this process becomes ``panel serve``, so
     stopping it stops the server (no orphaned child)."""
     cmd = serve_command(port, address, allow_websocket_origin, show)
     print(f"workbench dashboard at http://{address}:{port}/dashboard", flush=True)

@@ -6,24 +6,24 @@ can place in time (date, time and mote parse), fills unparsable or missing measu
 NaN, counts every malformed line by reason, flags physically impossible values (the dying-
 battery signature), and sorts the result by time.  :func:`clean` is the documented cleaning
 step: flagged measurements become NaN (rows stay, so epochs and gaps remain visible).
+:func:`fetch_readings` downloads the real file into the cache folder through pooch.
 """
 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import os
-import shutil
-import sys
 import urllib.parse
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from workbench.config import settings
 
 __all__ = [
     "FLAG_BATTERY",
@@ -55,7 +55,8 @@ FLAG_HUMIDITY = 2
 FLAG_BATTERY = 4
 """Voltage below 2.4 V: the battery is failing and the other values are unreliable."""
 
-_DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "intel-lab"
+GEOMETRY = resources.files("workbench.data") / "intel-lab"
+"""The deployment's mote positions and link qualities, shipped as package data."""
 
 
 @dataclass
@@ -210,8 +211,9 @@ def clean(table: pd.DataFrame) -> pd.DataFrame:
 
 def load_mote_locations(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The 54 motes' positions (``mote``, ``x``, ``y`` in metres)."""
-    path = Path(path) if path else _DATA_DIR / "mote_locs.txt"
-    table = pd.read_csv(path, sep=r"\s+", header=None, names=["mote", "x", "y"])
+    source = Path(path) if path else GEOMETRY / "mote_locs.txt"
+    with source.open(encoding="utf-8") as text:
+        table = pd.read_csv(text, sep=r"\s+", header=None, names=["mote", "x", "y"])
     return table.astype({"mote": np.int64})
 
 
@@ -220,9 +222,9 @@ def load_connectivity(path: str | os.PathLike[str] | None = None) -> np.ndarray:
 
     The file's line without a probability (``0 31``) is read as 0.
     """
-    path = Path(path) if path else _DATA_DIR / "connectivity.txt"
+    source = Path(path) if path else GEOMETRY / "connectivity.txt"
     p = np.zeros((55, 55))
-    with open(path, encoding="utf-8") as lines:
+    with source.open(encoding="utf-8") as lines:
         for line in lines:
             parts = line.split()
             if len(parts) >= 2:
@@ -230,55 +232,38 @@ def load_connectivity(path: str | os.PathLike[str] | None = None) -> np.ndarray:
     return p
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def fetch_readings(
-    cache_dir: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str] | None = None,
     url: str = READINGS_URL,
     expected_sha256: str = READINGS_GZ_SHA256,
     progress: bool = True,
 ) -> Path:
-    """Download the readings once into ``cache_dir`` and verify their sha256.
+    """Download the readings once into ``cache_dir`` (None: the configured cache folder,
+    ``WORKBENCH_DATA_DIR`` or the user's cache, :func:`workbench.config.settings`) with pooch.
 
-    A cached file with the right digest is reused; a wrong digest is an error (the file is
-    kept aside as ``.bad`` for inspection).  Needs a network unless ``url`` is a ``file:`` URL.
+    pooch does the work: it streams the file to a temporary name, checks its sha256 before
+    moving it into place (a wrong digest is a ValueError naming the expected and the actual
+    digest, and nothing is kept), reuses a cached file whose digest matches without a request,
+    and shows a tqdm progress bar on stderr when ``progress``.  ``url``: http(s) or ftp (a
+    ``file:`` URL is pooch's ValueError).  A failed download (offline) is an OSError saying to
+    give the path of a copy instead.
     """
-    cache = Path(cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
-    target = cache / Path(urllib.parse.urlparse(url).path).name
-    if target.exists() and _sha256(target) == expected_sha256:
-        return target
-    partial = target.with_suffix(target.suffix + ".part")
+    import pooch  # here, not at import: it takes a tenth of a second
+
+    if cache_dir is None:
+        cache_dir = settings().cache_dir
+    name = Path(urllib.parse.urlparse(url).path).name or "data.txt.gz"
     try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
-            total = int(response.headers.get("Content-Length") or 0)
-            done = 0
-            while block := response.read(1 << 20):
-                out.write(block)
-                done += len(block)
-                if progress:
-                    share = f"{100 * done / total:5.1f}%" if total else f"{done:,} bytes"
-                    print(f"\rdownloading {target.name}: {share}", end="", file=sys.stderr)
-            if progress:
-                print(file=sys.stderr)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise OSError(
-            f"could not download {url} ({exc}); offline, give the path of a copy of "
-            "data.txt or data.txt.gz instead"
-        ) from exc
-    digest = _sha256(partial)
-    if digest != expected_sha256:
-        bad = target.with_suffix(target.suffix + ".bad")
-        shutil.move(partial, bad)
-        raise ValueError(
-            f"sha256 of the download is {digest}, expected {expected_sha256}; kept as {bad}"
+        got = pooch.retrieve(
+            url,
+            known_hash=f"sha256:{expected_sha256}",
+            fname=name,
+            path=cache_dir,
+            progressbar=progress,
         )
-    partial.replace(target)
-    return target
+    except OSError as exc:  # requests' errors are OSErrors too
+        raise OSError(
+            f"could not download {url} into {cache_dir} ({exc}); offline, give the path of a "
+            "copy of data.txt or data.txt.gz instead"
+        ) from exc
+    return Path(got)

@@ -15,14 +15,14 @@ arrival is out of order).
 
 **Replay.**  :class:`Replayer` writes the events as JSON-lines micro-batch files that a Spark
 file source reads as a stream, paced by arrival time (a speed factor) or as fast as possible;
-it can be paused, resumed and stopped, and reports progress.  Time is injected (``sleep``).
+it can be paused, resumed and stopped, and shows its progress (a tqdm bar).  Time is injected
+(``sleep``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench.events import COLUMNS, Events
 from workbench.timestamps import HistogramTimestamp, TemplateSet
@@ -122,17 +123,6 @@ def readings_to_events(
     return events, tuple(sets), rows_of
 
 
-def progress_bar(done: int, total: int, width: int = 30) -> str:
-    """A text progress bar, e.g. for a long replay.
-
-    >>> progress_bar(45, 100, width=10)
-    '[####      ]  45% 45/100'
-    """
-    share = done / total if total else 1.0
-    filled = int(share * width)
-    return f"[{'#' * filled}{' ' * (width - filled)}] {share:4.0%} {done:,}/{total:,}"
-
-
 class Replayer:
     """Write events (or any records with an ``arrival`` column) as JSON-lines micro-batch
     files, paced by arrival time.
@@ -142,7 +132,8 @@ class Replayer:
     replays as fast as possible; otherwise one second of arrival time (ms in the records) takes
     ``1 / speed`` seconds.  ``batch_ms`` of arrival time go in one file.  Run it with
     :meth:`run` (blocking) or :meth:`start` (a thread); :meth:`pause`, :meth:`resume`,
-    :meth:`stop` steer it; :attr:`written` counts records written.  Files are named
+    :meth:`stop` steer it; :attr:`written` counts records written; ``progress`` shows them in a
+    ``tqdm.auto`` bar (stderr, or a widget in a notebook).  Files are named
     ``<prefix>-<k>.json``, so several replays can feed one folder.
     """
 
@@ -220,18 +211,18 @@ class Replayer:
         bounds = np.flatnonzero(np.diff(batch)) + 1
         starts = np.concatenate(([0], bounds))
         ends = np.concatenate((bounds, [n]))
-        for k, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-            if self.speed is not None and k > 0:
-                gap = (arrival[lo] - arrival[starts[k - 1]]) / 1000.0 / self.speed
-                (self._sleep or self._stopped.wait)(max(gap, 0.0))
-            self._running.wait()
-            if self._stopped.is_set():
-                break
-            self._write(k, lo, hi)
-            if self.progress:
-                print(f"\r{progress_bar(self.written, n)} records", end="", file=sys.stderr)
-        if self.progress:
-            print(file=sys.stderr)
+        # leave=None: the bar stays, unless it was shown below another bar (a bench's)
+        bar = tqdm(total=n, unit="records", desc="replay", leave=None, disable=not self.progress)
+        with bar:
+            for k, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+                if self.speed is not None and k > 0:
+                    gap = (arrival[lo] - arrival[starts[k - 1]]) / 1000.0 / self.speed
+                    (self._sleep or self._stopped.wait)(max(gap, 0.0))
+                self._running.wait()
+                if self._stopped.is_set():
+                    break
+                self._write(k, lo, hi)
+                bar.update(hi - lo)
         return self.written
 
     def _write(self, k: int, lo: int, hi: int) -> None:

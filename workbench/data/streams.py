@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench.config import settings
 from workbench.data.csv_replay import CsvReport, read_sensor_csv
 from workbench.data.intel_lab import clean, load_readings
 from workbench.data.replay import learn_templates, readings_to_events
@@ -28,7 +29,6 @@ from workbench.operators import StreamSpec
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
 __all__ = [
-    "READINGS_FILE",
     "SOURCES",
     "ReplayedStreams",
     "WindowRange",
@@ -57,8 +57,6 @@ WINDOW_MS = 3000.0
 """The live join's window d before any data is loaded, and the least default after (ms)."""
 WINDOW_MAX_MS = 600_000.0
 """The least upper end of d's range (ms)."""
-READINGS_FILE = Path(__file__).resolve().parents[2] / "data" / "intel-lab" / "data.txt.gz"
-"""Where the real readings file is looked for (``workbench.data.fetch_readings`` puts it)."""
 
 
 @cache
@@ -180,8 +178,10 @@ def default_streams() -> ReplayedStreams:
     return replayed_streams(default_readings())
 
 
-def readings_file_streams(path: str | Path = READINGS_FILE) -> ReplayedStreams:
-    """The real Intel Lab readings file (``data.txt`` or ``.gz``), replayed like the replica."""
+def readings_file_streams(path: str | Path | None = None) -> ReplayedStreams:
+    """The real Intel Lab readings file (``data.txt`` or ``.gz``; None: the configured
+    :attr:`~workbench.config.Settings.readings_file`), replayed like the replica."""
+    path = settings().readings_file if path is None else path
     readings, _ = load_readings(path)
     readings = clean(readings)
     readings.attrs["source"] = f"Intel Lab readings ({Path(path).name})"
@@ -272,19 +272,22 @@ SOURCES = ("simulated deployment", "Intel Lab readings file", "CSV file", "synth
 
 def load_streams(
     source: str,
-    readings_path: str = str(READINGS_FILE),
+    readings_path: str | Path | None = None,
     csv_file: bytes | None = None,
     csv_time: str = "time",
     csv_sensor: str = "sensor",
     csv_time_unit: str = "",
 ) -> ReplayedStreams:
-    """The two event streams of a data source (one of :data:`SOURCES`; any other is refused)."""
+    """The two event streams of a data source (one of :data:`SOURCES`; any other is refused).
+    ``readings_path`` None: the configured :attr:`~workbench.config.Settings.readings_file`."""
     if source not in SOURCES:
         raise ValueError(f"unknown data source {source!r}; choose one of {SOURCES}")
+    readings_path = settings().readings_file if readings_path is None else readings_path
     if source == "Intel Lab readings file" and not Path(readings_path).exists():
         raise FileNotFoundError(
-            f"no readings file at {readings_path}: workbench.data.fetch_readings downloads "
-            "it (needs a network), or give the path of a copy of data.txt(.gz)"
+            f"no readings file at {readings_path}: workbench.data.fetch_readings() downloads "
+            f"it into {settings().cache_dir} (needs a network; WORKBENCH_DATA_DIR sets the "
+            "folder), or give the path of a copy of data.txt or data.txt.gz"
         )
     if source == "CSV file" and not csv_file:
         raise ValueError("choose a CSV file first (a time column and a sensor column)")

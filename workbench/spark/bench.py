@@ -16,17 +16,18 @@ All three queries share the candidate band join of :func:`~workbench.spark.ptjoi
 Each master (``local[N]``, ``spark://h:p``, ``sc://h:p``, or ``standalone``: a 2-worker,
 1-core-each cluster on loopback started by the bench) gets its own session: the previous one
 is stopped first (one SparkContext per JVM; pyspark 4 builds a new context after ``stop``).
-Progress goes to stderr, one line per stage.
+Progress goes to stderr (stdout carries the report): a bar over the stages of every master
+(session, stime tables, warm-up, each query of each round, the pair check) naming the stage
+running, and one line per finished stage above it (:class:`~workbench.bench.Stages`).
 """
 
 from __future__ import annotations
 
 import os
 import platform
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from workbench.bench import BenchReport
+from workbench.bench import BenchReport, Stages
 from workbench.data.replay import Replayer
 from workbench.decision import BandDecider
 from workbench.events import Events
@@ -80,12 +81,6 @@ WARM_UP_EVENTS = 1_000
 EVENTS_PER_STREAM = 20_000
 """The bench's default events per stream: a fifth of Example 5's 100,000, so that three
 masters x three queries x two rounds take minutes, not an hour, on a 2-core machine."""
-
-Progress = Callable[[str], None]
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def pandas_udf_query(
@@ -177,17 +172,20 @@ def race_queries(
     d: float,
     delta: float,
     rounds: int = 2,
-    progress: Progress = _stderr,
+    stages: Stages | None = None,
 ) -> Race:
     """Time the three :data:`QUERIES` on one replay (``availableNow``): the stime tables'
     installation apart (query installation, as in the paper), then per query the best of
     ``rounds`` alternating runs after a small warm-up replay; then check that the pandas-UDF
-    join's pairs equal PTJoin's.  ``progress`` gets one line per stage."""
+    join's pairs equal PTJoin's.  ``stages`` (None: no progress shown) gets a stage for each of
+    these steps (``3 + rounds * len(QUERIES)``) and a line on how it went."""
+    stages = stages or Stages("race", 0, enabled=False)
+    stages.begin("installing the stime tables")
     start = time.perf_counter()
     decider = Decider(spark, streams)
     decider.table(delta).count()  # built, cached and ready to broadcast
     race = Race(time.perf_counter() - start)
-    progress(f"stime tables installed in {race.install_s:.1f} s")
+    stages.write(f"stime tables installed in {race.install_s:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         Replayer(events.head(WARM_UP_EVENTS), root / "warm-up", batch_ms=20_000).run()
@@ -206,22 +204,25 @@ def race_queries(
             ms = sum(p["durationMs"].get("triggerExecution", 0) for p in started.recentProgress)
             return wall, ms / 1e3, spark.read.parquet(str(out / "pairs")).count()
 
+        stages.begin(f"warm-up ({WARM_UP_EVENTS:,} events)")
         begin = time.perf_counter()
         for k, query in enumerate(QUERIES):
             run(query, "warm-up", root / f"warm-{k}")
-        progress(
+        stages.write(
             f"warm-up ({WARM_UP_EVENTS:,} events, {len(QUERIES)} queries) "
             f"{time.perf_counter() - begin:.1f} s"
         )
         for r in range(rounds):
             for k, query in enumerate(QUERIES):
+                stages.begin(f"round {r + 1}/{rounds} {query}")
                 seconds, batches, race.pairs[query] = run(query, "replay", root / f"{r}-{k}")
                 if seconds < race.best_s.get(query, np.inf):
                     race.best_s[query], race.batch_s[query] = seconds, batches
-                progress(
+                stages.write(
                     f"round {r + 1}/{rounds} {query}: {seconds:.1f} s ({batches:.1f} s in "
                     f"micro-batches), {race.pairs[query]:,} pairs out"
                 )
+        stages.begin("comparing PTJoin's and the pandas-UDF join's pairs")
         begin = time.perf_counter()
         last = rounds - 1
         race.mismatches, race.pending = pair_mismatches(
@@ -232,7 +233,7 @@ def race_queries(
             d,
             delta,
         )
-        progress(
+        stages.write(
             f"pairs compared in {time.perf_counter() - begin:.1f} s: "
             f"{race.mismatches} differ ({race.pending} PTJoin pairs were pending)"
         )
@@ -240,14 +241,14 @@ def race_queries(
 
 
 @contextmanager
-def _session(master: str, progress: Progress) -> Iterator[tuple[SparkSession, str]]:
+def _session(master: str, stages: Stages) -> Iterator[tuple[SparkSession, str]]:
     """A session for ``master`` (``standalone``: a cluster started here), stopped on exit; and
-    the URL it runs on."""
+    the URL it runs on; a line to ``stages`` for the cluster and the session."""
     with tempfile.TemporaryDirectory() as logs:
         if master == STANDALONE:
             with standalone_cluster(cores=1, workers=2, log_dir=logs) as cluster:
-                progress(f"standalone cluster up at {cluster.master_url} (2 workers x 1 core)")
-                with _session(cluster.master_url, progress) as (spark, url):
+                stages.write(f"standalone cluster up at {cluster.master_url} (2 workers x 1 core)")
+                with _session(cluster.master_url, stages) as (spark, url):
                     yield spark, url
             return
         begin = time.perf_counter()
@@ -255,7 +256,7 @@ def _session(master: str, progress: Progress) -> Iterator[tuple[SparkSession, st
         try:
             if not master.startswith("sc://"):
                 spark.sparkContext.setLogLevel("ERROR")
-            progress(f"session on {master} in {time.perf_counter() - begin:.1f} s")
+            stages.write(f"session on {master} in {time.perf_counter() - begin:.1f} s")
             yield spark, master
         finally:
             spark.stop()
@@ -292,7 +293,7 @@ def _machine() -> dict[str, object]:
 def bench_spark(
     masters: Sequence[str] = MASTERS,
     rounds: int = 2,
-    progress: Progress = _stderr,
+    progress: bool = True,
     **streams: float,
 ) -> BenchReport:
     """The three :data:`QUERIES` on one replay of Example 5's workload (``streams``: fields of
@@ -300,7 +301,8 @@ def bench_spark(
     stream unless ``events_per_stream`` says otherwise), on each of ``masters`` in turn, plus the
     in-process operator; events/s per master and query, PTJoin / deterministic and pandas-UDF
     / PTJoin time ratios.  Query installation (the stime tables, broadcast) is timed apart,
-    as in the paper (Section 3.1)."""
+    as in the paper (Section 3.1).  ``progress``: a bar over every master's stages on stderr
+    (:class:`~workbench.bench.Stages`)."""
     if isinstance(masters, str):
         masters = (masters,)
     if not masters or len(set(masters)) < len(masters):
@@ -309,7 +311,6 @@ def bench_spark(
     x = w.setting
     specs, events = w.build()
     n = len(events)
-    clock = time.perf_counter()
 
     lines = [
         "Spark streaming PTJoin vs deterministic interval join vs pandas-UDF join: "
@@ -317,24 +318,30 @@ def bench_spark(
         f"buckets (<= {x.max_length:g} ms), d = {x.d:g} ms, delta = {x.delta:g}, D = "
         f"{w.max_delay:g} ms (seed {w.seed}); best of {rounds} per query and master",
     ]
+    total = len(masters) * (4 + rounds * len(QUERIES)) + 1  # + the in-process PTJoin
+    runs: dict[str, tuple[Race, int | None, str, tuple[float, ...], tuple[float, ...]]] = {}
+    with Stages("bench spark", total, progress) as stages:
+        for i, master in enumerate(masters):
+            stages.name = f"bench spark {master} ({i + 1}/{len(masters)})"
+            cluster = "a standalone cluster and " if master == STANDALONE else ""
+            stages.begin(f"starting {cluster}the session")
+            load_before = os.getloadavg()
+            with _session(master, stages) as (spark, url):
+                cores = _cores(spark)
+                race = race_queries(spark, specs, events, x.d, x.delta, rounds, stages)
+            runs[master] = (race, cores, url, load_before, os.getloadavg())
+            if race.mismatches != 0:
+                raise AssertionError(
+                    f"on {master}, the pandas-UDF join and PTJoin disagree on "
+                    f"{race.mismatches} pairs: the Spark decisions are not exact"
+                )
+        stages.name = "bench spark"
+        stages.begin("in-process PTJoin")
+        op = PTJoin(streams=specs, d=x.d, threshold=x.delta)
+        in_process = join_summary(profile_join(op, events))
     per_master: dict[str, dict[str, object]] = {}
     ptjoin_rate: dict[str, float] = {}
-    for i, master in enumerate(masters):
-
-        def say(line: str, master: str = master, i: int = i) -> None:
-            elapsed = time.perf_counter() - clock
-            progress(f"[bench spark {elapsed:6.0f} s] {master} ({i + 1}/{len(masters)}): {line}")
-
-        load_before = os.getloadavg()
-        with _session(master, say) as (spark, url):
-            cores = _cores(spark)
-            race = race_queries(spark, specs, events, x.d, x.delta, rounds, say)
-        load_after = os.getloadavg()
-        if race.mismatches != 0:
-            raise AssertionError(
-                f"on {master}, the pandas-UDF join and PTJoin disagree on {race.mismatches} "
-                "pairs: the Spark decisions are not exact"
-            )
+    for master, (race, cores, url, load_before, load_after) in runs.items():
         rate = {q: n / s for q, s in race.best_s.items()}
         batch_rate = {q: n / s for q, s in race.batch_s.items()}
         ptjoin_rate[master] = rate["PTJoin"]
@@ -375,9 +382,6 @@ def bench_spark(
         first = masters[0]
         scale = ", ".join(f"{m} {ptjoin_rate[m] / ptjoin_rate[first]:.2f}x" for m in masters[1:])
         lines.append(f"  PTJoin events/s relative to {first}: {scale}")
-    progress(f"[bench spark {time.perf_counter() - clock:6.0f} s] in-process PTJoin")
-    op = PTJoin(streams=specs, d=x.d, threshold=x.delta)
-    in_process = join_summary(profile_join(op, events))
     lines.append(
         f"  in-process PTJoin  {in_process['seconds']:8.1f} s  "
         f"{in_process['events_per_s']:10,.0f} events/s  {in_process['results']:,} pairs"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, window_range
 from workbench.operators import StreamSpec
@@ -239,7 +239,7 @@ class LiveSession(Worker):
         specs = tuple(
             StreamSpec(t, D) for t, D in zip(streams.templates, settings.max_delay, strict=True)
         )
-        self._work = Path(tempfile.mkdtemp(prefix="workbench-live-", dir=settings.work_root))
+        self._work = run_folder("workbench-live-", settings.work_root)
         replay = self._work / "replay"
         replay.mkdir()
         delta, speed = settings.delta, settings.speed

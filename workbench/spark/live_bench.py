@@ -12,7 +12,6 @@ where the time goes.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 import uuid
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from workbench.bench import BenchReport
+from workbench.bench import BenchReport, Stages
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
 from workbench.events import Events
@@ -145,9 +144,11 @@ def live_run(
     speed: float = 300.0,
     seconds: float | None = None,
     delta: float = 0.8,
+    progress: bool = False,
 ) -> dict[str, object]:
     """Replay the simulated deployment at ``speed`` into a LiveJoin under ``levers`` (module
-    docstring); per-record latency (p50, p95, max), batch durations and their phases."""
+    docstring); per-record latency (p50, p95, max), batch durations and their phases.
+    ``progress``: the replay's bar of records written (stderr)."""
     streams = default_streams()
     events = streams.events
     if seconds is not None:
@@ -161,7 +162,7 @@ def live_run(
     for key, value in levers.conf().items():
         spark.conf.set(key, value)
     try:
-        return _timed_run(spark, levers, events, specs, d, delta, speed)
+        return _timed_run(spark, levers, events, specs, d, delta, speed, progress)
     finally:  # the session's own settings back
         for key, value in before.items():
             if value is None:
@@ -178,6 +179,7 @@ def _timed_run(
     d: float,
     delta: float,
     speed: float,
+    progress: bool,
 ) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="workbench-bench-live-") as tmp:
         root = Path(tmp)
@@ -203,9 +205,8 @@ def _timed_run(
             rejects = rejects_query(
                 classified, str(root / "rej"), str(root / "rej-chk"), available_now=False
             )
-        replay = Replayer(
-            events, root / "replay", batch_ms=speed * 1000.0 / FILES_PER_SECOND, speed=speed
-        )
+        batch_ms = speed * 1000.0 / FILES_PER_SECOND
+        replay = Replayer(events, root / "replay", batch_ms, speed, progress)
         replay.run()
         while not live.caught_up():
             if not live.active:
@@ -270,11 +271,8 @@ def bench_live(
     """The live join as the dashboard runs it (:data:`LIVE_LEVERS`, after the same warm-up,
     :func:`~workbench.spark.live.warm_up`), replayed at ``speed`` (``seconds`` of wall time,
     None: all the data); with ``levers``, first the design before (:data:`BEFORE`), each
-    lever alone, then all of them."""
-    spark = spark_session(master, app_name="workbench-bench-live", shuffle_partitions=2)
-    spark.sparkContext.setLogLevel("ERROR")
-    print("[bench live] warming up (as the dashboard server does)", file=sys.stderr, flush=True)
-    warm_up(spark)
+    lever alone, then all of them.  On stderr, a bar over the session's warm-up and the cases
+    and, below it, each replay's bar of records written."""
     chosen = LIVE_LEVERS
     cases: list[tuple[str, Levers]] = []
     if levers:
@@ -289,18 +287,23 @@ def bench_live(
     cases.append(("live join (all chosen levers)", chosen))
     runs = {}
     lines = []
-    for k, (name, lever) in enumerate(cases):
-        print(f"[bench live] {k + 1}/{len(cases)}: {name}", file=sys.stderr, flush=True)
-        run = live_run(spark, lever, speed, seconds)
-        runs[name] = run
-        if not lines:
-            lines.append(
-                f"Live PTJoin on Spark ({master}): {run['events']:,} events of the simulated "
-                f"deployment replayed at {speed:g}x ({run['files']} files, "
-                f"{FILES_PER_SECOND:g} per second), d = {run['d']:g} ms, delta = "
-                f"{run['delta']:g}; latency from a file becoming visible to its pairs "
-                "committed (goal: p50 <= 0.5 s, p95 <= 1.0 s)"
-            )
-        lines.append(f"{name}: {lever.label()}")
-        lines += _lines(run)
+    with Stages("bench live", len(cases) + 1) as stages:
+        stages.begin(f"session on {master}, warming up (as the dashboard server does)")
+        spark = spark_session(master, app_name="workbench-bench-live", shuffle_partitions=2)
+        spark.sparkContext.setLogLevel("ERROR")
+        warm_up(spark)
+        for name, lever in cases:
+            stages.begin(name)
+            run = live_run(spark, lever, speed, seconds, progress=True)
+            runs[name] = run
+            if not lines:
+                lines.append(
+                    f"Live PTJoin on Spark ({master}): {run['events']:,} events of the simulated "
+                    f"deployment replayed at {speed:g}x ({run['files']} files, "
+                    f"{FILES_PER_SECOND:g} per second), d = {run['d']:g} ms, delta = "
+                    f"{run['delta']:g}; latency from a file becoming visible to its pairs "
+                    "committed (goal: p50 <= 0.5 s, p95 <= 1.0 s)"
+                )
+            lines.append(f"{name}: {lever.label()}")
+            lines += _lines(run)
     return BenchReport("live", tuple(lines), {"master": master, "speed": speed, "runs": runs})

@@ -21,7 +21,6 @@ module loads pyspark: the tabs import it when "run on Spark" is chosen.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import uuid
 from collections.abc import Callable
 from functools import partial
@@ -33,6 +32,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.spark.metrics import ProgressLog, attach_progress
 from workbench.spark.source import stop_query
@@ -192,7 +192,7 @@ class ReplayJob(Worker):
         self._opened += 1
         self.checkpoint = 1
         self._checkpoints = {}
-        self.work = Path(tempfile.mkdtemp(prefix=f"workbench-{self.name}-", dir=self.work_root))
+        self.work = run_folder(f"workbench-{self.name}-", self.work_root)
         self.replay_dir.mkdir()
         self.progress = attach_progress(self.spark)
 

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from workbench.config import Settings, settings
+
 __all__ = [
-    "DASHBOARD_MASTER",
     "LIVE_CONF",
     "LIVE_SHUFFLE_PARTITIONS",
     "STATE_STORES",
@@ -21,14 +22,12 @@ __all__ = [
     "ui_url",
 ]
 
-DASHBOARD_MASTER = "local[2]"
-"""The master of the dashboard's shared session."""
 STATE_STORES = {
     "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
     "rocksdb": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
 }
 """Spark's state store providers by short name."""
-LIVE_SHUFFLE_PARTITIONS = 1
+LIVE_SHUFFLE_PARTITIONS = Settings.shuffle_partitions
 """Shuffle partitions of the dashboard's session: its micro-batches are small, and each
 partition of a stream-stream join commits four state stores per batch (``bench live``)."""
 LIVE_CONF = {
@@ -82,18 +81,22 @@ def spark_session(
 
 
 def shared_session() -> SparkSession:
-    """The process's one session for the dashboard's Spark runs (:data:`DASHBOARD_MASTER`, the
-    Spark UI on loopback): made at the first call (Java starts: about half a minute), then
-    reused by every browser session, each with queries of its own names."""
+    """The process's one session for the dashboard's Spark runs, on the configured master and
+    shuffle partitions (:func:`workbench.config.settings`: ``WORKBENCH_SPARK_MASTER``,
+    default ``local[2]``), the Spark UI on loopback: made at the first call (Java starts:
+    about half a minute), then reused by every browser session, each with queries of its own
+    names."""
+    config = settings()
     with _SHARED_LOCK:
         spark = spark_session(
-            DASHBOARD_MASTER,
+            config.spark_master,
             app_name="workbench-dashboard",
-            shuffle_partitions=LIVE_SHUFFLE_PARTITIONS,
+            shuffle_partitions=config.shuffle_partitions,
             ui=True,
             conf=LIVE_CONF,
         )
-        spark.sparkContext.setLogLevel("ERROR")
+        if not config.spark_master.startswith("sc://"):  # a Connect session has no context
+            spark.sparkContext.setLogLevel("ERROR")
         return spark
 
 

@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["NOTEBOOKS", "Report", "build_reports", "fetched_urls"]
-
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-"""The repository's notebooks folder."""
+__all__ = ["Report", "build_reports", "checkout_notebooks", "fetched_urls", "notebook_paths"]
 
 _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
@@ -82,6 +79,42 @@ def _inline_stylesheets(text: str) -> str:
     return _IMPORTED_SHEET.sub(inline, text)
 
 
+def checkout_notebooks() -> Path | None:
+    """The notebooks folder of the source checkout the package runs from (an editable
+    install), else ``notebooks/`` in the current folder; None when neither exists (an
+    installed wheel has no notebooks: they live in the source repository)."""
+    checkout = Path(__file__).resolve().parents[2]
+    for folder in (checkout / "notebooks", Path.cwd() / "notebooks"):
+        if folder.is_dir() and (folder.parent / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+def notebook_paths(paths: Sequence[str | Path] = ()) -> list[Path]:
+    """The notebooks to run: each path a notebook or a folder of them (its ``*.ipynb`` in
+    name order); none given: :func:`checkout_notebooks`.  A path that is neither, or no
+    notebooks at all, is an error saying what to give."""
+    if not paths:
+        folder = checkout_notebooks()
+        if folder is None:
+            raise FileNotFoundError(
+                "no notebooks folder: give one (workbench reports path/to/notebooks); the "
+                "notebooks are in the workbench's source repository, not in the package"
+            )
+        paths = [folder]
+    found: list[Path] = []
+    for given in map(Path, paths):
+        if given.is_dir():
+            found += sorted(given.glob("*.ipynb"))
+        elif given.is_file() and given.suffix == ".ipynb":
+            found.append(given)
+        else:
+            raise FileNotFoundError(f"notebook path = {str(given)!r} is no notebook or folder")
+    if not found:
+        raise FileNotFoundError(f"no notebooks (*.ipynb) in {', '.join(map(str, paths))}")
+    return found
+
+
 def _title(nb: object, fallback: str) -> str:
     for cell in nb.cells:  # type: ignore[attr-defined]
         if cell.cell_type == "markdown":
@@ -93,19 +126,18 @@ def _title(nb: object, fallback: str) -> str:
 
 def build_reports(
     out: str | Path = "build/reports",
-    notebooks: Sequence[str | Path] | None = None,
+    notebooks: Sequence[str | Path] = (),
     timeout: int = 600,
 ) -> list[Report]:
-    """Execute ``notebooks`` (default: every notebook in :data:`NOTEBOOKS`) and write one
-    HTML report each, plus ``index.html``, into ``out``.  Returns the reports in order."""
+    """Execute ``notebooks`` (notebooks or folders of them; default: the checkout's, see
+    :func:`notebook_paths`) and write one HTML report each, plus ``index.html``, into
+    ``out``.  Returns the reports in order."""
     import nbformat
     from jinja2 import DictLoader
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    paths = sorted(NOTEBOOKS.glob("*.ipynb")) if notebooks is None else [Path(p) for p in notebooks]
-    if not paths:
-        raise ValueError(f"no notebooks to run (looked in {NOTEBOOKS})")
+    paths = notebook_paths(notebooks)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter(

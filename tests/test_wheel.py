@@ -1,0 +1,178 @@
+"""The project as a user installs it: a wheel, installed non-editable into a fresh virtual
+environment and run outside the source checkout.
+
+The fresh environment borrows the installed dependencies (numpy, pyspark, panel, ...) of the
+running one through a path file, so the test needs no network; the workbench itself comes from
+the wheel only (the running environment's editable install is a path hook that a borrowed
+folder does not run).  ``environment.yml`` is checked against ``pyproject.toml`` here too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import tomllib
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_SHIPPED = ("*.egg-info", "build", "dist", "notebooks", "tests", "__pycache__", ".*")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A wheel built from a copy of the checkout (an in-tree build/ could hold stale files)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SHIPPED))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(source), "-w", str(tmp)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = tmp.glob("workbench-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A fresh virtual environment with the wheel installed (not editable)."""
+    env = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # the dependencies: the running environment's site-packages, after the fresh one's own
+    Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # and the data files their installs put beside them (kernel specs, nbconvert templates)
+    (env / "share").symlink_to(Path(sys.prefix, "share"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+        + ["--ignore-installed", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    return env
+
+
+def _run(venv: Path, *args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    """A command of the fresh environment, run in ``cwd`` (outside the checkout)."""
+    command = [str(venv / "bin" / args[0]), *args[1:]]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, **kwargs)
+
+
+def test_the_wheel_holds_the_package_its_data_and_the_served_app(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    for shipped in (
+        "workbench/data/intel-lab/mote_locs.txt",
+        "workbench/data/intel-lab/connectivity.txt",
+        "workbench/app/dashboard.py",
+        "workbench/app/server_setup.py",
+    ):
+        assert shipped in names
+    assert not [n for n in names if n.startswith(("tests/", "notebooks/", "apps/", "data/"))]
+
+
+@pytest.mark.slow
+def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
+    where = _run(venv, "python", "-c", "import workbench; print(workbench.__file__)", cwd=tmp_path)
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).is_relative_to(venv)  # the wheel's copy, not the checkout
+    example = _run(venv, "workbench", "example4", cwd=tmp_path)
+    assert example.returncode == 0, example.stderr
+    assert "0.925" in example.stdout
+    code = (
+        "from workbench.data import simulate_deployment\n"
+        "from workbench.app.panes import concept\n"
+        "readings = simulate_deployment(days=0.05)\n"
+        "print(len(readings), readings.attrs['source'])\n"
+        "print(concept('Live join')[:60])\n"
+    )
+    data = _run(venv, "python", "-c", code, cwd=tmp_path)
+    assert data.returncode == 0, data.stderr
+    rows, concept = data.stdout.splitlines()[:2]
+    from workbench.data import simulate_deployment
+
+    expected = simulate_deployment(days=0.05)
+    assert rows == f"{len(expected)} {expected.attrs['source']}"
+    assert concept and not concept.startswith("See the README")  # from the wheel's metadata
+
+
+@pytest.mark.slow
+def test_installed_from_the_wheel_it_writes_a_report(venv, tmp_path):
+    nowhere = _run(venv, "workbench", "reports", "--out", "r", cwd=tmp_path)
+    assert nowhere.returncode == 2 and "no notebooks folder" in nowhere.stderr
+    shutil.copy(ROOT / "notebooks" / "02-partitions.ipynb", tmp_path)
+    done = _run(venv, "workbench", "reports", "--out", "r", ".", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "r" / "02-partitions.html").read_text(encoding="utf-8")
+    assert "Partition" in page and (tmp_path / "r" / "index.html").exists()
+
+
+@pytest.mark.slow
+def test_installed_from_the_wheel_it_serves_the_dashboard(venv, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "server.txt"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [str(venv / "bin" / "workbench"), "dashboard", "--port", str(port)],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "WORKBENCH_WORK_DIR": str(tmp_path / "work")},
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/dashboard"
+                with urllib.request.urlopen(url, timeout=60) as page:
+                    assert page.status == 200
+                    assert b"bokeh" in page.read()
+                    break
+            except OSError:
+                assert server.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.5)  # polling the server's socket
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+def _requirement(text: str) -> tuple[str, str]:
+    """(name with extras, version range) of a requirement line, spaces removed."""
+    found = re.match(r"\s*([A-Za-z0-9_.\-]+(?:\[[^\]]+\])?)\s*(.*)", text.split("#")[0])
+    assert found, text
+    return found.group(1).lower(), found.group(2).replace(" ", "")
+
+
+def test_environment_yml_mirrors_pyproject_toml():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = dict(map(_requirement, project["dependencies"]))
+    for extra in project["optional-dependencies"].values():
+        wanted.update(map(_requirement, extra))
+    text = (ROOT / "environment.yml").read_text(encoding="utf-8")
+    listed = {}
+    for line in text.split("\ndependencies:\n", 1)[1].splitlines():
+        item = re.match(r"\s+- (?!pip:?$)(.+)", line)
+        if item and not item.group(1).startswith(("-e", "python", "openjdk")):
+            name, version = _requirement(item.group(1))
+            listed[name] = version
+    assert listed == wanted
