@@ -131,8 +131,11 @@ class Stages:
         self.bar = tqdm(total=total, desc=name, unit="stage", file=sys.stderr, disable=not enabled)
         self._running = False
 
-    def begin(self, stage: str) -> None:
-        """The previous stage is done; ``stage`` runs now (the bar's description)."""
+    def begin(self, stage: str, total: int | None = None) -> None:
+        """The previous stage is done; ``stage`` runs now (the bar's description); ``total``
+        sets the number of stages when the caller learns it late."""
+        if total is not None and total != self.bar.total:
+            self.bar.total = total
         if self._running:
             self.bar.update()
         self._running = True
@@ -235,7 +238,8 @@ def bench_ptjoin(
     compiled kernels."""
     w = Example5Workload(replace(EXAMPLE5, templates=templates), **streams)
     x = w.setting
-    setup, runs = ptjoin_runs(w, naive_prefix)
+    with Stages("bench ptjoin", 0) as stages:
+        setup, runs = ptjoin_runs(w, naive_prefix, stages.begin)
     head, full = runs["prefix"], runs["all"]
     keys = ["events", "seconds", "events_per_s", "results", "prob_evals", "stime_lookups"]
     keys.append("exact_evals")
@@ -302,7 +306,8 @@ def bench_interval(**workload: Any) -> BenchReport:
         "(its response times include the wait for the batch)",
     ]
     keys = ["events_per_s", "response_ms", "results", "prob_evals", "reuses"]
-    runs = interval_runs(w, q)
+    with Stages("bench interval", 0) as stages:
+        runs = interval_runs(w, q, stages.begin)
     ratios = {}
     for rate, by_run in runs.items():
         out.append(

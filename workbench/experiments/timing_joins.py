@@ -5,7 +5,7 @@ paper, Sections 4.1-4.2, Algorithms 1-7), all replayed through the one harness.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -157,7 +157,9 @@ def engine_profile(op: TwoStreamJoin, events: Events) -> JoinProfile:
 
 
 def ptjoin_runs(
-    workload: Example5Workload, prefix: int = 4_000
+    workload: Example5Workload,
+    prefix: int = 4_000,
+    begin: Callable[[str, int], object] | None = None,
 ) -> tuple[dict[str, float], dict[str, dict[str, dict[str, float]]]]:
     """PTJoin naive / loose / tight against the deterministic band join on one replay (PTJoin
     Section 3, Theorems 2-4), each by the python reference and by its compiled kernel.
@@ -166,6 +168,7 @@ def ptjoin_runs(
     call (compile, or load from the on-disk cache) and, by ``"mode · engine"``, the
     :func:`join_summary` of a run on the first ``prefix`` events (every mode and engine) and
     on all of them (the python reference of naive and loose only on the prefix: too slow).
+    ``begin(stage, stages)`` is told each stage as it starts, and how many there are.
 
     >>> w = Example5Workload(Example5Setting(templates=3), events_per_stream=30)
     >>> setup, runs = ptjoin_runs(w, prefix=10)
@@ -192,23 +195,27 @@ def ptjoin_runs(
             [(m, e) for m in modes[1:] for e in ENGINES if (m, e) != ("loose", "python")],
         ),
     }
-    runs = {
-        scope: {
-            f"{mode} · {engine}": join_summary(engine_profile(make(mode, engine), ev))
-            for mode, engine in runs
-        }
-        for scope, (ev, runs) in scopes.items()
-    }
-    return {"install_s": install_s, "first_call_s": first_call_s}, runs
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    stages = sum(len(todo) for _, todo in scopes.values())
+    for scope, (ev, todo) in scopes.items():
+        out[scope] = {}
+        for mode, engine in todo:
+            if begin is not None:
+                begin(f"{scope}: {mode} · {engine}", stages)
+            out[scope][f"{mode} · {engine}"] = join_summary(engine_profile(make(mode, engine), ev))
+    return {"install_s": install_s, "first_call_s": first_call_s}, out
 
 
 def interval_runs(
-    workload: IntervalWorkload, query: IntervalQuery = INTERVAL_QUERY
+    workload: IntervalWorkload,
+    query: IntervalQuery = INTERVAL_QUERY,
+    begin: Callable[[str, int], object] | None = None,
 ) -> dict[float, dict[str, dict[str, float]]]:
     """The five interval timing correlation algorithms (Simple, SSort, Eager, Lazy,
     LazyWithLookup: Algorithms 1-7) replayed at each mean inter-arrival time of the workload,
     each by the python reference and by its compiled kernel: by ``"algorithm · engine"``,
-    each run's :func:`join_summary`.
+    each run's :func:`join_summary`.  ``begin(run, runs)`` is told each run as it starts,
+    and how many there are.
 
     >>> runs = interval_runs(IntervalWorkload(events_per_stream=30, rates=(1.0,)))
     >>> list(runs[1.0])[:3], len({s["results"] for s in runs[1.0].values()})
@@ -221,6 +228,7 @@ def interval_runs(
         "Eager": interval.EagerCorrelation,
     }
     lazy = {"Lazy": interval.LazyCorrelation, "LazyWithLookup": interval.LazyLookupCorrelation}
+    stages = len(workload.rates) * (len(eager) + len(lazy)) * len(ENGINES)
     out = {}
     for rate in workload.rates:
         streams, events = workload.streams(rng, rate)
@@ -228,6 +236,8 @@ def interval_runs(
         for name, cls in {**eager, **lazy}.items():
             extra = query.lazy() if name in lazy else {}
             for engine in ENGINES:
+                if begin is not None:
+                    begin(f"{rate:g} ms: {name} · {engine}", stages)
                 op = cls(streams=streams, **query.eager(), **extra, engine=engine)
                 runs[f"{name} · {engine}"] = join_summary(engine_profile(op, events))
         out[rate] = runs
