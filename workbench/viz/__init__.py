@@ -16,6 +16,7 @@ from workbench.viz.live import (
     rate_curves,
     reject_bars,
 )
+from workbench.viz.notebook import setup_notebook
 from workbench.viz.ptjoin import (
     MARKERS,
     REGION_COLORS,
@@ -67,6 +68,7 @@ __all__ = [
     "satisfaction_curves",
     "satisfaction_grid",
     "satisfaction_plot",
+    "setup_notebook",
     "template_bars",
     "time_ticks",
 ]

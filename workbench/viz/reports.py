@@ -1,10 +1,11 @@
 """Shareable reports: execute every notebook and write self-contained HTML (``workbench reports``).
 
 Each notebook runs top to bottom in a fresh kernel (from its own folder) and becomes one HTML
-file that a browser shows offline: BokehJS is inlined by the notebooks themselves
-(``hv.extension("bokeh", inline=True)``), Panel's stylesheets that HoloViews plots reference
-on Panel's CDN are replaced by their inline text, and the page template loads neither
-require.js, MathJax nor Mermaid from the internet.  An ``index.html`` links the reports.
+file that a browser shows offline: the notebooks load every resource inline themselves
+(:func:`workbench.viz.notebook.setup_notebook`); for a notebook that does not, Panel's
+stylesheets referenced on Panel's CDN are replaced here by their inline text; and the page
+template loads neither require.js, MathJax nor Mermaid from the internet.  An ``index.html``
+links the reports.
 """
 
 from __future__ import annotations
