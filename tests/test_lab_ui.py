@@ -15,9 +15,6 @@ import json
 import os
 import re
 import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -26,10 +23,16 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
+    CHROMIUM,
+    _end,
+    _free_port,
+    browser,
+    screenshots,
+)
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "02-partitions.ipynb"  # quick to run, plots, and an inline app (Partition regions)
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -61,12 +64,6 @@ BOKEH = """() => {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _request(url: str, method: str = "GET", body: dict | None = None) -> bytes:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
@@ -74,27 +71,14 @@ def _request(url: str, method: str = "GET", body: dict | None = None) -> bytes:
         return r.read()
 
 
-def _end(proc: subprocess.Popen, base: str, token: str) -> None:
+def _end_lab(proc: subprocess.Popen, base: str, token: str) -> None:
     """Shut the lab down through its API (that also ends its kernels, which Jupyter starts in
-    sessions of their own), then end the launcher's process group, by its id."""
+    sessions of their own), then end the launcher's process group."""
     with contextlib.suppress(OSError):
         _request(f"{base}/api/shutdown?token={token}", method="POST")
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=15)
-    group = proc.pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)  # anyone left in the group?
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGKILL)
-    proc.wait()
+    _end(proc)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +137,7 @@ def lab(tmp_path_factory):
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                _end(proc, base, token)
+                _end_lab(proc, base, token)
                 raise RuntimeError(f"./dev lab did not start: {log.read_text()!r}") from None
             time.sleep(0.2)  # polling the server's socket, not waiting on a page
     try:
@@ -167,30 +151,7 @@ def lab(tmp_path_factory):
         )
         yield base, token
     finally:
-        _end(proc, base, token)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium driven by Playwright (no downloaded browser)."""
-    if CHROMIUM is None:
-        pytest.skip("chromium not found on PATH (./dev installs Debian's chromium as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="session")
-def screenshots(tmp_path_factory) -> list[Path]:
-    """Folders receiving screenshots: the session's, and WORKBENCH_SCREENSHOTS if set."""
-    folders = [tmp_path_factory.mktemp("screenshots")]
-    if os.environ.get("WORKBENCH_SCREENSHOTS"):
-        folders.append(Path(os.environ["WORKBENCH_SCREENSHOTS"]))
-        folders[-1].mkdir(parents=True, exist_ok=True)
-    return folders
+        _end_lab(proc, base, token)
 
 
 def _wait_for_one_idle_kernel(page, base: str, token: str) -> None:
@@ -215,7 +176,7 @@ def _is_local(url: str) -> bool:
     return parts.scheme in LOCAL_SCHEMES or parts.hostname in LOCAL_HOSTS
 
 
-def test_a_notebook_runs_in_jupyterlab_with_its_plots_and_app_offline(lab, browser, screenshots):
+def test_a_notebook_runs_in_jupyterlab_with_its_plots_and_app_offline(lab, browser, screenshots):  # noqa: F811
     base, token = lab
     notebook = (REPO / "notebooks" / NOTEBOOK).read_bytes()
     page = browser.new_page(viewport={"width": 1400, "height": 1300})
