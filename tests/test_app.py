@@ -287,3 +287,20 @@ def test_launcher_binds_localhost_and_takes_origins():
     cmd = serve_command(5100, "0.0.0.0", allow_websocket_origin=["lab.example:80"])
     origins = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--allow-websocket-origin"]
     assert origins == ["lab.example:80"]
+
+
+def test_a_served_page_builds_a_tab_when_it_is_first_opened():
+    from bokeh.document import Document
+
+    from workbench.app.dashboard import TAB_BUILDERS, DashboardTabs, build_dashboard
+
+    tabs = DashboardTabs()
+    page = build_dashboard(tabs)
+    assert tabs.built() == []
+    page.server_doc(Document())
+    assert tabs.built() == ["Templates"]  # the page costs its first tab only
+    switcher = page.main[0]
+    switcher.active = list(TAB_BUILDERS).index("Satisfaction probability")
+    assert tabs.built() == ["Templates", "Satisfaction probability"]
+    switcher.active = 0  # back: the same tab, not a second one
+    assert tabs.built() == ["Templates", "Satisfaction probability"]

@@ -377,19 +377,16 @@ def test_the_controls_fit_their_column(live_app):
 def test_the_header_names_the_replayed_data(live_app, monkeypatch):
     from workbench.app import dashboard
 
-    made = []
-
-    def tabs():
-        made.append(live_app(source="CSV file"))
-        return [("Live join (Spark)", made[-1])]
-
-    monkeypatch.setattr(dashboard, "dashboard_tabs", tabs)
-    page = dashboard.build_dashboard()
+    live = dashboard.LIVE_TAB
+    monkeypatch.setitem(dashboard.TAB_BUILDERS, live, lambda _: live_app(source="CSV file"))
+    tabs = dashboard.DashboardTabs()
+    page = dashboard.build_dashboard(tabs)
     header = page.header[0]
     assert header.object.startswith("data: **simulated replica") and "Live join" not in (
         header.object
     )
-    app = made[0]
+    assert tabs.built() == []  # nothing built before a tab is shown
+    app = tabs[live]
     app.csv_file = newcomer_csv()
     app.start()
     _settle(app)
@@ -441,3 +438,37 @@ def test_a_csv_at_the_defaults_finishes_on_spark(spark, tmp_path):
         assert app.pairs == len(pairs.a_ids) > 100
     finally:
         app.close(wait=True)
+
+
+def _message_says(app, text: str, timeout: float = 30.0) -> None:
+    """Poll the page (as its periodic callback does) until its message says ``text``."""
+    deadline = time.monotonic() + timeout
+    while text not in app.message:
+        assert time.monotonic() < deadline, app.message
+        app.poll()
+        time.sleep(0.05)
+
+
+def test_a_start_beyond_the_spark_slots_waits_and_says_so(live_app, monkeypatch):
+    from workbench.spark import job
+    from workbench.spark.slots import Slots
+
+    slots = Slots(1)
+    monkeypatch.setattr(job, "spark_slots", lambda: slots)
+    first, second, third = live_app(), live_app(), live_app()
+    first.start()
+    _settle(first)
+    assert first.state == "running" and slots.in_use == 1
+    second.start()
+    _message_says(second, "Waiting for a free Spark slot: 1 of 1 runs on this server")
+    assert second.state == "starting"
+    third.start()
+    _message_says(third, "Waiting for a free Spark slot")
+    third.close(wait=True)  # its session ended while it waited: it gives up at once
+    first.stop()
+    _settle(first)
+    _settle(second)
+    assert first.state == "stopped" and second.state == "running" and slots.in_use == 1
+    second.stop()
+    _settle(second)
+    assert slots.in_use == 0

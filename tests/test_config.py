@@ -54,10 +54,10 @@ def test_dashboard_flags_become_the_servers_environment(monkeypatch, tmp_path):
     # the command sets the variables in its environment: here a copy, dropped after the test
     clean = {k: v for k, v in os.environ.items() if k not in ENV.values()}
     monkeypatch.setattr(os, "environ", clean)
-    argv = ["dashboard", "--master", "local[1]", "--shuffle-partitions", "3"]
+    argv = ["dashboard", "--master", "local[1]", "--shuffle-partitions", "3", "--spark-slots", "4"]
     assert main([*argv, "--data-dir", str(tmp_path), "--work-dir", str(tmp_path / "w")]) == 0
     (seen,) = served
-    assert seen == Settings("local[1]", 3, tmp_path, tmp_path / "w")
+    assert seen == Settings("local[1]", 3, tmp_path, tmp_path / "w", spark_slots=4)
     clean["WORKBENCH_SPARK_MASTER"] = "local[4]"  # a variable set before: kept
     assert main(["dashboard"]) == 0 and served[-1].spark_master == "local[4]"
 

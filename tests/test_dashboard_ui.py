@@ -11,17 +11,15 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from workbench.app.room import DATA_SIGNATURE, READY, dashboard_server
 
 pytestmark = pytest.mark.ui
 
@@ -36,16 +34,6 @@ TABS = (
     "Deployment (simulated)",
     "Whole month",
 )
-READY = {  # a label each tab shows once rendered
-    "Templates": "Edit a template",
-    "Satisfaction probability": "partner pi (ms)",
-    "Partition regions": "base event a_i",
-    "Live join (Spark)": "speed (x real time)",
-    "Coalescing": "weight: scan",
-    "Multi-way join": "temperature band (C)",
-    "Deployment (simulated)": "quantum (C)",
-    "Whole month": "window d (ms)",
-}
 # every Bokeh ColumnDataSource whose data has ``column``, as lists of its x values / lengths
 SOURCES_WITH = """(column) => {
   const out = [];
@@ -107,15 +95,6 @@ LAYOUT_PROBLEMS = "\n".join(  # the function, without its leading comment
     for line in (Path(__file__).parent / "layout_problems.js").read_text().splitlines()
     if not line.startswith("//")
 )
-# every data source's length and first values: changes when any plot gets new data
-DATA_SIGNATURE = """() => {
-  const out = [];
-  for (const doc of Bokeh.documents)
-    for (const m of doc.all_models)
-      if (m.data) for (const [k, v] of Object.entries(m.data))
-        out.push(k + ":" + v.length + ":" + String(Array.from(v).slice(0, 3)));
-  return out.sort().join("|");
-}"""
 
 
 def _free_port() -> int:
@@ -128,49 +107,10 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     """The dashboard served by the project's launcher on a free localhost port.
 
-    Its stderr goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
+    Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
     up and block the server."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("server") / "stderr.txt"
-    with open(log, "wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,  # the launcher and its panel server: one group to end
-        )
-    url = f"http://127.0.0.1:{port}/dashboard"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=30) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                _end(proc)
-                raise RuntimeError(f"dashboard did not start: {log.read_text()!r}") from None
-            time.sleep(0.2)  # polling the server's socket, not waiting on the page
-    yield url
-    _end(proc)
-
-
-def _end(proc: subprocess.Popen) -> None:
-    """Stop the launcher's process group (it runs ``panel serve`` as a child), by its id."""
-    group = proc.pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)  # anyone left in the group?
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGKILL)
-    proc.wait()
+    with dashboard_server(tmp_path_factory.mktemp("server") / "stderr.txt") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -25,11 +25,12 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     CHROMIUM,
-    _end,
     _free_port,
     browser,
     screenshots,
 )
+
+from workbench.app.room import end_group
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
@@ -78,7 +79,7 @@ def _end_lab(proc: subprocess.Popen, base: str, token: str) -> None:
         _request(f"{base}/api/shutdown?token={token}", method="POST")
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=15)
-    _end(proc)
+    end_group(proc)
 
 
 @pytest.fixture(scope="module")

@@ -37,8 +37,9 @@ def _parser() -> argparse.ArgumentParser:
         "spark": "streaming PTJoin vs Spark's interval join and a pandas-UDF join, per master "
         "(20,000 events per stream unless --events)",
         "live": "per-record latency of the live PTJoin on Spark over a replay",
+        "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
     }
-    st, pt, iv, wj, co, mo, sp, lv = (
+    st, pt, iv, wj, co, mo, sp, lv, rm = (
         bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
         for name, text in kinds.items()
     )
@@ -49,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mo.add_argument("--d", type=float, help="the window d (ms)")
     mo.add_argument("--prefix", type=int, help="events run by the python reference")
-    for every in (st, pt, iv, wj, co, mo, sp, lv, db):
+    for every in (st, pt, iv, wj, co, mo, sp, lv, rm, db):
         every.add_argument(
             "--json",
             dest="as_json",
@@ -102,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first the design before, then each latency lever alone, then all",
     )
+    rm.add_argument("--sessions", type=int, help="browser sessions at once")
+    rm.add_argument("--moves", type=int, help="slider moves per analytical tab and session")
     for seeded in (st, pt, iv, wj, co, sp):
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
@@ -114,13 +117,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
-    dash.add_argument("--address", default="127.0.0.1", help="bind address (localhost default)")
+    dash.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="bind address (default 127.0.0.1: this machine only); any other address exposes "
+        "the unauthenticated dashboard to the network and needs --allow-websocket-origin",
+    )
     dash.add_argument(
         "--allow-websocket-origin",
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="accept websocket connections from this origin (repeatable; default: the address)",
+        help="accept websocket connections from this origin (repeatable; default on 127.0.0.1: "
+        "the address; required for any other address)",
     )
     dash.add_argument("--show", action="store_true", help="open a browser tab")
     for flag, key, metavar, text in (
@@ -128,6 +137,13 @@ def _parser() -> argparse.ArgumentParser:
         ("--shuffle-partitions", "shuffle_partitions", "N", "the Spark shuffle partitions"),
         ("--data-dir", "data_dir", "DIR", "where downloaded data (the real readings) is kept"),
         ("--work-dir", "work_dir", "DIR", "where Spark runs write checkpoints and output"),
+        ("--spark-slots", "spark_slots", "N", "Spark runs going at once (more wait, told so)"),
+        (
+            "--max-upload-mb",
+            "max_upload_mb",
+            "MB",
+            "largest file the page accepts (default 50); also sizes the websocket message limit",
+        ),
     ):
         dash.add_argument(flag, dest=key, metavar=metavar, help=f"{text} (sets {ENV[key]})")
     return parser
@@ -148,6 +164,10 @@ def _benchmark(name: str) -> Callable[..., BenchReport]:
         from workbench.app.bench import bench_dashboard
 
         return bench_dashboard
+    if name == "room":
+        from workbench.app.room import bench_room
+
+        return bench_room
     from workbench import bench
 
     return {
@@ -184,11 +204,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")
         print(f"index: {Path(args.out) / 'index.html'}")
     elif args.command == "dashboard":
-        from workbench.app.serve import serve
+        from workbench.app.serve import check_exposure, serve
 
-        given = {ENV[k]: str(getattr(args, k)) for k in ENV if getattr(args, k) is not None}
+        given = {ENV[k]: str(v) for k in ENV if (v := getattr(args, k, None)) is not None}
         try:
             settings({**os.environ, **given})  # a bad value stops here, named
+            # another address than loopback: only with origins given (the warning: serve's)
+            check_exposure(args.address, args.port, args.allow_websocket_origin)
         except ValueError as exc:
             print(f"workbench dashboard: {exc}", file=sys.stderr)
             return 2

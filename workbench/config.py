@@ -4,28 +4,39 @@
 - ``WORKBENCH_SPARK_MASTER`` (``local[2]``): the dashboard's Spark master;
 - ``WORKBENCH_SHUFFLE_PARTITIONS`` (``1``): its ``spark.sql.shuffle.partitions``;
 - ``WORKBENCH_DATA_DIR`` (the user's cache folder): where the real readings are kept;
-- ``WORKBENCH_WORK_DIR`` (the system's temporary folder): where Spark runs write.
+- ``WORKBENCH_WORK_DIR`` (the system's temporary folder): where Spark runs write;
+- ``WORKBENCH_SPARK_SLOTS`` (``2``): Spark runs going at once on the dashboard's server;
+- ``WORKBENCH_MAX_UPLOAD_MB`` (``50``): the largest file the dashboard accepts (a CSV upload),
+  in MB (2**20 bytes); it also sizes the server's websocket message limit.
+
+A path typed into the page is confined to the data and work folders (:func:`page_path`); the
+Python functions that take paths are not.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ENV", "Settings", "run_folder", "settings"]
+__all__ = ["ENV", "Settings", "page_path", "run_folder", "settings"]
 
 ENV = {
     "spark_master": "WORKBENCH_SPARK_MASTER",
     "shuffle_partitions": "WORKBENCH_SHUFFLE_PARTITIONS",
     "data_dir": "WORKBENCH_DATA_DIR",
     "work_dir": "WORKBENCH_WORK_DIR",
+    "max_upload_mb": "WORKBENCH_MAX_UPLOAD_MB",
+    "spark_slots": "WORKBENCH_SPARK_SLOTS",
 }
 """Each setting's environment variable."""
 
 _MASTER_PREFIXES = ("local", "spark://", "sc://", "yarn", "k8s://")
+MAX_UPLOAD_MB_CEILING = 1024.0
+"""The largest upload limit accepted (MB): the file is held in memory, base64 in transit."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,23 @@ class Settings:
     """Where downloaded data (the real readings) is cached; None: the user's cache folder."""
     work_dir: Path | None = None
     """Where Spark runs keep their checkpoints and sinks; None: the system's temporary folder."""
+    max_upload_mb: float = 50.0
+    """The largest file the dashboard accepts (MB of 2**20 bytes): a larger upload is refused
+    before it is read; the websocket message limit of ``workbench dashboard`` follows it."""
+
+    spark_slots: int = 2
+    """Spark runs (live joins, the tabs' Spark runs) going at once on the dashboard's server;
+    a start beyond them waits for one to end, and its page says so."""
+
+    @property
+    def max_upload_bytes(self) -> int:
+        """:attr:`max_upload_mb` in bytes."""
+        return int(self.max_upload_mb * 2**20)
+
+    @property
+    def work_folder(self) -> Path:
+        """:attr:`work_dir`, or the system's temporary folder."""
+        return self.work_dir if self.work_dir is not None else Path(tempfile.gettempdir())
 
     @property
     def readings_file(self) -> Path:
@@ -61,11 +89,11 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     an error naming the variable and the value.
 
     >>> settings({"WORKBENCH_SPARK_MASTER": "local[4]", "WORKBENCH_SHUFFLE_PARTITIONS": "2"})
-    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None)
+    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None, max_upload_mb=50.0, spark_slots=2)
     >>> settings({"WORKBENCH_SHUFFLE_PARTITIONS": "two"})
     Traceback (most recent call last):
     ValueError: WORKBENCH_SHUFFLE_PARTITIONS = 'two' must be a whole number >= 1
-    """
+    """  # noqa: E501
     env = os.environ if environ is None else environ
     values: dict[str, object] = {}
     master = env.get(ENV["spark_master"], "").strip()
@@ -76,13 +104,24 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
                 "spark://host:port or sc://host:port"
             )
         values["spark_master"] = master
-    partitions = env.get(ENV["shuffle_partitions"], "").strip()
-    if partitions:
-        if not partitions.isdigit() or int(partitions) < 1:
+    for key in ("shuffle_partitions", "spark_slots"):
+        count = env.get(ENV[key], "").strip()
+        if count:
+            if not count.isdigit() or int(count) < 1:
+                raise ValueError(f"{ENV[key]} = {count!r} must be a whole number >= 1")
+            values[key] = int(count)
+    upload = env.get(ENV["max_upload_mb"], "").strip()
+    if upload:
+        try:
+            megabytes = float(upload)
+        except ValueError:
+            megabytes = math.nan
+        if not 0 < megabytes <= MAX_UPLOAD_MB_CEILING:
             raise ValueError(
-                f"{ENV['shuffle_partitions']} = {partitions!r} must be a whole number >= 1"
+                f"{ENV['max_upload_mb']} = {upload!r} must be a number of MB above 0 and at most "
+                f"{MAX_UPLOAD_MB_CEILING:g}"
             )
-        values["shuffle_partitions"] = int(partitions)
+        values["max_upload_mb"] = megabytes
     for key in ("data_dir", "work_dir"):
         folder = env.get(ENV[key], "").strip()
         if folder:
@@ -97,3 +136,30 @@ def run_folder(prefix: str, root: str | os.PathLike[str] | None = None) -> Path:
     if base is not None:
         Path(base).mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
+def page_path(text: str, folder: Path, what: str, variable: str) -> Path:
+    """The path a user typed into the page, resolved (``..`` and symlinks followed), when it
+    lies inside ``folder`` (also resolved); a relative path is taken relative to ``folder``.
+    Anything else is a ValueError naming ``what``, the folder, its ``variable`` and the text:
+    nothing outside the folder is opened (resolving reads links, never a file's content).
+
+    >>> page_path("readings/data.txt", Path("/srv/data"), "readings file", "WORKBENCH_DATA_DIR")
+    PosixPath('/srv/data/readings/data.txt')
+    >>> page_path("../x", Path("/srv/data"), "readings file", "WORKBENCH_DATA_DIR")
+    Traceback (most recent call last):
+    ValueError: readings file must be inside the data folder /srv/data (WORKBENCH_DATA_DIR); got ../x
+    """  # noqa: E501
+    base = Path(folder).expanduser().resolve()
+    text = text.strip()
+    try:
+        given = Path(text).expanduser() if text else None
+        resolved = (base / given).resolve() if given is not None else None
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL in the text
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(base) or resolved == base:
+        kind = "data" if variable == ENV["data_dir"] else "work"
+        raise ValueError(
+            f"{what} must be inside the {kind} folder {base} ({variable}); got {text or '(empty)'}"
+        )
+    return resolved

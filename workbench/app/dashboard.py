@@ -4,6 +4,8 @@ failures shown in the page, and the served template.  This module is also the fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import panel as pn
 
 from workbench.app.coalescing import CoalescingExplorer
@@ -16,14 +18,44 @@ from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
 from workbench.data.streams import default_readings
 
-__all__ = ["TITLE", "build_dashboard", "dashboard_tabs", "header_text", "serve_page", "show_error"]
+__all__ = [
+    "TAB_BUILDERS",
+    "TITLE",
+    "DashboardTabs",
+    "build_dashboard",
+    "dashboard_tabs",
+    "header_text",
+    "serve_page",
+    "show_error",
+]
 
 TITLE = "Uncertain-time stream workbench"
 
 
-def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
-    """The tabs in order."""
-    editor = TemplateEditor()
+class DashboardTabs:
+    """One session's tabs, each built when first asked for (:data:`TAB_BUILDERS`): a page
+    costs only its first tab, and a tab the user never opens costs nothing.  ``on_build`` is
+    told each tab built (the header follows the live join that way)."""
+
+    def __init__(self, on_build: Callable[[str, pn.viewable.Viewer], object] | None = None):
+        self._built: dict[str, pn.viewable.Viewer] = {}
+        self.on_build = on_build
+
+    def __getitem__(self, name: str) -> pn.viewable.Viewer:
+        if name not in self._built:
+            self._built[name] = TAB_BUILDERS[name](self)
+            if self.on_build is not None:
+                self.on_build(name, self._built[name])
+        return self._built[name]
+
+    def built(self) -> list[str]:
+        """The tabs built so far, in the order built."""
+        return list(self._built)
+
+
+def _satisfaction(tabs: DashboardTabs) -> PTJoinExplorer:
+    """The PTJoin explorer on the template editor's streams, following its edits."""
+    editor = tabs["Templates"]
     explorer = PTJoinExplorer(
         stream_a=editor.stream_a, stream_b=editor.stream_b, d=3000.0, t_det=5000.0
     )
@@ -31,16 +63,27 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
         lambda *_: explorer.param.update(stream_a=editor.stream_a, stream_b=editor.stream_b),
         ["stream_a", "stream_b"],
     )
-    return [
-        ("Templates", editor),
-        ("Satisfaction probability", explorer),
-        ("Partition regions", PartitionRegions(d=8000.0)),
-        ("Live join (Spark)", LiveJoinExplorer()),
-        ("Coalescing", CoalescingExplorer()),
-        ("Multi-way join", WJoinExplorer()),
-        ("Deployment (simulated)", DeploymentExplorer(readings=default_readings())),
-        ("Whole month", MonthExplorer()),
-    ]
+    return explorer
+
+
+TAB_BUILDERS: dict[str, Callable[[DashboardTabs], pn.viewable.Viewer]] = {
+    "Templates": lambda _: TemplateEditor(),
+    "Satisfaction probability": _satisfaction,
+    "Partition regions": lambda _: PartitionRegions(d=8000.0),
+    "Live join (Spark)": lambda _: LiveJoinExplorer(),
+    "Coalescing": lambda _: CoalescingExplorer(),
+    "Multi-way join": lambda _: WJoinExplorer(),
+    "Deployment (simulated)": lambda _: DeploymentExplorer(readings=default_readings()),
+    "Whole month": lambda _: MonthExplorer(),
+}
+"""The tabs in order, each with how to build it for a session."""
+LIVE_TAB = "Live join (Spark)"
+
+
+def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
+    """Every tab, built now, in order (the benchmarks and tests use them all)."""
+    tabs = DashboardTabs()
+    return [(name, tabs[name]) for name in TAB_BUILDERS]
 
 
 def show_error(exc: BaseException) -> None:
@@ -64,18 +107,35 @@ def header_text(source: str, replaying: str = "", state: str = "stopped") -> str
     return text
 
 
-def build_dashboard() -> pn.template.BootstrapTemplate:
-    """The served page: every tab, and the data in the header (simulated by default; what the
-    live join replays when it replays other data)."""
+def build_dashboard(tabs: DashboardTabs | None = None) -> pn.template.BootstrapTemplate:
+    """The served page: every tab, each built when first opened (``tabs``: the session's,
+    new by default), and the data in the header (simulated by default; what the live join
+    replays when it replays other data)."""
     pn.config.exception_handler = show_error
     source = default_readings().attrs.get("source", "readings")
-    tabs = dashboard_tabs()
-    live = next(tab for _, tab in tabs if isinstance(tab, LiveJoinExplorer))
-    header = pn.bind(header_text, source, live.param.replaying, live.param.state)
+    header = pn.pane.Markdown(header_text(source), styles={"color": "white"})
+
+    def follow(name: str, tab: pn.viewable.Viewer) -> None:
+        if name == LIVE_TAB:  # the header names what the live join replays
+            tab.param.watch(
+                lambda *_: header.param.update(
+                    object=header_text(source, tab.replaying, tab.state)
+                ),
+                ["replaying", "state"],
+            )
+
+    tabs = tabs or DashboardTabs()
+    tabs.on_build = follow
+
+    def tab(name: str) -> pn.param.ParamFunction:
+        """The tab ``name``, built when first shown."""
+        return pn.param.ParamFunction(lambda: tabs[name], lazy=True)
+
+    lazy = [(name, tab(name)) for name in TAB_BUILDERS]
     return pn.template.BootstrapTemplate(
         title=TITLE,
-        header=[pn.pane.Markdown(header, styles={"color": "white"})],
-        main=[pn.Tabs(*tabs, dynamic=True, sizing_mode="stretch_width")],
+        header=[header],
+        main=[pn.Tabs(*lazy, dynamic=True, sizing_mode="stretch_width")],
     )
 
 

@@ -2,16 +2,25 @@
 the join's window d, threshold delta, max delays, watermark and trigger, the replay's pace.
 d's default and range follow the data's timing templates: PTJoin Theorem 2's fast path needs
 d >= max(pi).  :class:`~workbench.app.live.LiveJoinExplorer` runs them on Spark.
+
+What the page accepts is checked here: an uploaded CSV above the upload limit, empty, binary
+or unreadable gets a message saying why (nothing raised); the readings file's path must lie
+inside the data folder (:func:`workbench.config.page_path`), or nothing is opened.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from dataclasses import fields
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import panel as pn
 import param
 
+from workbench.config import ENV, page_path
 from workbench.config import settings as configured
 from workbench.data.streams import (
     MAX_DELAY_MS,
@@ -24,6 +33,7 @@ from workbench.data.streams import (
 )
 
 if TYPE_CHECKING:
+    from workbench.data.streams import ReplayedStreams
     from workbench.spark.job import RunSettings
 
 __all__ = ["LiveJoinSettings"]
@@ -33,6 +43,8 @@ D_MAX_FACTOR = 2.0
 DELAY_BOUNDS_MS = (0.0, 600_000.0)
 """The range of the delays a user can give: each stream's max delay D, the extra watermark."""
 CSV_UNIT_LABEL = "CSV time unit"
+READINGS_SOURCE = "Intel Lab readings file"
+log = logging.getLogger(__name__)
 
 
 class LiveJoinSettings(param.Parameterized):
@@ -50,7 +62,10 @@ class LiveJoinSettings(param.Parameterized):
         "",
         label="readings file",
         doc="The Intel Lab data.txt(.gz); by default the download's place in the cache folder "
-        "(WORKBENCH_DATA_DIR).",
+        "(WORKBENCH_DATA_DIR). It must lie inside that folder; a relative path is taken from it.",
+    )
+    readings_report = param.String(
+        "", doc="Why the readings file's path is refused (empty: it is inside the data folder)."
     )
     csv_file = param.Bytes(
         default=None,
@@ -162,14 +177,37 @@ class LiveJoinSettings(param.Parameterized):
         """The window the run has, or will have once queued work ran: a change of d away from
         it is the user's and steers the run."""
         self.check_csv()
+        self.check_readings_path()
+
+    def page_readings_path(self) -> Path:
+        """The readings file the page names, resolved inside the data folder (a relative path
+        from it); ValueError (the page's message) when it lies outside."""
+        return page_path(
+            self.readings_path, configured().cache_dir, "readings file", ENV["data_dir"]
+        )
+
+    @param.depends("readings_path", watch=True)
+    def check_readings_path(self) -> None:
+        """Say under the readings file's box whether its path is refused (nothing is opened:
+        the path is only resolved)."""
+        try:
+            self.page_readings_path()
+        except ValueError as exc:
+            self.readings_report = str(exc)
+        else:
+            self.readings_report = ""
 
     def settings(self) -> RunSettings:
         """The page's current choices (imports the session's module: pyspark)."""
         from workbench.spark.job import RunSettings
 
-        return RunSettings(
+        try:
+            readings_path, refusal = str(self.page_readings_path()), None
+        except ValueError as exc:  # outside the data folder: never handed to a loader
+            readings_path, refusal = str(configured().readings_file), exc
+        run = RunSettings(
             source=self.source,
-            readings_path=self.readings_path,
+            readings_path=readings_path,
             csv_file=self.csv_file,
             csv_time=self.csv_time,
             csv_sensor=self.csv_sensor,
@@ -186,20 +224,32 @@ class LiveJoinSettings(param.Parameterized):
             work_root=self.work_root,
             live_factory=self.live_factory,
         )
+        if refusal is not None and self.source == READINGS_SOURCE:
+            return _refused(type(run))(
+                **{f.name: getattr(run, f.name) for f in fields(run)}, refusal=str(refusal)
+            )
+        return run
 
     # -- the data and its window (server thread) -------------------------------------------
 
     def check_csv(self) -> None:
         """Read the chosen CSV now: what it gave goes under the CSV inputs, and d's default and
         range follow its templates."""
-        if self.source != "CSV file" or not self.csv_file:
+        if self.source != "CSV file" or self.csv_file is None:
             self.csv_report = ""
             self._forget_window()
             return
         try:
             streams = csv_streams(self.csv_file, self.csv_time, self.csv_sensor, self.csv_time_unit)
-        except ValueError as exc:
-            self.param.update(csv_report=str(exc), csv_alert="danger")
+        except ValueError as exc:  # what the CSV is, and why it cannot be used
+            self.param.update(csv_report=_sentence(str(exc)), csv_alert="danger")
+            return
+        except Exception as exc:  # anything unforeseen: said, and the page goes on
+            log.exception("reading an uploaded CSV failed")
+            self.param.update(
+                csv_report=f"The CSV cannot be read ({type(exc).__name__}: {str(exc)[:300]}).",
+                csv_alert="danger",
+            )
             return
         window = window_range(streams.templates)
         self.use_window(window, self.d, window.default if self.d == self._auto_d else self.d)
@@ -208,7 +258,9 @@ class LiveJoinSettings(param.Parameterized):
             csv_report=paragraph.join(
                 [f"**{streams.source}**", report.describe(CSV_UNIT_LABEL, paragraph)]
             ),
-            csv_alert="warning" if report["bad_time_or_sensor"] or report.hint() else "success",
+            csv_alert="warning"
+            if report["bad_time_or_sensor"] or report.hint() or report.notes
+            else "success",
         )
 
     def _forget_window(self) -> None:
@@ -270,6 +322,15 @@ class LiveJoinSettings(param.Parameterized):
             self.csv_report, alert_type=self.csv_alert, css_classes=["live-csv-report"]
         )
 
+    @param.depends("readings_report")
+    def readings_view(self) -> pn.pane.Alert | None:
+        """Why the readings file's path is refused (nothing when it is inside the data folder)."""
+        if not self.readings_report:
+            return None
+        return pn.pane.Alert(
+            self.readings_report, alert_type="danger", css_classes=["live-readings-report"]
+        )
+
     def widgets(self) -> list[pn.viewable.Viewable]:
         """The choices' widgets, the CSV inputs and the data's report where they apply, and the
         note on d (for a 300 px column)."""
@@ -286,9 +347,10 @@ class LiveJoinSettings(param.Parameterized):
         )
         return [
             w.Select.from_param(self.param.source, **wide),
-            w.TextInput.from_param(
-                self.param.readings_path,
-                visible=self.param.source.rx() == "Intel Lab readings file",
+            pn.Column(
+                w.TextInput.from_param(self.param.readings_path, **wide),
+                self.readings_view,
+                visible=self.param.source.rx() == READINGS_SOURCE,
                 **wide,
             ),
             csv,
@@ -301,3 +363,27 @@ class LiveJoinSettings(param.Parameterized):
             w.FloatInput.from_param(self.param.watermark, **wide),
             w.FloatInput.from_param(self.param.trigger_seconds, **wide),
         ]
+
+
+def _sentence(text: str) -> str:
+    """A message as a sentence: "the ..." capitalised, ending with a full stop."""
+    text = text.strip()
+    if text.startswith("the "):
+        text = "The " + text[4:]
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+@cache
+def _refused(base: type[RunSettings]) -> type[RunSettings]:
+    """Run settings whose readings file was refused: loading the data raises the refusal (the
+    page's message), so a Start fails with it and no file is opened."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class RefusedData(base):  # type: ignore[misc, valid-type]
+        refusal: str = ""
+
+        def streams(self) -> ReplayedStreams:
+            raise ValueError(self.refusal)
+
+    return RefusedData

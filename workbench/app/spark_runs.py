@@ -121,6 +121,8 @@ class SparkRuns(param.Parameterized):
         if self._job is None:
             return
         self._job.poll()
+        if self._job.stage and self.spark_message != self._job.stage:
+            self.spark_message = self._job.stage  # the run waits for a free Spark slot
         if self._collecting():
             self._job.collect(self._show_spark)
 

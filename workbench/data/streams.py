@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.config import settings
-from workbench.data.csv_replay import CsvReport, read_sensor_csv
+from workbench.data.csv_replay import CsvReport, decode_csv, read_sensor_csv
 from workbench.data.intel_lab import clean, load_readings
 from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
@@ -32,6 +32,7 @@ __all__ = [
     "SOURCES",
     "ReplayedStreams",
     "WindowRange",
+    "check_upload_size",
     "csv_streams",
     "default_readings",
     "default_streams",
@@ -216,7 +217,18 @@ def with_epochs(readings: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     return readings.assign(epoch=epoch.astype(np.int64)), period
 
 
-@lru_cache(maxsize=4)
+def check_upload_size(size: int) -> None:
+    """Refuse a file above the configured upload limit (``WORKBENCH_MAX_UPLOAD_MB``), naming its
+    size and the limit, before anything reads it."""
+    limit = settings().max_upload_mb
+    if size > settings().max_upload_bytes:
+        raise ValueError(
+            f"the file is {size / 2**20:,.1f} MB ({size:,} bytes), above the upload limit of "
+            f"{limit:g} MB (WORKBENCH_MAX_UPLOAD_MB, workbench dashboard --max-upload-mb); it "
+            "was not read"
+        )
+
+
 def csv_streams(
     data: bytes, time: str, sensor: str, time_unit: str | None = None
 ) -> ReplayedStreams:
@@ -224,21 +236,61 @@ def csv_streams(
     the replica: sensors numbered in order of their ids, epochs from :func:`with_epochs`; the
     reading report in ``report``.  The last few CSVs are kept, so checking an upload and
     replaying it read it once.  An unusable CSV raises ValueError saying why, naming the page's
-    "CSV time unit" when the times look like epoch numbers read as something else."""
+    "CSV time unit" when the times look like epoch numbers read as something else: a file
+    above the upload limit (:func:`check_upload_size`), empty, binary (:func:`decode_csv`),
+    without the named columns (the ones it has listed), with a header only, or with no row
+    whose time and sensor parse.  Text that is not UTF-8 is read as Windows-1252 and noted in
+    the report."""
+    check_upload_size(len(data))  # before the cache: the limit in force now decides
+    return _csv_streams(data, time, sensor, time_unit)
+
+
+@lru_cache(maxsize=4)
+def _csv_streams(data: bytes, time: str, sensor: str, time_unit: str | None) -> ReplayedStreams:
+    """:func:`csv_streams` of a file within the upload limit (the last few kept)."""
+    text, notes = decode_csv(data)
+    if not text.strip():
+        raise ValueError(
+            f"the file holds no header row, only {len(data):,} bytes of blank space: a CSV "
+            "needs a header row naming its columns, then one row per reading"
+        )
     try:
         readings, report = read_sensor_csv(
-            io.BytesIO(data), time=time, sensor=sensor, values={}, time_unit=time_unit or None
+            io.StringIO(text),
+            time=time,
+            sensor=sensor,
+            values={},
+            time_unit=time_unit or None,
+            keep_default_na=False,  # "nan", "NA", "null": said to be no time, not empty
+            na_values=[""],
         )
-    except ValueError as exc:  # unreadable text, a missing column
-        raise ValueError(f"the CSV cannot be read: {exc}") from exc
+    except ValueError as exc:  # a missing column, text pandas cannot split into rows
+        text = f"the CSV cannot be read: {exc}"
+        if "are not in the CSV" in str(exc):
+            text += (
+                ". Set CSV time column and CSV sensor column to the names of your CSV's time "
+                "and sensor columns"
+            )
+        raise ValueError(text) from exc
+    report = replace(report, notes=notes)
+    if report.rows == 0:
+        header = text.strip().splitlines()[0][:200]
+        raise ValueError(
+            f"the CSV has only its header row ({header}): no readings below it, one row per "
+            "reading is needed"
+        )
     if readings.empty:
         why = report.describe("CSV time unit", sep=" ")
         raise ValueError(f"no CSV row has a parsable time and sensor. {why}")
     codes, ids = pd.factorize(readings["mote"], sort=True)
     readings = readings.assign(mote=codes + 1)
-    readings, period = with_epochs(readings)
-    readings.attrs["source"] = f"CSV: {len(readings):,} readings of {len(ids)} sensors"
-    streams = replayed_streams(readings, days=None, epoch_seconds=period)
+    try:
+        readings, period = with_epochs(readings)
+        readings.attrs["source"] = f"CSV: {len(readings):,} readings of {len(ids)} sensors"
+        streams = replayed_streams(readings, days=None, epoch_seconds=period)
+    except ValueError as exc:  # too few sensors or readings to replay: with what was read
+        why = str(exc).rstrip(".")
+        raise ValueError(f"{why}. {report.describe('CSV time unit', sep=' ')}") from exc
     return replace(streams, report=report)
 
 
@@ -289,7 +341,7 @@ def load_streams(
             f"it into {settings().cache_dir} (needs a network; WORKBENCH_DATA_DIR sets the "
             "folder), or give the path of a copy of data.txt or data.txt.gz"
         )
-    if source == "CSV file" and not csv_file:
+    if source == "CSV file" and csv_file is None:
         raise ValueError("choose a CSV file first (a time column and a sensor column)")
     loaders = {
         "simulated deployment": default_streams,

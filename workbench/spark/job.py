@@ -38,6 +38,7 @@ from workbench.operators import StreamSpec
 from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
 from workbench.spark.session import shared_session
+from workbench.spark.slots import spark_slots
 from workbench.spark.worker import Worker
 
 __all__ = [
@@ -243,6 +244,7 @@ class LiveSession(Worker):
         replay = self._work / "replay"
         replay.mkdir()
         delta, speed = settings.delta, settings.speed
+        spark_slots().acquire(self, self.closing, self._waiting_for_slot)
         self.stage = "Waiting for Spark (it starts with the server: about half a minute)"
         self._live = (settings.live_factory or spark_live_join)(
             source_dir=replay,
@@ -309,8 +311,15 @@ class LiveSession(Worker):
         self.teardown()
         return f"Stopped after {pairs:,} pairs; Start replays the data from its start"
 
+    def _waiting_for_slot(self, used: int, limit: int) -> None:
+        self.stage = (
+            f"Waiting for a free Spark slot: {used} of {limit} runs on this server are going "
+            "(WORKBENCH_SPARK_SLOTS); this run starts when one ends"
+        )
+
     def teardown(self) -> None:
-        """Stop the replay and the queries, remove the run's folder (a finished run, too)."""
+        """Stop the replay and the queries, remove the run's folder (a finished run, too),
+        free the run's Spark slot."""
         replayer, live, work = self._replayer, self._live, self._work
         self._replayer = self._live = self._work = None
         try:
@@ -320,6 +329,7 @@ class LiveSession(Worker):
             if live is not None:
                 live.close()
         finally:
+            spark_slots().release(self)
             if work is not None:
                 shutil.rmtree(work, ignore_errors=True)
 

@@ -35,6 +35,7 @@ from pyspark.sql.streaming import StreamingQuery
 from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.spark.metrics import ProgressLog, attach_progress
+from workbench.spark.slots import spark_slots
 from workbench.spark.source import stop_query
 from workbench.spark.worker import Worker
 
@@ -138,6 +139,8 @@ class ReplayJob(Worker):
         self._spark: SparkSession | None = None
         self._checkpoints: dict[str, int] = {}  # query name -> checkpoint number
         self._opened = 0  # runs started (each on a fresh progress listener)
+        self.stage = ""
+        """Why a start waits (empty when it does not)."""
 
     @property
     def spark(self) -> SparkSession:
@@ -192,6 +195,8 @@ class ReplayJob(Worker):
         self._opened += 1
         self.checkpoint = 1
         self._checkpoints = {}
+        spark_slots().acquire(self, self.closing, self._waiting_for_slot)
+        self.stage = ""
         self.work = run_folder(f"workbench-{self.name}-", self.work_root)
         self.replay_dir.mkdir()
         self.progress = attach_progress(self.spark)
@@ -240,8 +245,15 @@ class ReplayJob(Worker):
             if progress is not None and self._spark is not None:
                 self._spark.streams.removeListener(progress)
         finally:
+            spark_slots().release(self)
             if work is not None:
                 shutil.rmtree(work, ignore_errors=True)
+
+    def _waiting_for_slot(self, used: int, limit: int) -> None:
+        self.stage = (
+            f"waiting for a free Spark slot: {used} of {limit} runs on this server are going "
+            "(WORKBENCH_SPARK_SLOTS); this run starts when one ends"
+        )
 
     def cleanup(self) -> None:
         """After a failure, and at :meth:`close`: stop the run (:meth:`teardown`)."""

@@ -17,6 +17,7 @@ what the actions run) goes to the worker while no action is queued.  A failure r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
@@ -35,6 +36,8 @@ class Worker:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=name)
         self._actions: list[tuple[Future, Callable[[object], None] | None]] = []
         self._sample: tuple[Future, Callable[[object], None]] | None = None
+        self.closing = threading.Event()
+        """Set by :meth:`close`: work waiting on something (a Spark slot) gives up."""
 
     @property
     def pending(self) -> bool:
@@ -74,8 +77,11 @@ class Worker:
         self.poll()
 
     def close(self, wait: bool = False) -> None:
-        """:meth:`cleanup` after what is queued, then end the thread (``wait`` for it)."""
-        self._executor.submit(self.cleanup)
+        """:meth:`cleanup` after what is queued, then end the thread (``wait`` for it); a
+        second call only waits."""
+        if not self.closing.is_set():
+            self.closing.set()
+            self._executor.submit(self.cleanup)
         self._executor.shutdown(wait=wait)
 
     def _guarded(self, action: Callable[[], T]) -> Callable[[], T]:

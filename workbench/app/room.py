@@ -1,0 +1,258 @@
+"""A room of users on one dashboard server: browser sessions (headless Chromium through
+Playwright, one context each) open the page at once, switch through the tabs and move a
+slider on each analytical tab; every wait is for the page's own change, and each figure is
+what that session's user waited (``workbench bench room``).
+
+Playwright and a Chromium are test tooling (the ``dev`` extra; ``./dev`` installs Debian's
+``chromium``); nothing else in the package imports this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.bench import BenchReport
+
+__all__ = [
+    "DATA_SIGNATURE",
+    "READY",
+    "SessionTimes",
+    "bench_room",
+    "chromium",
+    "dashboard_server",
+    "end_group",
+    "run_room",
+]
+
+READY = {
+    "Templates": "Edit a template",
+    "Satisfaction probability": "partner pi (ms)",
+    "Partition regions": "base event a_i",
+    "Live join (Spark)": "speed (x real time)",
+    "Coalescing": "weight: scan",
+    "Multi-way join": "temperature band (C)",
+    "Deployment (simulated)": "quantum (C)",
+    "Whole month": "window d (ms)",
+}
+"""A label each tab shows once rendered."""
+SLIDER_TABS = (
+    "Satisfaction probability",
+    "Partition regions",
+    "Coalescing",
+    "Deployment (simulated)",
+)
+"""The analytical tabs whose first slider changes a plot's data at once."""
+DATA_SIGNATURE = """() => {
+  const out = [];
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (m.data) for (const [k, v] of Object.entries(m.data))
+        out.push(k + ":" + v.length + ":" + String(Array.from(v).slice(0, 3)));
+  return out.sort().join("|");
+}"""
+"""Every data source's length and first values: changes when any plot gets new data."""
+
+
+@dataclass
+class SessionTimes:
+    """What one session's user waited: the page (s), each tab switch and slider move (ms)."""
+
+    page_s: float = float("nan")
+    switch_ms: dict[str, float] = field(default_factory=dict)
+    moves_ms: dict[str, list[float]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def chromium() -> str | None:
+    """The Chromium executable on PATH (Debian's ``chromium``), or None."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def end_group(proc: subprocess.Popen) -> None:
+    """End a process started in a session of its own (``start_new_session``) and everything
+    it started: SIGTERM to its group, SIGKILL to what is left after 5 s."""
+    group = proc.pid
+    with suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)  # anyone left in the group?
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        with suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    proc.wait()
+
+
+@contextmanager
+def dashboard_server(
+    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``workbench dashboard`` (with ``args``) on a free localhost port, its output in
+    ``log``: yields the page's URL and the server process (``panel serve``: the launcher
+    execs it), ended with everything it started afterwards."""
+    port = _free_port()
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # the launcher and its server: one group to end
+            env={**os.environ, **(env or {})},
+        )
+    url = f"http://127.0.0.1:{port}/dashboard"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=60) as page:
+                    if page.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"dashboard did not start: {log.read_text()!r}") from None
+                time.sleep(0.2)  # polling the server's socket
+        yield url, server
+    finally:
+        end_group(server)
+
+
+async def _open_tab(page, tab: str) -> float:
+    """Click ``tab``; milliseconds until its ready label shows."""
+    start = time.perf_counter()
+    await page.locator(".bk-tab").get_by_text(tab, exact=True).click()
+    await page.get_by_text(READY[tab]).first.wait_for(timeout=120_000)
+    return 1000.0 * (time.perf_counter() - start)
+
+
+async def _move_slider(page) -> float:
+    """One step right on the tab's first visible slider; milliseconds until a plot's data
+    changed."""
+    before = await page.evaluate(DATA_SIGNATURE)
+    handle = page.locator(".noUi-handle >> visible=true").first
+    await handle.focus()
+    start = time.perf_counter()
+    await handle.press("ArrowRight")
+    await page.wait_for_function(f"(b) => ({DATA_SIGNATURE})() !== b", arg=before, timeout=60_000)
+    return 1000.0 * (time.perf_counter() - start)
+
+
+async def _session(browser, url: str, tabs: Sequence[str], moves: int) -> SessionTimes:
+    """One user: open the page, then each tab in turn, moving its slider ``moves`` times."""
+    times = SessionTimes()
+    context = await browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = await context.new_page()
+    page.on("pageerror", lambda exc: times.errors.append(f"page error: {exc}"))
+    try:
+        start = time.perf_counter()
+        await page.goto(url, timeout=120_000)
+        await page.get_by_text(READY[tabs[0]]).first.wait_for(timeout=120_000)
+        times.page_s = time.perf_counter() - start
+        for tab in tabs:
+            if tab != tabs[0]:
+                times.switch_ms[tab] = await _open_tab(page, tab)
+            if tab in SLIDER_TABS:
+                times.moves_ms[tab] = [await _move_slider(page) for _ in range(moves)]
+        alerts = page.locator(".bk-notification, .notyf__toast--error")
+        if await alerts.count():
+            times.errors.append(f"notification: {await alerts.first.inner_text()}")
+    except Exception as exc:  # noqa: BLE001 (a session's failure is a figure, not the end)
+        times.errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        await context.close()
+    return times
+
+
+async def _room(url: str, sessions: int, tabs: Sequence[str], moves: int) -> list[SessionTimes]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        try:
+            return list(
+                await asyncio.gather(
+                    *(_session(browser, url, tabs, moves) for _ in range(sessions))
+                )
+            )
+        finally:
+            await browser.close()
+
+
+def run_room(
+    url: str, sessions: int, tabs: Sequence[str] = tuple(READY), moves: int = 3
+) -> list[SessionTimes]:
+    """``sessions`` users at once on the page at ``url``: each session's times."""
+    return asyncio.run(_room(url, sessions, [t for t in tabs if t != "Live join (Spark)"], moves))
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
+    """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms)."""
+    tabs = dict.fromkeys(t for s in room for t in s.switch_ms)
+    moved = dict.fromkeys(t for s in room for t in s.moves_ms)
+    return {
+        "sessions": len(room),
+        "page_s": _median([s.page_s for s in room]),
+        "page_max_s": max(s.page_s for s in room),
+        "switch_ms": _median([v for s in room for v in s.switch_ms.values()]),
+        "switch_ms_by_tab": {
+            t: _median([s.switch_ms[t] for s in room if t in s.switch_ms]) for t in tabs
+        },
+        "move_ms": _median([v for s in room for vs in s.moves_ms.values() for v in vs]),
+        "move_ms_by_tab": {
+            t: _median([v for s in room for v in s.moves_ms.get(t, [])]) for t in moved
+        },
+        "errors": [e for s in room for e in s.errors],
+    }
+
+
+def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
+    """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
+    tab switches and slider moves as each user waits them (goals: page 2 s alone and 5 s
+    median for 8, switch and move medians under 0.5 s)."""
+    import tempfile
+
+    if chromium() is None:
+        raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
+    with tempfile.TemporaryDirectory() as tmp:
+        with dashboard_server(Path(tmp) / "server.txt") as (url, _):
+            run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
+            rooms = {n: summary(run_room(url, n, moves=moves)) for n in (1, sessions)}
+    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
+    for n, s in rooms.items():
+        lines.append(
+            f"  {n} session(s): page {s['page_s']:.2f} s median (max {s['page_max_s']:.2f} s), "
+            f"tab switch {s['switch_ms']:.0f} ms median, slider move {s['move_ms']:.0f} ms "
+            f"median, errors {len(s['errors'])}"
+        )
+        for tab, ms in s["switch_ms_by_tab"].items():
+            move = s["move_ms_by_tab"].get(tab)
+            extra = f", slider {move:.0f} ms" if move is not None else ""
+            lines.append(f"    {tab}: switch {ms:.0f} ms{extra}")
+        lines += [f"    error: {e}" for e in s["errors"][:5]]
+    return BenchReport("room", tuple(lines), {"rooms": rooms})
