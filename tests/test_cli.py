@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from workbench.cli import main
 from workbench.experiments import ENGINES
 
@@ -113,3 +115,29 @@ def test_bench_spark_accepts_every_option_it_parses():
     workload = Example5Workload(**{k: v for k, v in options.items() if k not in named})
     assert (workload.events_per_stream, workload.seed) == (10, 2)
     assert MASTERS == ("local[1]", "local[2]", "standalone") and EVENTS_PER_STREAM == 20_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "module", "function"),
+    [
+        (
+            ["bench", "soak", "--minutes", "1", "--speed", "60", "--master", "local[1]"]
+            + ["--sample-seconds", "5", "--out", "x"],
+            "workbench.spark.soak",
+            "bench_soak",
+        ),
+        (["bench", "room", "--sessions", "2", "--moves", "1"], "workbench.app.room", "bench_room"),
+    ],
+)
+def test_bench_soak_and_room_options_are_their_keyword_arguments(argv, module, function):
+    """Every option of ``bench soak`` and ``bench room`` names a parameter of its function."""
+    import importlib
+    import inspect
+
+    from workbench.cli import _benchmark, _parser
+
+    parsed = vars(_parser().parse_args(argv))
+    options = {k for k in parsed if k not in ("command", "benchmark", "as_json")}
+    bench = getattr(importlib.import_module(module), function)
+    assert _benchmark(argv[1]) is bench
+    assert options and options <= set(inspect.signature(bench).parameters)

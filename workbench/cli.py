@@ -38,8 +38,10 @@ def _parser() -> argparse.ArgumentParser:
         "(20,000 events per stream unless --events)",
         "live": "per-record latency of the live PTJoin on Spark over a replay",
         "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
+        "soak": "a 20-minute live PTJoin over the simulated month: state rows, memory and "
+        "latency over time",
     }
-    st, pt, iv, wj, co, mo, sp, lv, rm = (
+    st, pt, iv, wj, co, mo, sp, lv, rm, sk = (
         bench_sub.add_parser(name, help=text, argument_default=argparse.SUPPRESS)
         for name, text in kinds.items()
     )
@@ -50,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mo.add_argument("--d", type=float, help="the window d (ms)")
     mo.add_argument("--prefix", type=int, help="events run by the python reference")
-    for every in (st, pt, iv, wj, co, mo, sp, lv, rm, db):
+    for every in (st, pt, iv, wj, co, mo, sp, lv, rm, sk, db):
         every.add_argument(
             "--json",
             dest="as_json",
@@ -103,6 +105,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first the design before, then each latency lever alone, then all",
     )
+    sk.add_argument("--minutes", type=float, help="wall time of the soak")
+    sk.add_argument("--speed", type=float, help="replay speed (x real time)")
+    sk.add_argument("--master", help="local[N] or spark://h:p")
+    sk.add_argument("--sample-seconds", type=float, help="seconds between samples")
+    sk.add_argument("--out", metavar="DIR", help="also write the samples to DIR/soak.csv")
     rm.add_argument("--sessions", type=int, help="browser sessions at once")
     rm.add_argument("--moves", type=int, help="slider moves per analytical tab and session")
     for seeded in (st, pt, iv, wj, co, sp):
@@ -164,6 +171,10 @@ def _benchmark(name: str) -> Callable[..., BenchReport]:
         from workbench.app.bench import bench_dashboard
 
         return bench_dashboard
+    if name == "soak":
+        from workbench.spark.soak import bench_soak
+
+        return bench_soak
     if name == "room":
         from workbench.app.room import bench_room
 

@@ -15,6 +15,8 @@ import json
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -155,15 +157,19 @@ def live_run(
         keep = events.arrival - events.arrival[0] <= seconds * speed * 1000.0
         events = events.head(int(np.count_nonzero(keep)))  # sorted by arrival
     d = window_range(streams.templates).default
-    specs = tuple(
-        StreamSpec(t, D) for t, D in zip(streams.templates, streams.max_delays, strict=True)
-    )
+    with levers_set(spark, levers):
+        return _timed_run(spark, levers, events, streams.specs(), d, delta, speed, progress)
+
+
+@contextmanager
+def levers_set(spark: SparkSession, levers: Levers) -> Iterator[None]:
+    """The session under ``levers``' settings for the block, its own settings back after."""
     before = {key: spark.conf.get(key, None) for key in levers.conf()}
     for key, value in levers.conf().items():
         spark.conf.set(key, value)
     try:
-        return _timed_run(spark, levers, events, specs, d, delta, speed, progress)
-    finally:  # the session's own settings back
+        yield
+    finally:
         for key, value in before.items():
             if value is None:
                 spark.conf.unset(key)
