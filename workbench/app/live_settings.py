@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import fields
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +31,6 @@ from workbench.data.streams import (
 )
 
 if TYPE_CHECKING:
-    from workbench.data.streams import ReplayedStreams
     from workbench.spark.job import RunSettings
 
 __all__ = ["LiveJoinSettings"]
@@ -202,10 +199,10 @@ class LiveJoinSettings(param.Parameterized):
         from workbench.spark.job import RunSettings
 
         try:
-            readings_path, refusal = str(self.page_readings_path()), None
+            readings_path, refusal = str(self.page_readings_path()), ""
         except ValueError as exc:  # outside the data folder: never handed to a loader
-            readings_path, refusal = str(configured().readings_file), exc
-        run = RunSettings(
+            readings_path, refusal = str(configured().readings_file), str(exc)
+        return RunSettings(
             source=self.source,
             readings_path=readings_path,
             csv_file=self.csv_file,
@@ -223,12 +220,8 @@ class LiveJoinSettings(param.Parameterized):
             auto_d=self.d == self._auto_d,
             work_root=self.work_root,
             live_factory=self.live_factory,
+            refusal=refusal if self.source == READINGS_SOURCE else "",
         )
-        if refusal is not None and self.source == READINGS_SOURCE:
-            return _refused(type(run))(
-                **{f.name: getattr(run, f.name) for f in fields(run)}, refusal=str(refusal)
-            )
-        return run
 
     # -- the data and its window (server thread) -------------------------------------------
 
@@ -371,19 +364,3 @@ def _sentence(text: str) -> str:
     if text.startswith("the "):
         text = "The " + text[4:]
     return text if not text or text.endswith((".", "!", "?")) else text + "."
-
-
-@cache
-def _refused(base: type[RunSettings]) -> type[RunSettings]:
-    """Run settings whose readings file was refused: loading the data raises the refusal (the
-    page's message), so a Start fails with it and no file is opened."""
-    from dataclasses import dataclass
-
-    @dataclass(frozen=True)
-    class RefusedData(base):  # type: ignore[misc, valid-type]
-        refusal: str = ""
-
-        def streams(self) -> ReplayedStreams:
-            raise ValueError(self.refusal)
-
-    return RefusedData

@@ -121,9 +121,14 @@ class RunSettings:
     """Where the run's temporary folder goes (None: the system's default)."""
     live_factory: LiveFactory | None = None
     """Makes the LiveJoin (None: :func:`spark_live_join`)."""
+    refusal: str = ""
+    """Why the page refused the chosen data (a readings path outside the data folder): then
+    loading it raises this message and nothing is opened."""
 
     def streams(self) -> ReplayedStreams:
-        """The chosen data as two event streams."""
+        """The chosen data as two event streams (a ValueError: :attr:`refusal`, when set)."""
+        if self.refusal:
+            raise ValueError(self.refusal)
         return load_streams(
             self.source,
             self.readings_path,
