@@ -18,6 +18,7 @@ from workbench.data.replica import simulate_deployment
 from workbench.data.synthetic import coalescing_stream
 from workbench.spark.coalesce import (
     EXTENT_COLUMNS,
+    OUTPUT_SCHEMA,
     CoalesceSettings,
     coalesce_input,
     eager_coalesce_query,
@@ -117,6 +118,23 @@ def test_eager_time_window_equals_the_extent_at_every_micro_batch(spark, tmp_pat
     last = emitted[emitted["batch"] == emitted.groupby("group")["batch"].transform("max")]
     assert last["count"].sum() == final["count"].sum()
     pd.testing.assert_frame_equal(read_extents(spark, out, settings.window), final)
+
+
+def test_reading_up_to_a_batch_lists_no_later_folder(spark, tmp_path):
+    """A running query may be re-running its uncommitted next batch, which replaces that
+    batch's folder: the view of the last reported batch reads only the folders up to it (a
+    later folder, here unreadable, is not even listed), so the re-run cannot pull a file from
+    under the read."""
+    out = tmp_path / "out"
+    for batch in (0, 1):
+        frame = spark.createDataFrame([(1, 0.0, 1.0, 2.0, 1, [0.0], [0.0])], OUTPUT_SCHEMA)
+        frame.coalesce(1).write.parquet(str(out / f"batch={batch}"))
+    (out / "batch=2").mkdir()
+    (out / "batch=2" / "part-00000.parquet").write_bytes(b"half written")
+    assert sorted(read_emitted(spark, str(out), batch=1)["batch"]) == [0, 1]
+    assert read_emitted(spark, str(out), batch=-1).empty  # before the first batch
+    with pytest.raises(Exception, match="batch=2"):  # the whole sink: the bad folder is read
+        read_emitted(spark, str(out))
 
 
 def test_eager_tuple_window_quantised_restarts_from_its_checkpoint(spark, tmp_path):

@@ -45,7 +45,7 @@ from workbench.spark.coalesce_base import (
     coalesce_input,
     tidy_extents,
 )
-from workbench.spark.source import EPOCH_OFFSET_MS, read_sink, start_writer
+from workbench.spark.source import EPOCH_OFFSET_MS, read_batches, start_writer
 
 __all__ = [
     "OUTPUT_SCHEMA",
@@ -246,14 +246,15 @@ def read_extents(
 ) -> pd.DataFrame:
     """The coalesced view after micro-batch ``batch`` (default: the last) of an
     :func:`eager_coalesce_query` (:func:`extents_view` of :func:`read_emitted`)."""
-    return extents_view(read_emitted(spark, output_dir), window, batch)
+    return extents_view(read_emitted(spark, output_dir, batch), window, batch)
 
 
-def read_emitted(spark: SparkSession, output_dir: str) -> pd.DataFrame:
-    """Every row an :func:`eager_coalesce_query` emitted, with its micro-batch id ``batch``
-    (no rows before its first batch)."""
+def read_emitted(spark: SparkSession, output_dir: str, batch: int | None = None) -> pd.DataFrame:
+    """Every row an :func:`eager_coalesce_query` emitted up to micro-batch ``batch`` (default:
+    all; a running query's committed batches are the safe ones to read, :func:`read_batches`),
+    with its micro-batch id ``batch`` (no rows before its first batch)."""
     schema = f"{OUTPUT_SCHEMA}, batch INT"
-    emitted = read_sink(spark, output_dir, schema)
+    emitted = read_batches(spark, output_dir, schema, batch)
     if emitted is None:
         return spark.createDataFrame([], schema).toPandas()
     return emitted

@@ -42,11 +42,10 @@ from workbench.spark.coalesce import (
     EXTENT_COLUMNS,
     CoalesceSettings,
     eager_coalesce_query,
-    extents_view,
     in_process_view,
     lazy_coalesce,
     raw_tuples_query,
-    read_emitted,
+    read_extents,
     restart_kind,
 )
 from workbench.spark.coalesce_base import tidy_extents
@@ -261,7 +260,7 @@ class CoalesceJob(ReplayJob):
         view = expected = _empty_view()
         if rows and batch is not None:
             if s.scheme == "eager":
-                view = extents_view(read_emitted(self.spark, self.folder("out")), s.window, batch)
+                view = read_extents(self.spark, self.folder("out"), s.window, batch)
             else:
                 arrived_by = float(self.records["arrival"].iloc[rows - 1])
                 scan = lazy_coalesce(

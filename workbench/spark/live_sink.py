@@ -33,6 +33,7 @@ from workbench.spark.ptjoin import (
     decide_pending,
     pair_inputs,
 )
+from workbench.spark.source import sink_partitions
 
 __all__ = [
     "PAIR_COLUMNS",
@@ -43,18 +44,11 @@ __all__ = [
     "read_live_pairs",
     "read_live_rejects",
     "read_params",
-    "sink_partitions",
     "write_params",
 ]
 
 PAIR_COLUMNS = [*CANDIDATE_COLUMNS, "d", "delta"]
 REJECT_COLUMNS = ["reason", "stream", "id", "record"]
-
-
-def sink_partitions(sink: Path) -> list[tuple[int, Path]]:
-    """The sink's committed batch partitions ``(batch id, folder)``, in batch order."""
-    found = [(int(p.name.split("=", 1)[1]), p) for p in sink.glob("batch=*") if p.is_dir()]
-    return sorted(found)
 
 
 def read_kind(folders: list[Path], kind: str, columns: list[str]) -> pd.DataFrame:

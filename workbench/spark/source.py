@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,10 +36,12 @@ __all__ = [
     "parquet_sink",
     "read_classified",
     "read_rejects",
+    "read_batches",
     "read_sink",
     "read_stream",
     "reject_rows",
     "rejects_query",
+    "sink_partitions",
     "start_writer",
     "stop_query",
     "with_reason",
@@ -172,9 +175,10 @@ def start_writer(
 
 def stop_query(spark: SparkSession, query: StreamingQuery, timeout: float = 30.0) -> None:
     """Stop a query and wait (up to ``timeout`` s) until the jobs of its micro-batches have
-    ended: a stop interrupts their tasks, which may still be writing state files for a moment,
-    so a caller that removes the query's folder right after would see it re-created.  Over
-    Spark Connect there is no job status to wait on: only the stop."""
+    ended and their tasks too: a stop cancels the job at once, but its interrupted tasks may
+    still be writing (state files, a sink file, their completion listeners) for a moment, so a
+    caller that removes the query's folder right after would see it re-created.  Over Spark
+    Connect there is no job status to wait on: only the stop."""
     query.stop()
     try:
         tracker = spark.sparkContext.statusTracker()
@@ -183,8 +187,10 @@ def stop_query(spark: SparkSession, query: StreamingQuery, timeout: float = 30.0
     deadline = time.monotonic() + timeout
     group = str(query.runId)
     while time.monotonic() < deadline:
-        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
-        if not any(job is not None and job.status == "RUNNING" for job in jobs):
+        jobs = [job for j in tracker.getJobIdsForGroup(group) if (job := tracker.getJobInfo(j))]
+        stages = [tracker.getStageInfo(s) for job in jobs for s in job.stageIds]
+        running = any(job.status == "RUNNING" for job in jobs)
+        if not running and not any(s is not None and s.numActiveTasks > 0 for s in stages):
             return
         time.sleep(0.05)
 
@@ -237,6 +243,27 @@ def read_sink(spark: SparkSession, output_dir: str, schema: str) -> pd.DataFrame
         if "PATH_NOT_FOUND" not in str(exc):
             raise
         return None
+
+
+def sink_partitions(sink: Path) -> list[tuple[int, Path]]:
+    """The batch partitions ``(batch id, folder)`` a ``foreachBatch`` step wrote under
+    ``sink`` (``batch=<id>``), in batch order."""
+    found = [(int(p.name.split("=", 1)[1]), p) for p in sink.glob("batch=*") if p.is_dir()]
+    return sorted(found)
+
+
+def read_batches(
+    spark: SparkSession, output_dir: str, schema: str, last: int | None = None
+) -> pd.DataFrame | None:
+    """The rows of the batch partitions under ``output_dir`` (:func:`sink_partitions`, a sink
+    of ``schema`` with its ``batch`` column) up to batch ``last`` (None: all), or None when
+    there are none.  Only those folders are listed: a query re-running its uncommitted next
+    batch replaces that batch's folder, and a read of the whole sink meanwhile could list a
+    file the re-run then deletes."""
+    folders = [str(p) for b, p in sink_partitions(Path(output_dir)) if last is None or b <= last]
+    if not folders:
+        return None
+    return spark.read.schema(schema).option("basePath", output_dir).parquet(*folders).toPandas()
 
 
 def read_rejects(spark: SparkSession, output_dir: str) -> pd.DataFrame:
