@@ -21,17 +21,20 @@ import time
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workbench.bench import BenchReport
+from workbench.spark.session import SPARK_WARM
 
 __all__ = [
     "DATA_SIGNATURE",
+    "CpuSplit",
     "READY",
     "SessionTimes",
     "bench_room",
     "chromium",
+    "cpu_split",
     "dashboard_server",
     "end_group",
     "run_room",
@@ -60,10 +63,13 @@ DATA_SIGNATURE = """() => {
   for (const doc of Bokeh.documents)
     for (const m of doc.all_models)
       if (m.data) for (const [k, v] of Object.entries(m.data))
-        out.push(k + ":" + v.length + ":" + String(Array.from(v).slice(0, 3)));
+        out.push(k + ":" + v.length + ":" + String(Array.prototype.slice.call(v, 0, 3)));
   return out.sort().join("|");
 }"""
 """Every data source's length and first values: changes when any plot gets new data."""
+POLL_MS = 20
+"""How often a session looks for its plot's new data (not every frame: eight pages on two
+cores would spend their time looking)."""
 
 
 @dataclass
@@ -108,11 +114,12 @@ def end_group(proc: subprocess.Popen) -> None:
 
 @contextmanager
 def dashboard_server(
-    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None
+    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None, warm: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """``workbench dashboard`` (with ``args``) on a free localhost port, its output in
     ``log``: yields the page's URL and the server process (``panel serve``: the launcher
-    execs it), ended with everything it started afterwards."""
+    execs it), ended with everything it started afterwards; ``warm``: not before its
+    background Spark warm-up has ended (its log says so, or that Spark did not start)."""
     port = _free_port()
     with open(log, "wb") as out:
         server = subprocess.Popen(
@@ -134,6 +141,10 @@ def dashboard_server(
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"dashboard did not start: {log.read_text()!r}") from None
                 time.sleep(0.2)  # polling the server's socket
+        while warm and not any(m in log.read_text() for m in (SPARK_WARM, "Spark did not start")):
+            if server.poll() is not None or time.monotonic() > deadline + 180:
+                raise RuntimeError(f"Spark did not warm up: {log.read_text()!r}")
+            time.sleep(0.5)  # polling the server's log
         yield url, server
     finally:
         end_group(server)
@@ -155,7 +166,9 @@ async def _move_slider(page) -> float:
     await handle.focus()
     start = time.perf_counter()
     await handle.press("ArrowRight")
-    await page.wait_for_function(f"(b) => ({DATA_SIGNATURE})() !== b", arg=before, timeout=60_000)
+    await page.wait_for_function(
+        f"(b) => ({DATA_SIGNATURE})() !== b", arg=before, polling=POLL_MS, timeout=60_000
+    )
     return 1000.0 * (time.perf_counter() - start)
 
 
@@ -231,6 +244,49 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
     }
 
 
+@dataclass(frozen=True)
+class CpuSplit:
+    """Where a room's CPU went: wall time, the server's CPU time (its process and children:
+    Spark's JVM) and the rest of the machine's (the browsers, mostly), all in seconds, and
+    the machine's cores."""
+
+    wall_s: float
+    server_s: float
+    others_s: float
+    cores: int
+
+
+@contextmanager
+def cpu_split(server_pid: int) -> Iterator[list[CpuSplit]]:
+    """Measure the block: yields a list that holds the :class:`CpuSplit` once it ends."""
+    import psutil
+
+    def busy() -> float:
+        t = psutil.cpu_times()
+        return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+
+    def tree() -> dict[int, float]:
+        root = psutil.Process(server_pid)
+        found = {}
+        for proc in (root, *root.children(recursive=True)):
+            with suppress(psutil.NoSuchProcess):
+                found[proc.pid] = sum(proc.cpu_times()[:2])
+        return found
+
+    out: list[CpuSplit] = []
+    start, machine, before = time.perf_counter(), busy(), tree()
+    yield out
+    server_s = sum(t - before.get(pid, 0.0) for pid, t in tree().items())
+    out.append(
+        CpuSplit(
+            time.perf_counter() - start,
+            server_s,
+            busy() - machine - server_s,
+            psutil.cpu_count() or 1,
+        )
+    )
+
+
 def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
     """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
     tab switches and slider moves as each user waits them (goals: page 2 s alone and 5 s
@@ -240,15 +296,24 @@ def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
     if chromium() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
     with tempfile.TemporaryDirectory() as tmp:
-        with dashboard_server(Path(tmp) / "server.txt") as (url, _):
+        with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
             run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
-            rooms = {n: summary(run_room(url, n, moves=moves)) for n in (1, sessions)}
+            rooms = {}
+            for n in (1, sessions):
+                with cpu_split(server.pid) as cpu:
+                    room = run_room(url, n, moves=moves)
+                rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
     lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
     for n, s in rooms.items():
         lines.append(
             f"  {n} session(s): page {s['page_s']:.2f} s median (max {s['page_max_s']:.2f} s), "
             f"tab switch {s['switch_ms']:.0f} ms median, slider move {s['move_ms']:.0f} ms "
             f"median, errors {len(s['errors'])}"
+        )
+        c = s["cpu"]
+        lines.append(
+            f"    CPU: server {c['server_s']:.1f} s, the rest of the machine (the browsers) "
+            f"{c['others_s']:.1f} s, in {c['wall_s']:.1f} s on {c['cores']} cores"
         )
         for tab, ms in s["switch_ms_by_tab"].items():
             move = s["move_ms_by_tab"].get(tab)

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -15,6 +16,7 @@ from workbench.config import Settings, settings
 __all__ = [
     "LIVE_CONF",
     "LIVE_SHUFFLE_PARTITIONS",
+    "SPARK_WARM",
     "STATE_STORES",
     "shared_session",
     "spark_session",
@@ -36,6 +38,9 @@ LIVE_CONF = {
 }
 """State in RocksDB with changelog checkpointing: a batch's commit writes the changes only
 (the dashboard's session; ``bench live --levers`` weighs it)."""
+SPARK_WARM = "Spark is up and warm"
+"""What the server's log says once the background start and warm-up have ended (a room of
+users opening the page during the warm-up shares the cores with it: about a minute of CPU)."""
 _SHARED_LOCK = threading.Lock()
 
 
@@ -109,10 +114,13 @@ def start_shared_session() -> threading.Thread:
     def start() -> None:
         from workbench.spark.live import warm_up  # live imports this module
 
+        log, start = logging.getLogger("workbench"), time.monotonic()
         try:
             warm_up(shared_session())
         except Exception as exc:  # noqa: BLE001 (reported again, in the page, at Start)
-            logging.getLogger("workbench").warning("Spark did not start: %s", exc)
+            log.warning("Spark did not start: %s", exc)
+        else:
+            log.info("%s after %.0f s", SPARK_WARM, time.monotonic() - start)
 
     thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
     thread.start()
