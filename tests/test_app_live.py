@@ -125,6 +125,33 @@ def test_live_join_failures_show_in_the_page_and_it_stays_usable(live_app):
     assert app.state == "stopped" and app.failed and "boom" in app.message and live.closed
 
 
+def test_damaged_state_is_said_and_a_restart_on_a_new_checkpoint_offered(live_app):
+    """A sink whose disk filled: the page names the damage and the folder, offers the restart
+    on a new checkpoint, and the restart runs the data again in a new run folder."""
+    app = live_app()
+    app.start()
+    _settle(app)
+    (live,) = FakeLive.instances
+    sink = f"{live.work_dir}/run-001/pairs"
+    live.active = False
+    live.error = (
+        "[FOREACH_BATCH_USER_FUNCTION_ERROR] ... org.apache.hadoop.fs.FSError: "
+        f"java.io.IOException: No space left on device ... {sink}/batch=3/part-0.parquet"
+    )
+    _settle(app)  # the next snapshot finds the query stopped by the full disk
+    assert app.state == "stopped" and app.failed and app.damaged and live.closed
+    assert f"The disk holding the sink folder {sink} is full" in app.message
+    assert "Restart on a new checkpoint" in app.message and "WORKBENCH_WORK_DIR" in app.message
+    page = pn.panel(app)
+    recover = [b for b in page.select(pn.widgets.Button) if "new checkpoint" in b.label]
+    assert len(recover) == 1 and recover[0].visible
+    recover[0].clicks += 1  # as the browser does
+    _settle(app)
+    assert app.state == "running" and not app.failed and not app.damaged
+    assert not recover[0].visible and len(FakeLive.instances) == 2
+    assert FakeLive.instances[1].work_dir != live.work_dir  # a new checkpoint and sink
+
+
 def test_two_pages_run_live_joins_side_by_side(live_app):
     first, second = live_app(), live_app()
     first.start()

@@ -73,12 +73,24 @@ PAIRS_KEY = (
 )
 
 
+ADVICE = {
+    "full": " If the disk is still full, free space on it or choose another work folder "
+    "(WORKBENCH_WORK_DIR).",
+    "read-only": " If the work folder itself cannot be written, choose another one "
+    "(WORKBENCH_WORK_DIR).",
+}
+"""What to do first, by the kind of damage."""
+
+
 class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
     """Start, pause, steer and stop the streaming PTJoin on Spark; watch it live."""
 
     state = param.Selector(objects=list(STATES), default="stopped", doc="Where the run is.")
     message = param.String("", doc="What the last action did, or why it failed.")
     failed = param.Boolean(False, doc="Whether the message reports a failure.")
+    damaged = param.Boolean(
+        False, doc="Whether damaged state (checkpoint, sink) stopped the last run."
+    )
     run = param.Integer(0, doc="The LiveJoin's run (a new checkpoint starts a new run).")
     pairs = param.Integer(0, doc="Pairs joined by the current run.")
     replayed = param.Integer(0, doc="Events replayed so far.")
@@ -130,7 +142,7 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
             from workbench.spark.job import LiveSession  # pyspark loads here, not with the page
 
             self._session = LiveSession(on_failure=self._failed)
-        self.param.update(state="starting", failed=False, message="Starting...")
+        self.param.update(state="starting", failed=False, damaged=False, message="Starting...")
         self.metrics.clear()
         self._shown_run, self._sent = 0, 0
         self._stage_since = time.monotonic()
@@ -182,7 +194,21 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
     # -- what finished (server thread, from the session's poll) ----------------------------
 
     def _failed(self, exc: Exception) -> None:
-        """Any failure: the run is stopped; say why (its first line), the page stays up."""
+        """Any failure: the run is stopped; say why (its first line), the page stays up.
+        Damaged state (:mod:`workbench.spark.damage`) is said in plain words, with the offer
+        to restart on a new checkpoint."""
+        from workbench.spark.damage import DamagedRun  # a run had started: pyspark is loaded
+
+        if isinstance(exc, DamagedRun):
+            self.param.update(
+                state="stopped",
+                failed=True,
+                damaged=True,
+                message=f"{exc.damage.message} The run stopped. Restart on a new checkpoint: "
+                "its query re-reads the replay from the start into a sink of its own, so no "
+                "pair is repeated or lost." + ADVICE.get(exc.damage.kind, ""),
+            )
+            return
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         self.param.update(
             state="stopped",
@@ -368,7 +394,16 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
         stop.on_click(self.stop)
         pause = w.Toggle.from_param(self.param.paused, disabled=not_live, **button)
         wide = {"sizing_mode": "stretch_width"}
-        controls = pn.Column(pn.Row(start, pause, stop, **wide), *self.widgets(), width=300)
+        recover = w.Button(
+            label="Restart on a new checkpoint",
+            color="danger",
+            visible=self.param.damaged,
+            sizing_mode="stretch_width",
+        )
+        recover.on_click(self.start)
+        controls = pn.Column(
+            pn.Row(start, pause, stop, **wide), recover, *self.widgets(), width=300
+        )
         view = pn.Column(
             self.status,
             self.readout,

@@ -35,6 +35,7 @@ from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, window_range
 from workbench.operators import StreamSpec
+from workbench.spark.damage import DamagedRun, diagnose
 from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
 from workbench.spark.session import shared_session
@@ -346,6 +347,9 @@ class LiveSession(Worker):
         if live is None or replayer is None:
             raise RuntimeError("no live join is running")
         if not live.active:
+            damage = diagnose(live.error, Path(live.work_dir))
+            if damage is not None:
+                raise DamagedRun(damage)
             raise RuntimeError(f"the join query stopped: {live.error or 'no reason given'}")
         finished = replayer.written == len(replayer.records) and live.caught_up()
         progress = live.progress.frame() if live.progress is not None else no_progress()

@@ -52,6 +52,7 @@ from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
+from workbench.spark.damage import Damage, diagnose
 from workbench.spark.live_sink import (
     PAIR_COLUMNS,
     BatchWriter,
@@ -336,6 +337,26 @@ class LiveJoin:
         return (
             f"trigger every {seconds:g} s: restarted from its checkpoint (run {self.run}); "
             "state and results kept"
+        )
+
+    @property
+    def damage(self) -> Damage | None:
+        """What damaged state stopped the query, if that is what did (:mod:`~workbench.spark.
+        damage`)."""
+        return diagnose(self.error, self.work_dir)
+
+    def recover(self) -> str:
+        """Restart a query stopped by damaged state on a new checkpoint (a new run folder): it
+        re-reads the replay from its start, so the new run has each pair once; say so."""
+        damage = self.damage
+        if damage is None:
+            raise RuntimeError("the live join is not stopped by damaged state: nothing to recover")
+        self.stop()
+        self.run += 1
+        self.start()
+        return (
+            f"{damage.message} Restarted on a new checkpoint (run {self.run}): the query "
+            "re-reads the replay from its start"
         )
 
     def _restart_new(self, params: LiveParams, why: str) -> str:
