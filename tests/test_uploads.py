@@ -16,6 +16,7 @@ from test_dashboard_ui import CHROMIUM, browser, screenshots  # noqa: F401
 
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.room import dashboard_server
+from workbench.app.serve import disconnect_message
 from workbench.data.streams import csv_streams, load_streams
 
 ROWS_HINT = (
@@ -309,5 +310,17 @@ def test_bad_uploads_get_messages_and_other_sessions_go_on(
     assert page.evaluate(SHOWN, "above the upload limit of 1 MB")
     with urllib.request.urlopen(small_limit_server, timeout=30) as response:
         assert response.status == 200
+    # far above the limit: the websocket drops the connection, and the page says why
+    huge = tmp_path / "huge.csv"
+    huge.write_bytes(b"time,sensor,a\n" * 1_300_000)  # 18 MB: beyond the 20 MB message
+    page.locator("input[type=file]").first.set_input_files(str(huge))
+    page.locator(".notyf__message").get_by_text("The connection to the server was lost").wait_for()
+    assert disconnect_message(1) in page.locator(".notyf__message").first.inner_text()
+    for folder in screenshots:
+        page.screenshot(path=str(folder / "18-upload-dropped.png"), full_page=True)
+    again = tmp_path / "again.csv"  # the other session goes on
+    again.write_bytes(newcomer_csv(300))
+    other.locator("input[type=file]").first.set_input_files(str(again))
+    other.wait_for_function(SHOWN, arg="300 of 300 rows accepted")
     first.close()
     second.close()

@@ -14,8 +14,10 @@ from workbench.app.live import LiveJoinExplorer
 from workbench.app.month import MonthExplorer
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
+from workbench.app.serve import disconnect_message
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
+from workbench.config import settings
 from workbench.data.streams import default_readings
 
 __all__ = [
@@ -141,7 +143,12 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> pn.template.BootstrapT
 
 def serve_page() -> None:
     """Load Panel's extensions and mark a new page servable: what each served session runs."""
-    pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
+    pn.extension(
+        "tabulator",
+        notifications=True,
+        sizing_mode="stretch_width",
+        disconnect_notification=disconnect_message(settings().max_upload_mb),
+    )
     build_dashboard().servable()
 
 

@@ -20,6 +20,7 @@ at Start for every source, unless the user set d.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from functools import partial
@@ -42,6 +43,7 @@ from workbench.viz.live import (
 )
 
 if TYPE_CHECKING:
+    from workbench.data.streams import ReplayedStreams
     from workbench.spark.job import LiveSession, RunSettings, Snapshot, Started, Steered
     from workbench.spark.live import LiveJoin
 
@@ -102,6 +104,7 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self._session: LiveSession | None = None
+        self._data_choices = 0  # counts data changes: only the newest one's read is shown
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
         self._stage_since = time.monotonic()  # when the start being shown began
         self._shown_run = 0
@@ -333,7 +336,25 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
         watch=True,
     )
     def _new_data(self) -> None:
-        self.check_csv()
+        """New data chosen: read it (a CSV: served, in a thread, so the server's event loop
+        serves the other sessions meanwhile), then :meth:`_data_read`."""
+        self._data_choices += 1
+        choice, read = self._data_choices, self.csv_read()
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            pn.state.execute(partial(self._read_off_loop, choice, read))
+        else:
+            self._data_read(choice, read())
+
+    async def _read_off_loop(self, choice: int, read: Callable[[], object]) -> None:
+        self._data_read(choice, await asyncio.to_thread(read))
+
+    def _data_read(self, choice: int, read: ReplayedStreams | str | None) -> None:
+        """A data choice's read into the page, unless a newer choice superseded it; a running
+        join restarts on the new data."""
+        if choice != self._data_choices:
+            return
+        self.show_csv(read)
         if self.state not in ("running", "paused"):
             return
         if self.source == "CSV file" and (not self.csv_file or self.csv_alert == "danger"):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,7 @@ from workbench.data.streams import (
     SOURCES,
     WINDOW_MAX_MS,
     WINDOW_MS,
+    ReplayedStreams,
     WindowRange,
     csv_streams,
     window_range,
@@ -42,6 +45,17 @@ DELAY_BOUNDS_MS = (0.0, 600_000.0)
 CSV_UNIT_LABEL = "CSV time unit"
 READINGS_SOURCE = "Intel Lab readings file"
 log = logging.getLogger(__name__)
+
+
+def _read_csv(data: bytes, time: str, sensor: str, unit: str) -> ReplayedStreams | str:
+    """An uploaded CSV's streams, or the message saying why it cannot be used."""
+    try:
+        return csv_streams(data, time, sensor, unit)
+    except ValueError as exc:  # what the CSV is, and why it cannot be used
+        return _sentence(str(exc))
+    except Exception as exc:  # anything unforeseen: said, and the page goes on
+        log.exception("reading an uploaded CSV failed")
+        return f"The CSV cannot be read ({type(exc).__name__}: {str(exc)[:300]})."
 
 
 class LiveJoinSettings(param.Parameterized):
@@ -227,29 +241,32 @@ class LiveJoinSettings(param.Parameterized):
 
     def check_csv(self) -> None:
         """Read the chosen CSV now: what it gave goes under the CSV inputs, and d's default and
-        range follow its templates."""
+        range follow its templates (:meth:`csv_read`, then :meth:`show_csv`)."""
+        self.show_csv(self.csv_read()())
+
+    def csv_read(self) -> Callable[[], ReplayedStreams | str | None]:
+        """The read of the chosen CSV, bound to the page's current choices: safe to run on
+        any thread (a large upload is parsed off the server's event loop).  It gives the
+        streams, the message saying why the CSV cannot be used, or None (no CSV chosen)."""
         if self.source != "CSV file" or self.csv_file is None:
+            return lambda: None
+        return partial(_read_csv, self.csv_file, self.csv_time, self.csv_sensor, self.csv_time_unit)
+
+    def show_csv(self, read: ReplayedStreams | str | None) -> None:
+        """What a :meth:`csv_read` gave, into the page (server thread)."""
+        if read is None:
             self.csv_report = ""
             self._forget_window()
             return
-        try:
-            streams = csv_streams(self.csv_file, self.csv_time, self.csv_sensor, self.csv_time_unit)
-        except ValueError as exc:  # what the CSV is, and why it cannot be used
-            self.param.update(csv_report=_sentence(str(exc)), csv_alert="danger")
+        if isinstance(read, str):
+            self.param.update(csv_report=read, csv_alert="danger")
             return
-        except Exception as exc:  # anything unforeseen: said, and the page goes on
-            log.exception("reading an uploaded CSV failed")
-            self.param.update(
-                csv_report=f"The CSV cannot be read ({type(exc).__name__}: {str(exc)[:300]}).",
-                csv_alert="danger",
-            )
-            return
-        window = window_range(streams.templates)
+        window = window_range(read.templates)
         self.use_window(window, self.d, window.default if self.d == self._auto_d else self.d)
-        report, paragraph = streams.report, "\n\n"
+        report, paragraph = read.report, "\n\n"
         self.param.update(
             csv_report=paragraph.join(
-                [f"**{streams.source}**", report.describe(CSV_UNIT_LABEL, paragraph)]
+                [f"**{read.source}**", report.describe(CSV_UNIT_LABEL, paragraph)]
             ),
             csv_alert="warning"
             if report["bad_time_or_sensor"] or report.hint() or report.notes

@@ -21,6 +21,7 @@ __all__ = [
     "APP_FILE",
     "EXPOSED",
     "check_exposure",
+    "disconnect_message",
     "is_loopback",
     "serve",
     "serve_command",
@@ -54,6 +55,22 @@ def websocket_max_message_bytes(max_upload_mb: float) -> int:
     """
     encoded = math.ceil(max_upload_mb * 2**20 * UPLOAD_HEADROOM * 4 / 3)
     return max(encoded + 2**20, 20 * 2**20)
+
+
+def disconnect_message(max_upload_mb: float) -> str:
+    """What a page says when its connection to the server drops: an upload too large for the
+    websocket (:func:`websocket_max_message_bytes`) closes it before the page's size check
+    can answer.
+
+    >>> disconnect_message(50)[:90]
+    'The connection to the server was lost. An upload larger than about 75 MB closes it (the l'
+    """
+    dropped = (websocket_max_message_bytes(max_upload_mb) - 2**20) * 3 / 4 / 2**20
+    return (
+        "The connection to the server was lost. An upload larger than about "
+        f"{dropped:.0f} MB closes it (the limit is {max_upload_mb:g} MB, "
+        "WORKBENCH_MAX_UPLOAD_MB); otherwise the server stopped. Reload the page."
+    )
 
 
 def is_loopback(address: str) -> bool:

@@ -197,7 +197,7 @@ class Replayer:
 
     def start(self) -> threading.Thread:
         """Run in a background thread."""
-        self._thread = threading.Thread(target=self.run, daemon=True)
+        self._thread = threading.Thread(target=self.run, name="replay", daemon=True)
         self._thread.start()
         return self._thread
 
