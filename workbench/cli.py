@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     sk.add_argument("--out", metavar="DIR", help="also write the samples to DIR/soak.csv")
     rm.add_argument("--sessions", type=int, help="browser sessions at once")
     rm.add_argument("--moves", type=int, help="slider moves per analytical tab and session")
+    rm.add_argument(
+        "--cycles", type=int, help="sessions opened and closed one after another (memory check)"
+    )
     for seeded in (st, pt, iv, wj, co, sp):
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")

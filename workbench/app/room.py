@@ -287,10 +287,77 @@ def cpu_split(server_pid: int) -> Iterator[list[CpuSplit]]:
     )
 
 
-def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
+GOALS = {"page_s": (2.0, 5.0), "switch_ms": (500.0, 500.0), "move_ms": (500.0, 500.0)}
+"""Issue 18's goals: one session's, then a room's (medians)."""
+SESSION_CLEANUP_S = 25.0
+"""Time for the server to end closed sessions (Bokeh checks every 2 s, ``serve_command``, and
+ends a session 15 s after its last connection closed)."""
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """The server process's resident memory (MB) and threads."""
+
+    rss_mb: float
+    threads: int
+
+
+def server_state(pid: int) -> ServerState:
+    """:class:`ServerState` of the process ``pid`` (its own: Spark's JVM is a child)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    return ServerState(proc.memory_info().rss / 2**20, proc.num_threads())
+
+
+def open_close_cycles(url: str, server_pid: int, cycles: int) -> dict[str, object]:
+    """One session opens the page, waits for its first tab and closes, ``cycles`` times; the
+    server's memory and threads after one cycle (the baseline: every cache filled) and after
+    all of them, each once closed sessions have ended."""
+    run_room(url, 1, tabs=("Templates",), moves=0)
+    time.sleep(SESSION_CLEANUP_S)
+    baseline = server_state(server_pid)
+    for _ in range(cycles):
+        run_room(url, 1, tabs=("Templates",), moves=0)
+    time.sleep(SESSION_CLEANUP_S)
+    after = server_state(server_pid)
+    return {"cycles": cycles, "baseline": asdict(baseline), "after": asdict(after)}
+
+
+def verdicts(rooms: dict[int, dict], cycles: dict[str, object] | None) -> list[str]:
+    """PASS/FAIL lines: the room goals (:data:`GOALS`), no errors, memory within 10 % of the
+    baseline and threads back to it after the open/close cycles."""
+    lines = []
+    for k, (n, room) in enumerate(rooms.items()):
+        for key, goals in GOALS.items():
+            got, goal = room[key], goals[min(k, 1)]
+            unit = "s" if key == "page_s" else "ms"
+            lines.append(
+                f"{'PASS' if got <= goal else 'FAIL'} {n} session(s): {key.split('_')[0]} "
+                f"{got:.{2 if unit == 's' else 0}f} {unit} median (goal {goal:g} {unit})"
+            )
+        errors = len(room["errors"])
+        lines.append(f"{'PASS' if not errors else 'FAIL'} {n} session(s): {errors} errors")
+    if cycles is not None:
+        base, after = cycles["baseline"], cycles["after"]
+        grown = after["rss_mb"] / base["rss_mb"] - 1.0
+        lines.append(
+            f"{'PASS' if grown <= 0.10 else 'FAIL'} memory after {cycles['cycles']} open/close "
+            f"cycles: {base['rss_mb']:.0f} -> {after['rss_mb']:.0f} MB ({100 * grown:+.1f} %, "
+            "limit +10 %)"
+        )
+        lines.append(
+            f"{'PASS' if after['threads'] <= base['threads'] else 'FAIL'} threads after the "
+            f"cycles: {base['threads']} -> {after['threads']}"
+        )
+    return lines
+
+
+def bench_room(sessions: int = 8, moves: int = 3, cycles: int = 20) -> BenchReport:
     """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
-    tab switches and slider moves as each user waits them (goals: page 2 s alone and 5 s
-    median for 8, switch and move medians under 0.5 s)."""
+    tab switches and slider moves as each user waits them, and where the CPU went; then
+    ``cycles`` sessions one after another, the server's memory and threads after them; the
+    verdicts (:func:`verdicts`)."""
     import tempfile
 
     if chromium() is None:
@@ -303,6 +370,7 @@ def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
                 with cpu_split(server.pid) as cpu:
                     room = run_room(url, n, moves=moves)
                 rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
+            cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
     lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
     for n, s in rooms.items():
         lines.append(
@@ -320,4 +388,5 @@ def bench_room(sessions: int = 8, moves: int = 3) -> BenchReport:
             extra = f", slider {move:.0f} ms" if move is not None else ""
             lines.append(f"    {tab}: switch {ms:.0f} ms{extra}")
         lines += [f"    error: {e}" for e in s["errors"][:5]]
-    return BenchReport("room", tuple(lines), {"rooms": rooms})
+    lines += verdicts(rooms, cycled)
+    return BenchReport("room", tuple(lines), {"rooms": rooms, "cycles": cycled})

@@ -39,6 +39,9 @@ EXPOSED = (
     "only on a network you trust, or behind a proxy that authenticates."
 )
 """The warning printed (stderr) when the dashboard binds a non-loopback address."""
+CHECK_UNUSED_MS = 2000
+"""How often the server looks for sessions whose browser went away (Bokeh: every 17 s); one
+unused for 15 s ends, and with it its Spark run, which frees its slot."""
 UPLOAD_HEADROOM = 1.5
 """The websocket accepts files up to this multiple of the upload limit, so a file somewhat
 above the limit still reaches the page and gets its message (a larger one drops the
@@ -63,7 +66,7 @@ def disconnect_message(max_upload_mb: float) -> str:
     can answer.
 
     >>> disconnect_message(50)[:90]
-    'The connection to the server was lost. An upload larger than about 75 MB closes it (the l'
+    'The connection to the server was lost. An upload larger than about 75 MB closes it (the li'
     """
     dropped = (websocket_max_message_bytes(max_upload_mb) - 2**20) * 3 / 4 / 2**20
     return (
@@ -140,6 +143,7 @@ def serve_command(
     for origin in origins:
         cmd += ["--allow-websocket-origin", origin]
     cmd += ["--websocket-max-message-size", str(websocket_max_message_bytes(max_upload_mb))]
+    cmd += ["--check-unused-sessions", str(CHECK_UNUSED_MS)]
     if show:
         cmd.append("--show")
     return cmd
