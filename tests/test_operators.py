@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from functools import cache
 
 import numpy as np
 import pytest
@@ -50,13 +51,15 @@ def _pairs(out) -> np.ndarray:
     return sort_pairs(out.ids)
 
 
-def _check_against_oracle(op, events, streams, d, threshold):
+def _check_against_oracle(op, events, streams, d, threshold, expected=None):
+    """``op`` on ``events`` equals the brute-force join (``expected``: that join, if known)."""
     matches, status = replay(op, events)
     got = _pairs(matches)
     assert len({tuple(p) for p in got.tolist()}) == len(got), "a pair came out twice"
     accepted = on_time(events, [s.max_delay for s in streams])
     np.testing.assert_array_equal(status == "late", ~accepted)
-    expected = brute_force_join(events, streams, d, threshold)
+    if expected is None:
+        expected = brute_force_join(events, streams, d, threshold)
     np.testing.assert_array_equal(got, expected)
     c = op.counters
     assert c.events_in == len(events) and c.results_out == len(expected)
@@ -117,8 +120,10 @@ def test_ptjoin_equals_the_oracle(name, data):
     _check_against_oracle(op, events, streams, d, delta)
 
 
-@pytest.mark.parametrize("name", sorted(PT_OPS))
-def test_ptjoin_on_a_seeded_larger_stream(name):
+@cache
+def _larger_stream():  # noqa: ANN202
+    """A seeded stream of 600 events and its brute-force join (d 450 ms, delta 0.7), computed
+    once for every operator (the oracle takes about 20 s)."""
     rng = np.random.default_rng(7)
     a = random_templates(rng, 12, 8, 300, "A")
     b = random_templates(rng, 10, 10, 400, "B")
@@ -126,8 +131,14 @@ def test_ptjoin_on_a_seeded_larger_stream(name):
     events = synthetic_events(
         rng, 600, (12, 10), mean_interarrival=15, max_delay=(150, 250), late_fraction=0.02
     )
+    return streams, events, brute_force_join(events, streams, 450.0, 0.7)
+
+
+@pytest.mark.parametrize("name", sorted(PT_OPS))
+def test_ptjoin_on_a_seeded_larger_stream(name):
+    streams, events, oracle = _larger_stream()
     op = PT_OPS[name](streams=streams, d=450.0, threshold=0.7)
-    expected = _check_against_oracle(op, events, streams, 450.0, 0.7)
+    expected = _check_against_oracle(op, events, streams, 450.0, 0.7, oracle)
     assert len(expected) > 1000
     if name == "tight":
         assert op.counters.stime_lookups > 0
@@ -185,16 +196,24 @@ def test_compiled_join_steered_between_batches(name):
     )
 
 
-@pytest.mark.parametrize("name", sorted(INTERVAL_OPS))
-def test_interval_on_a_seeded_larger_stream(name):
+@cache
+def _larger_interval_stream():  # noqa: ANN202
+    """A seeded stream of 800 uniform-interval events and its brute-force join (d 70 ms,
+    delta 0.6), computed once for every operator."""
     rng = np.random.default_rng(8)
     sets = [_uniform_set(rng, n, 5, 50.0) for n in "AB"]
     streams = (StreamSpec(sets[0], 60.0), StreamSpec(sets[1], 40.0))
     events = synthetic_events(
         rng, 800, (5, 5), mean_interarrival=4, max_delay=(60, 40), late_fraction=0.02
     )
+    return streams, events, brute_force_join(events, streams, 70.0, 0.6)
+
+
+@pytest.mark.parametrize("name", sorted(INTERVAL_OPS))
+def test_interval_on_a_seeded_larger_stream(name):
+    streams, events, oracle = _larger_interval_stream()
     op = INTERVAL_OPS[name](streams=streams, d=70.0, threshold=0.6)
-    expected = _check_against_oracle(op, events, streams, 70.0, 0.6)
+    expected = _check_against_oracle(op, events, streams, 70.0, 0.6, oracle)
     assert len(expected) > 5000
     if name == "lookup":
         assert op.counters.lookup_reuses > 0
