@@ -336,15 +336,15 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
         watch=True,
     )
     def _new_data(self) -> None:
-        """New data chosen: read it (a CSV: served, in a thread, so the server's event loop
-        serves the other sessions meanwhile), then :meth:`_data_read`."""
+        """New data chosen: read a CSV (served: in a thread, so the server's event loop serves
+        the other sessions meanwhile), then :meth:`_data_read`."""
         self._data_choices += 1
         choice, read = self._data_choices, self.csv_read()
         doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
+        if read is not None and doc is not None and doc.session_context is not None:
             pn.state.execute(partial(self._read_off_loop, choice, read))
         else:
-            self._data_read(choice, read())
+            self._data_read(choice, read() if read is not None else None)
 
     async def _read_off_loop(self, choice: int, read: Callable[[], object]) -> None:
         self._data_read(choice, await asyncio.to_thread(read))

@@ -242,14 +242,15 @@ class LiveJoinSettings(param.Parameterized):
     def check_csv(self) -> None:
         """Read the chosen CSV now: what it gave goes under the CSV inputs, and d's default and
         range follow its templates (:meth:`csv_read`, then :meth:`show_csv`)."""
-        self.show_csv(self.csv_read()())
+        read = self.csv_read()
+        self.show_csv(read() if read is not None else None)
 
-    def csv_read(self) -> Callable[[], ReplayedStreams | str | None]:
-        """The read of the chosen CSV, bound to the page's current choices: safe to run on
-        any thread (a large upload is parsed off the server's event loop).  It gives the
-        streams, the message saying why the CSV cannot be used, or None (no CSV chosen)."""
+    def csv_read(self) -> Callable[[], ReplayedStreams | str] | None:
+        """The read of the chosen CSV, bound to the page's current choices (None: no CSV is
+        chosen): safe to run on any thread (a large upload is parsed off the server's event
+        loop).  It gives the streams, or the message saying why the CSV cannot be used."""
         if self.source != "CSV file" or self.csv_file is None:
-            return lambda: None
+            return None
         return partial(_read_csv, self.csv_file, self.csv_time, self.csv_sensor, self.csv_time_unit)
 
     def show_csv(self, read: ReplayedStreams | str | None) -> None:
