@@ -54,6 +54,18 @@ def _time_axis(figure: object) -> bool:
     return type(figure.xaxis[0].formatter).__name__ == "CustomJSTickFormatter"
 
 
+def test_every_plot_draws_on_a_canvas():
+    """No tab asks the browser for WebGL (emulated in software without a GPU, and each
+    plot's copy onto the page cost about 1 s of a tab switch in headless Chromium)."""
+    from bokeh.document import Document
+    from bokeh.models import Plot
+
+    for name, app in dashboard_tabs():
+        root = pn.panel(app).get_root(Document())
+        backends = {p.output_backend for p in root.select({"type": Plot})}
+        assert backends <= {"canvas"}, f"{name}: {backends}"
+
+
 # -- Satisfaction probability ------------------------------------------------------------------
 
 
@@ -110,6 +122,16 @@ def test_satisfaction_curves_show_both_tails(linked, d):
     assert xs[0] < marks["LH"] <= marks["LL"] < marks["RL"] <= marks["RH"] < xs[-1]
     # the rise and the fall are resolved: several points between LH and LL
     assert np.count_nonzero((xs >= marks["LH"]) & (xs <= marks["LL"])) >= 5
+
+
+def test_satisfaction_curves_are_computed_once_for_every_session():
+    """Two sessions on the same templates and parameters share one read-only grid."""
+    first, second = (dict(dashboard_tabs())["Satisfaction probability"] for _ in range(2))
+    _, mine = first.curves()
+    _, theirs = second.curves()
+    assert theirs is mine and not mine.flags.writeable
+    second.d += 100.0  # another input: a grid of its own
+    assert second.curves()[1] is not mine
 
 
 def test_satisfaction_title_legend_and_intro():

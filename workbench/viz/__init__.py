@@ -38,6 +38,12 @@ from workbench.viz.wjoin import (
 )
 
 hv.Store.set_current_backend("bokeh")
+hv.renderer("bokeh").webgl = False
+"""Canvas, not WebGL (HoloViews' default): our plots hold thousands of marks at most, which a
+canvas draws in milliseconds, while WebGL without a GPU (headless browsers, virtual machines,
+remote desktops) is emulated in software and copying each plot's WebGL canvas onto its page
+canvas took about 1 s of a tab's 1.6 s in the browser; a browser also keeps only about 16
+WebGL contexts per page, fewer than the dashboard's plots."""
 
 __all__ = [
     "ALGORITHM_COLORS",
