@@ -253,6 +253,21 @@ def test_coalescing_explorer_streams_and_switches_schemes():
     assert pn.panel(app).get_root() is not None
 
 
+def test_coalescing_sessions_share_the_preload_but_not_their_extents():
+    """The extents every page opens on are built once; each session streams its own copy."""
+    from workbench.app import CoalescingExplorer
+
+    first, second = CoalescingExplorer(), CoalescingExplorer()
+    assert first.eager is not second.eager and first._adaptive is not second._adaptive
+    assert first.eager.counters == second.eager.counters
+    assert [(c.ts, c.te) for c in first.extent()] == [(c.ts, c.te) for c in second.extent()]
+    first.step(100)
+    assert first.eager.counters != second.eager.counters  # the second session's is untouched
+    second.step(100)
+    assert first.eager.counters == second.eager.counters
+    assert first.selection().equals(second.selection())
+
+
 def test_wjoin_explorer_runs_bew_and_few():
     from workbench.app import WJoinExplorer
     from workbench.operators import brute_force_wjoin

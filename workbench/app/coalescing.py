@@ -16,7 +16,10 @@ from :mod:`workbench.coalesce` and :mod:`workbench.experiments.coalescing`.)
 
 from __future__ import annotations
 
-from functools import partial
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 import holoviews as hv
@@ -101,6 +104,55 @@ SPARK_HELP = (
     "or window kind (or a window beyond the retention) starts a new checkpoint that re-reads "
     "the replay. Spark's tuple window keeps each mote's newest readings."
 )
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """Readings ``begin`` to ``stop`` (of the readings whose digest is ``digest``) into fresh
+    extents of ``query`` over ``window``, the adaptive selection weighing by ``weights``: the
+    cache key of :func:`_fed`; the readings themselves ride along, outside the key."""
+
+    digest: str
+    query: Query
+    window: Window
+    weights: Weights
+    begin: int
+    stop: int
+    ts: np.ndarray = field(compare=False, repr=False)
+    records: list[dict] = field(compare=False, repr=False)
+
+
+Extents = tuple[EagerExtent, LazyExtent, AdaptiveCoalescing]
+
+
+def _push(extents: Extents, query: Query, feed_ts: np.ndarray, rows: list, span: range) -> int:
+    """The readings at ``span`` into the eager and lazy extents and the adaptive selection."""
+    eager, lazy, adaptive = extents
+    for k in span:
+        ts, row = float(feed_ts[k]), rows[k]
+        group, value = query.project(row)
+        eager.push(ts, value, group)
+        lazy.push(ts, value, group)
+        adaptive.push(ts, row)
+    return len(span)
+
+
+@lru_cache(maxsize=16)
+def _fed(feed: _Feed) -> Extents:
+    """The extents after ``feed``, built once for every session that asks (each session gets
+    its own copy): every page opens on the same readings and configuration."""
+    extents = (
+        EagerExtent(feed.window, feed.query.equivalence),
+        LazyExtent(feed.window, feed.query.equivalence),
+        AdaptiveCoalescing(
+            [feed.query, *OTHER_QUERIES],
+            feed.window,
+            weights=feed.weights,
+            reevaluate_every=REEVALUATE_EVERY,
+        ),
+    )
+    _push(extents, feed.query, feed.ts, feed.records, range(feed.begin, feed.stop))
+    return extents
 
 
 class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
@@ -227,6 +279,9 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
         start = self.readings["time"].min()
         self._ts = (table["time"] - start).dt.total_seconds().to_numpy()
         self._rows = table[["mote", *MEASURES]].to_dict("records")
+        digest = hashlib.blake2b(self._ts.tobytes())
+        digest.update(pd.util.hash_pandas_object(table[["mote", *MEASURES]], index=False).values)
+        self._digest = digest.hexdigest()
 
     @param.depends("motes", "readings", watch=True)
     def _restream(self) -> None:
@@ -253,17 +308,19 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
         self._rebuild(upto=self.position)
 
     def _rebuild(self, upto: int) -> None:
-        """Fresh extents fed with the latest readings up to ``upto`` (at most REPLAY_CAP)."""
-        q = self.query()
-        self.eager = EagerExtent(self.window(), q.equivalence)
-        self.lazy = LazyExtent(self.window(), q.equivalence)
-        self._adaptive = AdaptiveCoalescing(
-            [q, *OTHER_QUERIES],
+        """Fresh extents fed with the latest readings up to ``upto`` (at most REPLAY_CAP),
+        copied from the ones :func:`_fed` built for this data and configuration."""
+        feed = _Feed(
+            self._digest,
+            self.query(),
             self.window(),
-            weights=self.weights(),
-            reevaluate_every=REEVALUATE_EVERY,
+            self.weights(),
+            max(0, upto - REPLAY_CAP),
+            upto,
+            self._ts,
+            self._rows,
         )
-        self._push(max(0, upto - REPLAY_CAP), upto)
+        self.eager, self.lazy, self._adaptive = copy.deepcopy(_fed(feed))
         if self.position == upto:  # the views read the new extents: one update, when filled
             self.param.trigger("position")
         else:
@@ -273,22 +330,12 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
         """Push the next ``n`` readings (``speed`` by default); return how many were pushed."""
         n = self.speed if n is None else n
         stop = min(self.position + n, len(self._ts))
-        pushed = self._push(self.position, stop)
+        extents = (self.eager, self.lazy, self._adaptive)
+        pushed = _push(extents, self.query(), self._ts, self._rows, range(self.position, stop))
         if stop >= len(self._ts):
             self.running = False
         self.position = stop
         return pushed
-
-    def _push(self, begin: int, stop: int) -> int:
-        """Readings ``begin`` to ``stop`` into the extents and the adaptive selection."""
-        q = self.query()
-        for k in range(begin, stop):
-            ts, row = float(self._ts[k]), self._rows[k]
-            group, value = q.project(row)
-            self.eager.push(ts, value, group)
-            self.lazy.push(ts, value, group)
-            self._adaptive.push(ts, row)
-        return max(stop - begin, 0)
 
     @param.depends("running", "speed", watch=True)
     def _run(self) -> None:
