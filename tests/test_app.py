@@ -253,6 +253,13 @@ def test_coalescing_explorer_streams_and_switches_schemes():
     assert pn.panel(app).get_root() is not None
 
 
+def test_warm_tabs_renders_every_tab_once():
+    from workbench.app.dashboard import TAB_BUILDERS, warm_tabs
+
+    took = warm_tabs()
+    assert list(took) == list(TAB_BUILDERS) and all(s > 0 for s in took.values())
+
+
 def test_coalescing_sessions_share_the_preload_but_not_their_extents():
     """The extents every page opens on are built once; each session streams its own copy."""
     from workbench.app import CoalescingExplorer

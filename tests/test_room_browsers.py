@@ -12,6 +12,7 @@ import math
 
 import pytest
 
+from workbench.app.dashboard import TABS_WARM
 from workbench.app.room import SLIDER_TABS, chromium, dashboard_server, run_room, summary
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
@@ -24,7 +25,9 @@ TABS = ("Templates", "Satisfaction probability", "Partition regions", "Deploymen
 def test_eight_sessions_move_sliders_at_once(tmp_path):
     if chromium() is None:
         pytest.skip("chromium not found on PATH (./dev installs Debian's chromium as root)")
-    with dashboard_server(tmp_path / "server.txt") as (url, _):
+    log = tmp_path / "server.txt"
+    with dashboard_server(log) as (url, _):
+        assert TABS_WARM in log.read_text()  # every tab rendered once before the first page
         room = run_room(url, SESSIONS, tabs=TABS, moves=MOVES)
     assert summary(room)["errors"] == []
     moved = [t for t in TABS if t in SLIDER_TABS]

@@ -4,6 +4,7 @@ failures shown in the page, and the served template.  This module is also the fi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import panel as pn
@@ -21,6 +22,7 @@ from workbench.config import settings
 from workbench.data.streams import default_readings
 
 __all__ = [
+    "TABS_WARM",
     "TAB_BUILDERS",
     "TITLE",
     "DashboardTabs",
@@ -29,6 +31,7 @@ __all__ = [
     "header_text",
     "serve_page",
     "show_error",
+    "warm_tabs",
 ]
 
 TITLE = "Uncertain-time stream workbench"
@@ -80,12 +83,29 @@ TAB_BUILDERS: dict[str, Callable[[DashboardTabs], pn.viewable.Viewer]] = {
 }
 """The tabs in order, each with how to build it for a session."""
 LIVE_TAB = "Live join (Spark)"
+TABS_WARM = "Dashboard tabs are warm"
+"""What the server's log says once every tab has been built and rendered once
+(:func:`warm_tabs`)."""
 
 
 def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
     """Every tab, built now, in order (the benchmarks and tests use them all)."""
     tabs = DashboardTabs()
     return [(name, tabs[name]) for name in TAB_BUILDERS]
+
+
+def warm_tabs() -> dict[str, float]:
+    """Build and render every tab once, into a document no one sees, and return the seconds
+    each took: run at server start (``server_setup.py``), so the imports, compiled kernels and
+    shared caches a tab needs are ready before its first user opens it."""
+    from bokeh.document import Document
+
+    tabs, took = DashboardTabs(), {}
+    for name in TAB_BUILDERS:
+        start = time.perf_counter()
+        pn.panel(tabs[name]).get_root(Document())
+        took[name] = time.perf_counter() - start
+    return took
 
 
 def show_error(exc: BaseException) -> None:

@@ -1,12 +1,15 @@
 """Run once by ``panel serve --setup`` when the dashboard server starts: the shared Spark
 session (:func:`workbench.spark.session.shared_session`) starts in a background thread, so
 Java is up by the time a user presses Start in the live tab.  Without Java or PySpark the
-page still loads; the live tab says why Spark cannot start when Start is pressed.  The
-``workbench`` log goes to the server's output (stderr, INFO): it says when Spark is warm."""
+page still loads; the live tab says why Spark cannot start when Start is pressed.  Then every
+tab is built and rendered once (:func:`~workbench.app.dashboard.warm_tabs`) before the server
+takes its first session.  The ``workbench`` log goes to the server's output (stderr, INFO):
+it says when the tabs and when Spark are warm."""
 
 from __future__ import annotations
 
 import logging
+import time
 
 log = logging.getLogger("workbench")
 if not log.handlers:
@@ -14,6 +17,7 @@ if not log.handlers:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    log.propagate = False  # once: not again through the server's root handler
 
 try:
     from workbench.spark.session import start_shared_session
@@ -21,3 +25,14 @@ except ImportError as exc:  # pyspark missing: the analytical tabs still work
     log.warning("Spark not started in the background: %s", exc)
 else:
     start_shared_session()
+
+from workbench.app.dashboard import TABS_WARM, warm_tabs  # noqa: E402 (after the log's set-up)
+
+start = time.perf_counter()
+took = sorted(warm_tabs().items(), key=lambda item: -item[1])
+log.info(
+    "%s after %.1f s (slowest: %s)",
+    TABS_WARM,
+    time.perf_counter() - start,
+    ", ".join(f"{name} {seconds:.2f} s" for name, seconds in took[:3]),
+)
