@@ -34,6 +34,7 @@ def test_settings_default_and_read_every_variable(tmp_path):
         ("WORKBENCH_SPARK_MASTER", "locl[2]", "'locl[2]' is not a Spark master"),
         ("WORKBENCH_SHUFFLE_PARTITIONS", "0", "'0' must be a whole number >= 1"),
         ("WORKBENCH_SHUFFLE_PARTITIONS", "2.5", "'2.5' must be a whole number >= 1"),
+        ("WORKBENCH_SPARK_AT_START", "later", "'later' must be yes or no"),
     ],
 )
 def test_a_bad_setting_names_its_variable_and_value(variable, value, message):
@@ -55,9 +56,12 @@ def test_dashboard_flags_become_the_servers_environment(monkeypatch, tmp_path):
     clean = {k: v for k, v in os.environ.items() if k not in ENV.values()}
     monkeypatch.setattr(os, "environ", clean)
     argv = ["dashboard", "--master", "local[1]", "--shuffle-partitions", "3", "--spark-slots", "4"]
-    assert main([*argv, "--data-dir", str(tmp_path), "--work-dir", str(tmp_path / "w")]) == 0
+    folders = ["--data-dir", str(tmp_path), "--work-dir", str(tmp_path / "w")]
+    assert main([*argv, *folders, "--spark-at-start", "no"]) == 0
     (seen,) = served
-    assert seen == Settings("local[1]", 3, tmp_path, tmp_path / "w", spark_slots=4)
+    assert seen == Settings(
+        "local[1]", 3, tmp_path, tmp_path / "w", spark_slots=4, spark_at_start=False
+    )
     clean["WORKBENCH_SPARK_MASTER"] = "local[4]"  # a variable set before: kept
     assert main(["dashboard"]) == 0 and served[-1].spark_master == "local[4]"
 

@@ -19,15 +19,16 @@ pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
 SESSIONS = 8
 MOVES = 2
-TABS = ("Templates", "Satisfaction probability", "Partition regions", "Deployment (simulated)")
+TABS = ("Templates", "Satisfaction probability", "Deployment (simulated)")
 
 
 def test_eight_sessions_move_sliders_at_once(tmp_path):
     if chromium() is None:
         pytest.skip("chromium not found on PATH (./dev installs Debian's chromium as root)")
     log = tmp_path / "server.txt"
-    with dashboard_server(log) as (url, _):
+    with dashboard_server(log, ["--spark-at-start", "no"]) as (url, _):  # no Spark tab here
         assert TABS_WARM in log.read_text()  # every tab rendered once before the first page
+        assert "Spark starts at the first Spark run" in log.read_text()
         room = run_room(url, SESSIONS, tabs=TABS, moves=MOVES)
     assert summary(room)["errors"] == []
     moved = [t for t in TABS if t in SLIDER_TABS]

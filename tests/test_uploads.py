@@ -251,9 +251,10 @@ SHOWN = """(text) => {
 
 @pytest.fixture(scope="module")
 def small_limit_server(tmp_path_factory):
-    """The dashboard with a 1 MB upload limit, on a free localhost port."""
+    """The dashboard with a 1 MB upload limit, on a free localhost port (no upload starts a
+    Spark run: Spark is not started with it)."""
     log = tmp_path_factory.mktemp("server") / "stderr.txt"
-    with dashboard_server(log, ["--max-upload-mb", "1"]) as (url, _):
+    with dashboard_server(log, ["--max-upload-mb", "1", "--spark-at-start", "no"]) as (url, _):
         yield url
 
 

@@ -146,6 +146,8 @@ def test_installed_from_the_wheel_it_serves_the_dashboard(venv, tmp_path):
                 with urllib.request.urlopen(url, timeout=60) as page:
                     assert page.status == 200
                     assert b"bokeh" in page.read()
+                    # every tab was built and rendered from the installed package at start
+                    assert "Dashboard tabs are warm" in log.read_text()
                     break
             except OSError:
                 assert server.poll() is None, log.read_text()

@@ -149,6 +149,12 @@ def _parser() -> argparse.ArgumentParser:
         ("--work-dir", "work_dir", "DIR", "where Spark runs write checkpoints and output"),
         ("--spark-slots", "spark_slots", "N", "Spark runs going at once (more wait, told so)"),
         (
+            "--spark-at-start",
+            "spark_at_start",
+            "yes|no",
+            "start and warm Spark with the server (no: at the first Spark run)",
+        ),
+        (
             "--max-upload-mb",
             "max_upload_mb",
             "MB",

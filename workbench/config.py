@@ -7,7 +7,9 @@
 - ``WORKBENCH_WORK_DIR`` (the system's temporary folder): where Spark runs write;
 - ``WORKBENCH_SPARK_SLOTS`` (``2``): Spark runs going at once on the dashboard's server;
 - ``WORKBENCH_MAX_UPLOAD_MB`` (``50``): the largest file the dashboard accepts (a CSV upload),
-  in MB (2**20 bytes); it also sizes the server's websocket message limit.
+  in MB (2**20 bytes); it also sizes the server's websocket message limit;
+- ``WORKBENCH_SPARK_AT_START`` (``yes``): whether the dashboard's server starts and warms Spark
+  when it starts (``no``: at the first Spark run, for a server used for the analytical tabs).
 
 A path typed into the page is confined to the data and work folders (:func:`page_path`); the
 Python functions that take paths are not.
@@ -31,10 +33,12 @@ ENV = {
     "work_dir": "WORKBENCH_WORK_DIR",
     "max_upload_mb": "WORKBENCH_MAX_UPLOAD_MB",
     "spark_slots": "WORKBENCH_SPARK_SLOTS",
+    "spark_at_start": "WORKBENCH_SPARK_AT_START",
 }
 """Each setting's environment variable."""
 
 _MASTER_PREFIXES = ("local", "spark://", "sc://", "yarn", "k8s://")
+_YES_NO = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
 MAX_UPLOAD_MB_CEILING = 1024.0
 """The largest upload limit accepted (MB): the file is held in memory, base64 in transit."""
 
@@ -58,6 +62,9 @@ class Settings:
     spark_slots: int = 2
     """Spark runs (live joins, the tabs' Spark runs) going at once on the dashboard's server;
     a start beyond them waits for one to end, and its page says so."""
+    spark_at_start: bool = True
+    """Whether the dashboard's server starts Spark and warms it up when it starts (about a
+    minute of CPU, the first Start then finds Java running); False: at the first Spark run."""
 
     @property
     def max_upload_bytes(self) -> int:
@@ -89,7 +96,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     an error naming the variable and the value.
 
     >>> settings({"WORKBENCH_SPARK_MASTER": "local[4]", "WORKBENCH_SHUFFLE_PARTITIONS": "2"})
-    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None, max_upload_mb=50.0, spark_slots=2)
+    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None, max_upload_mb=50.0, spark_slots=2, spark_at_start=True)
     >>> settings({"WORKBENCH_SHUFFLE_PARTITIONS": "two"})
     Traceback (most recent call last):
     ValueError: WORKBENCH_SHUFFLE_PARTITIONS = 'two' must be a whole number >= 1
@@ -122,6 +129,11 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
                 f"{MAX_UPLOAD_MB_CEILING:g}"
             )
         values["max_upload_mb"] = megabytes
+    at_start = env.get(ENV["spark_at_start"], "").strip()
+    if at_start:
+        if at_start.lower() not in _YES_NO:
+            raise ValueError(f"{ENV['spark_at_start']} = {at_start!r} must be yes or no")
+        values["spark_at_start"] = _YES_NO[at_start.lower()]
     for key in ("data_dir", "work_dir"):
         folder = env.get(ENV[key], "").strip()
         if folder:

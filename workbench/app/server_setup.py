@@ -1,6 +1,7 @@
 """Run once by ``panel serve --setup`` when the dashboard server starts: the shared Spark
 session (:func:`workbench.spark.session.shared_session`) starts in a background thread, so
-Java is up by the time a user presses Start in the live tab.  Without Java or PySpark the
+Java is up by the time a user presses Start in the live tab (unless
+``WORKBENCH_SPARK_AT_START`` is no).  Without Java or PySpark the
 page still loads; the live tab says why Spark cannot start when Start is pressed.  Then every
 tab is built and rendered once (:func:`~workbench.app.dashboard.warm_tabs`) before the server
 takes its first session.  The ``workbench`` log goes to the server's output (stderr, INFO):
@@ -19,12 +20,17 @@ if not log.handlers:
     log.setLevel(logging.INFO)
     log.propagate = False  # once: not again through the server's root handler
 
+from workbench.config import ENV, settings  # noqa: E402 (after the log's set-up)
+
 try:
     from workbench.spark.session import start_shared_session
 except ImportError as exc:  # pyspark missing: the analytical tabs still work
     log.warning("Spark not started in the background: %s", exc)
 else:
-    start_shared_session()
+    if settings().spark_at_start:
+        start_shared_session()
+    else:
+        log.info("Spark starts at the first Spark run (%s is no)", ENV["spark_at_start"])
 
 from workbench.app.dashboard import TABS_WARM, warm_tabs  # noqa: E402 (after the log's set-up)
 
