@@ -260,6 +260,18 @@ def test_warm_tabs_renders_every_tab_once():
     assert list(took) == list(TAB_BUILDERS) and all(s > 0 for s in took.values())
 
 
+def test_a_tab_that_fails_to_warm_is_logged_and_the_others_warm(monkeypatch, caplog):
+    from workbench.app import dashboard
+
+    def broken(_: object) -> None:
+        raise ValueError("no readings")
+
+    monkeypatch.setitem(dashboard.TAB_BUILDERS, "Whole month", broken)
+    took = dashboard.warm_tabs()
+    assert "Whole month" not in took and len(took) == len(dashboard.TAB_BUILDERS) - 1
+    assert "warming the Whole month tab failed" in caplog.text
+
+
 def test_coalescing_sessions_share_the_preload_but_not_their_extents():
     """The extents every page opens on are built once; each session streams its own copy."""
     from workbench.app import CoalescingExplorer

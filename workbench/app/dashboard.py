@@ -4,6 +4,7 @@ failures shown in the page, and the served template.  This module is also the fi
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -97,13 +98,18 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
 def warm_tabs() -> dict[str, float]:
     """Build and render every tab once, into a document no one sees, and return the seconds
     each took: run at server start (``server_setup.py``), so the imports, compiled kernels and
-    shared caches a tab needs are ready before its first user opens it."""
+    shared caches a tab needs are ready before its first user opens it.  A tab that fails is
+    logged and left out; the server still starts, and the tab shows its error when opened."""
     from bokeh.document import Document
 
     tabs, took = DashboardTabs(), {}
     for name in TAB_BUILDERS:
         start = time.perf_counter()
-        pn.panel(tabs[name]).get_root(Document())
+        try:
+            pn.panel(tabs[name]).get_root(Document())
+        except Exception:  # noqa: BLE001 (the tab's own page reports it to its user)
+            logging.getLogger("workbench").exception("warming the %s tab failed", name)
+            continue
         took[name] = time.perf_counter() - start
     return took
 
