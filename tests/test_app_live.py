@@ -356,6 +356,16 @@ def test_starting_shows_its_progress(live_app):
     assert app.state == "running" and "0 micro-batches committed" in app.readout().object
 
 
+def test_start_says_its_first_stage_at_once(live_app):
+    # on a warm Spark a start can end between two polls: the page still says what it does
+    app = live_app()
+    app.start()
+    assert app.state == "starting"
+    assert app.message == "Reading the data and learning its timing templates... (0 s since Start)"
+    _settle(app)
+    assert app.state == "running"
+
+
 def test_live_plots_follow_their_data(live_app, monkeypatch):
     # one Buffer feeds four plots; outside a served session HoloViews would let only the first
     # subscriber see the stream as triggering (it defers the others to a session that is not

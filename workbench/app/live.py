@@ -153,9 +153,8 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
         if self._callback is None:
             self._callback = pn.state.add_periodic_callback(self.poll, period=POLL_MS)
         settings = self.settings()
-        self._session.submit(
-            partial(self._session.start, settings), partial(self._started, settings)
-        )
+        # said at once: a start on a warm Spark may end before the next poll
+        self._show_stage(self._session.launch(settings, partial(self._started, settings)))
 
     def stop(self, *_: object) -> None:
         """Stop the queries and the replay (in the worker thread)."""
@@ -170,10 +169,14 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
             return
         self._session.poll()
         if self.state == "starting" and self._session.stage:
-            seconds = time.monotonic() - self._stage_since
-            self.message = f"{self._session.stage}... ({seconds:.0f} s since Start)"
+            self._show_stage(self._session.stage)
         if self.state in ("running", "paused"):
             self._session.collect(self._show)
+
+    def _show_stage(self, stage: str) -> None:
+        """Say what a start is doing (``stage``), and for how long."""
+        seconds = time.monotonic() - self._stage_since
+        self.message = f"{stage}... ({seconds:.0f} s since Start)"
 
     def settle(self, timeout: float = 120.0) -> None:
         """Wait until the queued work has finished, then :meth:`poll` (scripts and tests;

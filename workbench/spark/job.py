@@ -52,6 +52,8 @@ __all__ = [
     "spark_live_join",
 ]
 
+READING = "Reading the data and learning its timing templates"
+"""What a start does first (:attr:`LiveSession.stage`)."""
 REJECTS_EVERY = 3
 """Snapshots between two reads of the rejects sink (a Spark batch read)."""
 FILES_PER_SECOND = 2.0
@@ -227,6 +229,13 @@ class LiveSession(Worker):
 
     # -- actions (on the calling thread) ------------------------------------------------------
 
+    def launch(self, settings: RunSettings, then: Callable[[Started], None]) -> str:
+        """Queue :meth:`start`, ``then`` getting what started, and return its first stage:
+        a page can say what Start does before the worker has taken it up."""
+        self.stage = READING
+        self.submit(partial(self.start, settings), then)
+        return READING
+
     def start(self, settings: RunSettings) -> Started:
         """Read the data, start its LiveJoin and the replay into it; time counts from now."""
         self.started_at = pd.Timestamp.now(tz="UTC")
@@ -239,7 +248,7 @@ class LiveSession(Worker):
         return self._launch(settings)
 
     def _launch(self, settings: RunSettings) -> Started:
-        self.stage = "Reading the data and learning its timing templates"
+        self.stage = READING
         streams = settings.streams()
         window = window_range(streams.templates)
         d = window.default if settings.auto_d else settings.d
