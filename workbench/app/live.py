@@ -145,7 +145,7 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
             from workbench.spark.job import LiveSession  # pyspark loads here, not with the page
 
             self._session = LiveSession(on_failure=self._failed)
-        self.param.update(state="starting", failed=False, damaged=False, message="Starting...")
+        self.param.update(state="starting", failed=False, damaged=False)
         self.metrics.clear()
         self._shown_run, self._sent = 0, 0
         self._stage_since = time.monotonic()
