@@ -173,18 +173,20 @@ def test_template_editor_shows_templates_and_adjusted_histograms():
 
     ed = TemplateEditor()  # the simulated deployment's learned templates
     assert "motes" in ed.stream_a.name and len(ed.stream_a) == 27
-    bars = ed.templates_a()
-    picked = bars.get(1)
-    assert len(picked) == ed.stream_a[0].n_buckets  # the picked template on top
-    ed.param.update(pair_u=3, pair_v=5, offset=200.0)
+    bars = ed.template_figure("A")
+    picked = bars.select_one({"name": "picked template"}).data
+    assert len(picked["top"]) == ed.stream_a[0].n_buckets  # the picked template on top
+    adjusted = ed.adjusted_figure()
+    ed.param.update(pair_u=3, pair_v=5, offset=200.0)  # the figure follows, in place
     hi, hj = ed.pair()
-    _, p_i, p_j = adjusted_histograms(hi, hj)
-    hists = ed.adjusted_view().traverse(lambda x: x, [hv.Histogram])
-    widths = np.diff(hists[0].edges)
-    assert np.allclose(hists[0].dimension_values(1) * widths, p_i)
-    assert np.allclose(hists[1].dimension_values(1) * widths, p_j)
+    points, p_i, p_j = adjusted_histograms(hi, hj)
+    widths = np.diff(points)
+    for name, p in (("H_i~", p_i), ("H_j~", p_j)):
+        data = adjusted.select_one({"name": name}).data
+        assert np.array_equal(data["left"], points[:-1])
+        assert np.allclose(data["top"] * widths, p)
+    assert "phi_3 (A) and phi_5 (B)" in adjusted.title.text
     assert "P(Xi >= Xj)" in ed.pair_summary().object
-    hv.renderer("bokeh").get_plot(ed.adjusted_view())
 
 
 def test_dashboard_tabs_share_the_edited_templates():

@@ -20,6 +20,7 @@ __all__ = [
     "concept",
     "confidence_delta",
     "controls_page",
+    "in_place",
     "intro",
     "plot",
     "plot_key",
@@ -54,6 +55,19 @@ def plot(obj: hv.core.Dimensioned | hv.DynamicMap | object, **params: object) ->
     if isinstance(obj, hv.DynamicMap):
         obj = obj.apply(_framewise)
     return pn.pane.HoloViews(obj, linked_axes=False, **params)
+
+
+def in_place(update: Callable[[], None]) -> None:
+    """Run ``update``, a change of Bokeh models already in a page (a figure's sources), as Panel
+    changes its own models: at once when the session's document may be changed now, its events
+    sent together; else on the document's next tick, under its lock (a served widget's
+    callbacks run without it, and Bokeh refuses a change made there)."""
+
+    def run() -> None:
+        with pn.io.unlocked():
+            update()
+
+    pn.state.execute(run)
 
 
 def confidence_delta() -> param.Number:

@@ -3,17 +3,23 @@ and the adjusted histograms of a pair (PTJoin paper, Definitions 1, 3 and 4, Exa
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
+from bokeh.plotting import figure
 
-from workbench.app.panes import intro, plot
+from workbench.app.panes import in_place, intro
 from workbench.data.streams import default_streams
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
-from workbench.viz.ptjoin import adjusted_bars, template_bars
+from workbench.viz.ptjoin import (
+    adjusted_bar_data,
+    adjusted_bars,
+    refresh_bars,
+    template_bar_data,
+    template_bars,
+)
 
 __all__ = ["SOURCES", "TemplateEditor", "format_buckets", "parse_buckets"]
 
@@ -172,11 +178,15 @@ class TemplateEditor(pn.viewable.Viewer):
             }
         )
 
-    def _bars(self, name: str) -> hv.Overlay:
-        ts = self.stream_a if name == "A" else self.stream_b
-        picked = self.picked if self.stream == name else None
-        title = f"Stream {ts.name}: {len(ts)} templates, longest pi = {_ms(ts.pi)}"
-        return template_bars(ts, picked, title).opts(hv.opts.Overlay(responsive=True, height=260))
+    def _stream(self, name: str) -> TemplateSet:
+        return self.stream_a if name == "A" else self.stream_b
+
+    def _bar_title(self, name: str) -> str:
+        ts = self._stream(name)
+        return f"Stream {ts.name}: {len(ts)} templates, longest pi = {_ms(ts.pi)}"
+
+    def _picked_of(self, name: str) -> int | None:
+        return self.picked if self.stream == name else None
 
     @param.depends("stream_a", "stream_b")
     def shown(self) -> pn.pane.Markdown:
@@ -190,35 +200,41 @@ class TemplateEditor(pn.viewable.Viewer):
             css_classes=["template-counts"],
         )
 
-    @param.depends("stream_a", "stream", "picked")
-    def templates_a(self) -> hv.Overlay:
-        """Stream A's templates as bars over the offset from detection (Definition 4)."""
-        return self._bars("A")
+    def template_figure(self, name: str) -> figure:
+        """Stream ``name``'s templates as bars over the offset from detection (Definition 4),
+        following the streams and the picked template."""
+        fig = template_bars(self._stream(name), self._picked_of(name), self._bar_title(name))
 
-    @param.depends("stream_b", "stream", "picked")
-    def templates_b(self) -> hv.Overlay:
-        """Stream B's templates as bars over the offset from detection (Definition 4)."""
-        return self._bars("B")
+        def follow(*_: object) -> None:
+            data = template_bar_data(self._stream(name), self._picked_of(name))
+            title = self._bar_title(name)
+            in_place(lambda: refresh_bars(fig, data, title))
+
+        self.param.watch(follow, [f"stream_{name.lower()}", "stream", "picked"])
+        return fig
 
     def pair(self) -> tuple[HistogramTimestamp, HistogramTimestamp]:
         """The chosen pair as events: a detected at 0, b detected at ``offset``."""
         return self.stream_a.event(self.pair_u, 0.0), self.stream_b.event(self.pair_v, self.offset)
 
-    @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
-    def adjusted_view(self) -> hv.Overlay:
-        """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1)."""
+    def _adjusted_title(self) -> str:
         hi, hj = self.pair()
-        return adjusted_bars(hi, hj).opts(
-            hv.opts.Overlay(
-                title=f"Adjusted histograms of phi_{self.pair_u} (A) and phi_{self.pair_v} (B): "
-                f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}",
-                xlabel="occurrence time (a detected at 0)",
-                ylabel="density (1/ms)",
-                responsive=True,
-                height=260,
-                legend_position="top_left",
-            )
+        return (
+            f"Adjusted histograms of phi_{self.pair_u} (A) and phi_{self.pair_v} (B): "
+            f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}"
         )
+
+    def adjusted_figure(self) -> figure:
+        """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1),
+        following the pair."""
+        fig = adjusted_bars(*self.pair(), self._adjusted_title())
+
+        def follow(*_: object) -> None:
+            data, title = adjusted_bar_data(*self.pair()), self._adjusted_title()
+            in_place(lambda: refresh_bars(fig, data, title))
+
+        self.param.watch(follow, ["stream_a", "stream_b", "pair_u", "pair_v", "offset"])
+        return fig
 
     @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
     def pair_summary(self) -> pn.pane.Markdown:
@@ -268,7 +284,7 @@ class TemplateEditor(pn.viewable.Viewer):
                 w.FloatSlider.from_param(self.param.offset, width=300),
             ),
             self.pair_summary,
-            plot(hv.DynamicMap(self.adjusted_view), sizing_mode="stretch_width", height=280),
+            pn.pane.Bokeh(self.adjusted_figure(), sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
         return pn.Column(
@@ -284,15 +300,9 @@ class TemplateEditor(pn.viewable.Viewer):
                 controls,
                 pn.Column(
                     pn.Row(
-                        plot(
-                            hv.DynamicMap(self.templates_a),
-                            height=280,
-                            sizing_mode="stretch_width",
-                        ),
-                        plot(
-                            hv.DynamicMap(self.templates_b),
-                            height=280,
-                            sizing_mode="stretch_width",
+                        *(
+                            pn.pane.Bokeh(self.template_figure(name), sizing_mode="stretch_width")
+                            for name in ("A", "B")
                         ),
                         sizing_mode="stretch_width",
                     ),

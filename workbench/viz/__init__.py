@@ -1,4 +1,5 @@
-"""Pure functions from workbench values to HoloViews elements (no state, no widgets)."""
+"""Pure functions from workbench values to HoloViews elements or Bokeh figures (no state, no
+widgets)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ from workbench.viz.live import (
 )
 from workbench.viz.notebook import setup_notebook
 from workbench.viz.ptjoin import (
+    ADJUSTED,
     MARKERS,
     REGION_COLORS,
+    adjusted_bar_data,
     adjusted_bars,
     histogram_element,
     marker_lines,
     partition_spans,
     partner_points,
+    refresh_bars,
     satisfaction_curves,
     satisfaction_grid,
     satisfaction_plot,
+    template_bar_data,
     template_bars,
 )
 from workbench.viz.wjoin import (
@@ -46,12 +51,14 @@ canvas took about 1 s of a tab's 1.6 s in the browser; a browser also keeps only
 WebGL contexts per page, fewer than the dashboard's plots."""
 
 __all__ = [
+    "ADJUSTED",
     "ALGORITHM_COLORS",
     "MARKERS",
     "METRIC_COLUMNS",
     "REJECT_REASONS",
     "REGION_COLORS",
     "SCHEME_COLORS",
+    "adjusted_bar_data",
     "adjusted_bars",
     "batch_spikes",
     "clock",
@@ -69,12 +76,14 @@ __all__ = [
     "query_points",
     "rate_curves",
     "reading_curve",
+    "refresh_bars",
     "reject_bars",
     "results_over_time",
     "satisfaction_curves",
     "satisfaction_grid",
     "satisfaction_plot",
     "setup_notebook",
+    "template_bar_data",
     "template_bars",
     "time_ticks",
 ]
