@@ -13,7 +13,13 @@ from functools import lru_cache
 import holoviews as hv
 import numpy as np
 import pandas as pd
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
+from bokeh.models import (
+    ColumnDataSource,
+    GlyphRenderer,
+    HoverTool,
+    NumeralTickFormatter,
+    Range1d,
+)
 from bokeh.plotting import figure
 
 from workbench.partitions import Partitions, Region
@@ -166,6 +172,23 @@ def _fit_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]]) -> None
     fig.y_range.update(start=0.0, end=1.05 * top if top > 0 else 1.0)
 
 
+def _add_bars(
+    fig: figure, name: str, columns: Mapping[str, np.ndarray], label: str, **style: object
+) -> GlyphRenderer:
+    """Bars from 0 up to ``top``, from a source named ``name`` (what :func:`refresh_bars`
+    updates), keyed ``label`` in the legend."""
+    source = ColumnDataSource(dict(columns), name=name)
+    return fig.quad(
+        left="left",
+        right="right",
+        top="top",
+        bottom=0.0,
+        source=source,
+        legend_label=label,
+        **style,
+    )
+
+
 def refresh_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]], title: str) -> None:
     """New bars for a figure's named sources, its axes around them and a new title: the plot
     changes in place (in a served page, only the new columns travel)."""
@@ -202,18 +225,7 @@ def template_bars(
         "other templates": {"color": "gray", "fill_alpha": 0.12, "line_alpha": 0.3},
         "picked template": {"color": "#1f77b4", "fill_alpha": 0.7, "line_alpha": 1.0},
     }
-    bars = {
-        name: fig.quad(
-            left="left",
-            right="right",
-            top="top",
-            bottom=0.0,
-            source=ColumnDataSource(data[name], name=name),
-            legend_label=name,
-            **style,
-        )
-        for name, style in styles.items()
-    }
+    bars = {name: _add_bars(fig, name, data[name], name, **style) for name, style in styles.items()}
     fig.add_tools(
         HoverTool(
             renderers=[bars["picked template"]],
@@ -253,16 +265,8 @@ def adjusted_bars(
     fig = _bar_figure(title, "occurrence time (a detected at 0)", height)
     data = adjusted_bar_data(hi, hj)
     for name, what, color in ADJUSTED:
-        fig.quad(
-            left="left",
-            right="right",
-            top="top",
-            bottom=0.0,
-            source=ColumnDataSource(data[name], name=name),
-            color=color,
-            fill_alpha=0.5,
-            line_alpha=0.5,
-            legend_label=f"{name}, {what}",
+        _add_bars(
+            fig, name, data[name], f"{name}, {what}", color=color, fill_alpha=0.5, line_alpha=0.5
         )
     fig.legend.location = "top_left"
     _fit_bars(fig, data)
