@@ -3,6 +3,8 @@ and the adjusted histograms of a pair (PTJoin paper, Definitions 1, 3 and 4, Exa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import panel as pn
 import param
@@ -203,15 +205,12 @@ class TemplateEditor(pn.viewable.Viewer):
     def template_figure(self, name: str) -> figure:
         """Stream ``name``'s templates as bars over the offset from detection (Definition 4),
         following the streams and the picked template."""
-        fig = template_bars(self._stream(name), self._picked_of(name), self._bar_title(name))
-
-        def follow(*_: object) -> None:
-            data = template_bar_data(self._stream(name), self._picked_of(name))
-            title = self._bar_title(name)
-            in_place(lambda: refresh_bars(fig, data, title))
-
-        self.param.watch(follow, [f"stream_{name.lower()}", "stream", "picked"])
-        return fig
+        return self._following(
+            template_bars(self._stream(name), self._picked_of(name), self._bar_title(name)),
+            lambda: template_bar_data(self._stream(name), self._picked_of(name)),
+            lambda: self._bar_title(name),
+            [f"stream_{name.lower()}", "stream", "picked"],
+        )
 
     def pair(self) -> tuple[HistogramTimestamp, HistogramTimestamp]:
         """The chosen pair as events: a detected at 0, b detected at ``offset``."""
@@ -227,13 +226,28 @@ class TemplateEditor(pn.viewable.Viewer):
     def adjusted_figure(self) -> figure:
         """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1),
         following the pair."""
-        fig = adjusted_bars(*self.pair(), self._adjusted_title())
+        return self._following(
+            adjusted_bars(*self.pair(), self._adjusted_title()),
+            lambda: adjusted_bar_data(*self.pair()),
+            self._adjusted_title,
+            ["stream_a", "stream_b", "pair_u", "pair_v", "offset"],
+        )
+
+    def _following(
+        self,
+        fig: figure,
+        data: Callable[[], dict[str, dict]],
+        title: Callable[[], str],
+        names: list[str],
+    ) -> figure:
+        """``fig``, its bars and title refreshed in place whenever a parameter of ``names``
+        changes (:func:`~workbench.viz.ptjoin.refresh_bars`)."""
 
         def follow(*_: object) -> None:
-            data, title = adjusted_bar_data(*self.pair()), self._adjusted_title()
-            in_place(lambda: refresh_bars(fig, data, title))
+            bars, text = data(), title()
+            in_place(lambda: refresh_bars(fig, bars, text))
 
-        self.param.watch(follow, ["stream_a", "stream_b", "pair_u", "pair_v", "offset"])
+        self.param.watch(follow, names)
         return fig
 
     @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")

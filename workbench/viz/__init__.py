@@ -19,7 +19,6 @@ from workbench.viz.live import (
 )
 from workbench.viz.notebook import setup_notebook
 from workbench.viz.ptjoin import (
-    ADJUSTED,
     MARKERS,
     REGION_COLORS,
     adjusted_bar_data,
@@ -51,7 +50,6 @@ canvas took about 1 s of a tab's 1.6 s in the browser; a browser also keeps only
 WebGL contexts per page, fewer than the dashboard's plots."""
 
 __all__ = [
-    "ADJUSTED",
     "ALGORITHM_COLORS",
     "MARKERS",
     "METRIC_COLUMNS",

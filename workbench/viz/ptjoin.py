@@ -2,8 +2,8 @@
 (PTJoin paper, Figure 2 and Figure 3; interval timing paper, Figure 1).
 
 The template and adjusted-histogram bars are Bokeh figures whose named sources
-:func:`refresh_bars` updates in place (the dashboard's first tab: built directly, they cost the
-server a fifth of what HoloViews took); the rest are HoloViews elements."""
+:func:`refresh_bars` updates in place (the dashboard's first tab: built directly, the tab costs
+the server half of what it took through HoloViews); the rest are HoloViews elements."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ __all__ = [
     "probability_opts",
     "MARKERS",
     "REGION_COLORS",
-    "ADJUSTED",
     "adjusted_bar_data",
     "adjusted_bars",
     "fill_swatch",
@@ -129,12 +128,12 @@ def histogram_element(h: HistogramTimestamp, label: str = "") -> hv.Histogram:
     return hv.Histogram((h.edges, h.density), kdims="time", vdims="density", label=label)
 
 
-def _bar_columns(histograms: Sequence[HistogramTimestamp], shift: bool) -> dict[str, np.ndarray]:
+def _offset_columns(histograms: Sequence[HistogramTimestamp]) -> dict[str, np.ndarray]:
     """Quad columns (left, right, top) of every bucket of ``histograms``, each histogram over
-    its offset from detection (``phi - max(phi)``) when ``shift``, else at its own times."""
+    its offset from detection, ``phi - max(phi)`` (Definition 4)."""
     if not histograms:
         return {"left": np.zeros(0), "right": np.zeros(0), "top": np.zeros(0)}
-    moved = [h.edges - (h.max if shift else 0.0) for h in histograms]
+    moved = [h.edges - h.max for h in histograms]
     return {
         "left": np.concatenate([e[:-1] for e in moved]),
         "right": np.concatenate([e[1:] for e in moved]),
@@ -143,7 +142,8 @@ def _bar_columns(histograms: Sequence[HistogramTimestamp], shift: bool) -> dict[
 
 
 def _bar_figure(title: str, xlabel: str, height: int) -> figure:
-    """A density chart over a time axis, as wide as its place (Bokeh: ranges follow the data)."""
+    """A density chart over a time axis, as wide as its place; its ranges are set around the
+    bars (:func:`_fit_bars`)."""
     fig = figure(
         title=title,
         height=height,
@@ -205,8 +205,8 @@ def template_bar_data(
     others = [t for k, t in enumerate(templates) if k != picked]
     chosen = [templates[picked]] if picked is not None else []
     return {
-        "other templates": _bar_columns(others, shift=True),
-        "picked template": _bar_columns(chosen, shift=True),
+        "other templates": _offset_columns(others),
+        "picked template": _offset_columns(chosen),
     }
 
 
@@ -240,7 +240,7 @@ def template_bars(
     return fig
 
 
-ADJUSTED = (
+_ADJUSTED = (
     ("H_i~", "event a on the shared bucket edges", "#1f77b4"),
     ("H_j~", "event b on the shared bucket edges", "#ff7f0e"),
 )
@@ -253,7 +253,7 @@ def adjusted_bar_data(hi: HistogramTimestamp, hj: HistogramTimestamp) -> dict[st
     widths = np.diff(points)
     return {
         name: {"left": points[:-1], "right": points[1:], "top": p / widths}
-        for (name, _, _), p in zip(ADJUSTED, (p_i, p_j), strict=True)
+        for (name, _, _), p in zip(_ADJUSTED, (p_i, p_j), strict=True)
     }
 
 
@@ -264,7 +264,7 @@ def adjusted_bars(
     line up (Definition 3); the legend names them H_i~ (event a) and H_j~ (event b)."""
     fig = _bar_figure(title, "occurrence time (a detected at 0)", height)
     data = adjusted_bar_data(hi, hj)
-    for name, what, color in ADJUSTED:
+    for name, what, color in _ADJUSTED:
         _add_bars(
             fig, name, data[name], f"{name}, {what}", color=color, fill_alpha=0.5, line_alpha=0.5
         )
