@@ -11,6 +11,7 @@ from workbench.app import PTJoinExplorer
 from workbench.partitions import Region
 from workbench.probability import band_prob
 from workbench.timestamps import random_templates
+from workbench.viz.figures import View, view_figure
 
 
 def test_defaults_are_the_papers_example():
@@ -35,7 +36,7 @@ def test_steering_delta_rebuilds_the_tables_and_moves_the_partitions():
 def test_small_window_falls_back_to_the_loose_partitions():
     app = PTJoinExplorer(d=20.0)
     assert not app.fast_path and set(app.partitions()) == {"loose"}
-    assert "Eq. 4-6" in app.curve_view().opts.get().kwargs["title"]
+    assert "Eq. 4-6" in app.curve_view().title
 
 
 def test_plotted_regions_agree_with_the_exact_probability():
@@ -45,9 +46,9 @@ def test_plotted_regions_agree_with_the_exact_probability():
     app = PTJoinExplorer(stream_a=a, stream_b=b, d=350.0, t_det=1000.0, delta=0.7)
     p = app.partitions()["tight"]
     hi = a.event(0, 1000.0)
-    curves = app.curve_view()
-    for curve in curves.traverse(lambda el: el, [hv.Curve]):
-        xs, ys = curve.dimension_values(0), curve.dimension_values(1)
+    layers = app.curve_view().layers
+    for name in ("upper", "lower"):
+        xs, ys = layers[name].columns["x"], layers[name].columns["y"]
         regions = p.classify(xs)
         assert np.all(ys[regions == Region.SR] >= 0.7 - 1e-9)
         assert np.all(ys[regions == Region.VR] < 0.7 + 1e-9)
@@ -58,7 +59,7 @@ def test_the_page_renders_to_bokeh_models():
     app = PTJoinExplorer()
     root = pn.panel(app).get_root()
     assert root is not None
-    hv.renderer("bokeh").get_plot(app.curve_view())
+    assert view_figure(app.curve_view(), "x", "y").select_one({"name": "marker"}) is not None
 
 
 def test_template_index_is_bounded_by_the_stream():
@@ -81,21 +82,19 @@ def test_deployment_explorer_on_the_simulated_default():
     coarser, _, _ = app.extents()
     assert coarser.stored < eager.stored
     assert "same view: yes" in app.summary().object
-    hv.renderer("bokeh").get_plot(app.extent_view())
-    hv.renderer("bokeh").get_plot(app.map_view())
+    view = app.extent_view()
+    assert len(view.layers["coalesced"].columns["x0"]) == coarser.stored
+    assert app.map_figure().select_one({"name": "motes"}) is not None
     assert pn.panel(app).get_root() is not None
 
 
 # -- the dashboard's tabs ----------------------------------------------------------------------
 
 
-def _markers(el: hv.Overlay) -> dict[str, float]:
+def _markers(view: View) -> dict[str, float]:
     """The LH/LL/RL/RH labels as plotted (name -> x)."""
-    labels = [
-        e for e in el.traverse(lambda x: x, [hv.Labels]) if "marker" in e.dimensions("all", True)
-    ]
-    (lab,) = labels
-    return dict(zip(lab.dimension_values("marker"), lab.dimension_values("x"), strict=True))
+    columns = view.layers["marker"].columns
+    return dict(zip(columns["marker"], columns["x"], strict=True))
 
 
 def test_markers_are_the_envelopes_crossings_of_delta():
@@ -222,7 +221,7 @@ def test_partition_regions_agree_with_the_exact_probability():
     assert app.counts()["obsolete"] > before
     app.d = 500.0  # below max pi: the loose partitions, no obsolete bound
     assert not app.fast_path and app.obsolete_bound() is None
-    assert "Eq. 4-6" in app.regions_view().opts.get().kwargs["title"]
+    assert "Eq. 4-6" in app.regions_view().title
 
 
 def test_coalescing_explorer_streams_and_switches_schemes():

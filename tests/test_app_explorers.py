@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -24,6 +23,7 @@ from workbench.app import (
     dashboard_tabs,
 )
 from workbench.data.streams import default_readings
+from workbench.viz.figures import View
 
 LABEL_GAP = 0.05
 """Labels closer than this fraction of the x range must sit at different heights."""
@@ -40,12 +40,9 @@ def _figures(app: pn.viewable.Viewer) -> list:
     ]
 
 
-def _labels(overlay: hv.Overlay, column: str) -> pd.DataFrame:
-    """The label texts of the overlay's Labels element holding ``column``, with x and y."""
-    (labels,) = [
-        e for e in overlay.traverse(lambda x: x, [hv.Labels]) if column in e.dimensions("all", True)
-    ]
-    return labels.dframe()
+def _labels(view: View, column: str) -> pd.DataFrame:
+    """The label texts of the view's layer ``column``, with their x and y."""
+    return pd.DataFrame(dict(view.layers[column].columns))
 
 
 def _assert_apart(frame: pd.DataFrame, column: str, span: float) -> None:
@@ -141,7 +138,7 @@ def test_satisfaction_curves_are_computed_once_for_every_session():
 
 def test_satisfaction_title_legend_and_intro():
     app = PTJoinExplorer(d=60.0)
-    title = app.curve_view().opts.get().kwargs["title"]
+    title = app.curve_view().title
     assert title.startswith("Satisfaction probability") and "partitions" not in title
     key = app.legend().object
     for mark in (

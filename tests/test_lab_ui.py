@@ -209,7 +209,7 @@ def test_a_notebook_runs_in_jupyterlab_with_its_plots_and_app_offline(lab, brows
             page.screenshot(path=str(screenshots[0] / "lab-02-partitions-timeout.png"))
             raise AssertionError(f"cells did not finish: {page.evaluate(CELLS)}") from None
         cells = page.evaluate(CELLS)
-        figure = page.locator(".jp-Notebook .jp-CodeCell", has_text="figure3.opts")
+        figure = page.locator(".jp-Notebook .jp-CodeCell", has_text="view_figure(figure3")
         figure.scroll_into_view_if_needed()
         figure.locator("canvas").first.wait_for(state="visible")
         for folder in screenshots:

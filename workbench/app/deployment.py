@@ -3,17 +3,18 @@ coalesced window extent of its temperature, eager and lazy side by side."""
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from bokeh.plotting import figure
 
-from workbench.app.panes import intro, plot
+from workbench.app.panes import following_view, intro
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Readings, Window
 from workbench.data.intel_lab import clean, load_mote_locations
 from workbench.data.replica import simulate_deployment
-from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
+from workbench.viz.deployment import coalesced_layer, mote_map, reading_layer
+from workbench.viz.figures import View
 
 __all__ = ["DeploymentExplorer"]
 
@@ -67,8 +68,7 @@ class DeploymentExplorer(pn.viewable.Viewer):
         lazy.push_batch(batch)
         return eager, lazy, start
 
-    @param.depends("readings")
-    def map_view(self) -> hv.Points:
+    def map_figure(self) -> figure:
         """Motes at their real positions, coloured by their mean temperature."""
         mean = self.readings.groupby("mote")["temperature"].mean()
         return mote_map(
@@ -86,27 +86,31 @@ class DeploymentExplorer(pn.viewable.Viewer):
         end = rows["time"].max()
         return end - pd.Timedelta(hours=self.window_hours), end
 
-    @param.depends("mote", "quantum", "window_hours", "readings")
-    def extent_view(self) -> hv.Overlay:
-        """The mote's readings in the window and their coalesced tuples, across the window."""
+    def extent_view(self) -> View:
+        """The mote's readings in the window and their coalesced tuples, across the window;
+        the temperature axis spans both (a tuple's value is its band's, Section 2.3)."""
         eager, _, start = self.extents()
         window = self.window()
         rows = self._rows()
         if window is not None:
             rows = rows[rows["time"] >= window[0]]
-        return (
-            reading_curve(rows, "temperature", "readings") * coalesced_segments(eager.view(), start)
-        ).opts(
-            hv.opts.Overlay(
-                title=f"Mote {self.mote}: temperature over the last {self.window_hours:g} h, "
-                f"coalesced in {self.quantum:g} C bands",
-                xlim=window or (None, None),
-                responsive=True,
-                height=320,
-                xlabel="time",
-                ylabel="temperature (C)",
-                legend_position="right",
-            )
+        else:
+            window = (start, start + pd.Timedelta(hours=self.window_hours))
+        coalesced = coalesced_layer(eager.view(), start)
+        values = np.concatenate(
+            [rows["temperature"].to_numpy(dtype=float), coalesced.columns["y0"]]
+        )
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        pad = 0.05 * (hi - lo) if hi > lo else 0.5
+        return View(
+            f"Mote {self.mote}: temperature over the last {self.window_hours:g} h, "
+            f"coalesced in {self.quantum:g} C bands",
+            window,
+            (lo - pad, hi + pad),
+            {
+                "readings": reading_layer(rows, "temperature", "readings"),
+                "coalesced": coalesced,
+            },
         )
 
     @param.depends("mote", "quantum", "window_hours", "readings")
@@ -121,6 +125,26 @@ class DeploymentExplorer(pn.viewable.Viewer):
             f"{eager.stored:,} coalesced tuples, lazy {len(lazy):,} raw ones; same view: "
             f"{'yes' if same else 'NO'}"
         )
+
+    def _map_pane(self) -> pn.pane.Bokeh:
+        """The mote map, drawn anew for new readings."""
+        pane = pn.pane.Bokeh(self.map_figure(), height=320, sizing_mode="stretch_width")
+        self.param.watch(lambda *_: pane.param.update(object=self.map_figure()), ["readings"])
+        return pane
+
+    def _extent_pane(self) -> pn.pane.Bokeh:
+        """The extent plot, its legend right of it, redrawn in place as the controls move."""
+        pane = following_view(
+            self,
+            self.extent_view,
+            ["mote", "quantum", "window_hours", "readings"],
+            "time",
+            "temperature (C)",
+            height=340,
+            x_axis="datetime",
+        )
+        pane.object.add_layout(pane.object.legend[0], "right")
+        return pane
 
     def __panel__(self) -> pn.viewable.Viewable:
         controls = pn.Column(
@@ -141,11 +165,7 @@ class DeploymentExplorer(pn.viewable.Viewer):
             ),
             pn.Row(
                 controls,
-                pn.Column(
-                    plot(hv.DynamicMap(self.map_view), height=320, sizing_mode="stretch_width"),
-                    plot(hv.DynamicMap(self.extent_view), height=340, sizing_mode="stretch_width"),
-                    sizing_mode="stretch_width",
-                ),
+                pn.Column(self._map_pane(), self._extent_pane(), sizing_mode="stretch_width"),
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",

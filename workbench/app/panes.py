@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from importlib import metadata
 from pathlib import Path
 
 import holoviews as hv
 import panel as pn
 import param
+from bokeh.plotting import figure
 
+from workbench.viz.figures import View, refresh, view_figure
 from workbench.viz.ptjoin import key
 
 __all__ = [
@@ -20,6 +22,8 @@ __all__ = [
     "concept",
     "confidence_delta",
     "controls_page",
+    "following",
+    "following_view",
     "in_place",
     "intro",
     "plot",
@@ -70,6 +74,35 @@ def in_place(update: Callable[[], None]) -> None:
     pn.state.execute(run)
 
 
+def following(
+    owner: param.Parameterized,
+    names: Sequence[str],
+    fig: figure,
+    change: Callable[[], Callable[[], None]],
+) -> figure:
+    """``fig``, changed in place whenever a parameter of ``owner`` in ``names`` changes: each
+    time ``change()`` computes the new data (outside the document's lock) and returns the
+    update that applies it (:func:`in_place`)."""
+    owner.param.watch(lambda *_: in_place(change()), list(names))
+    return fig
+
+
+def following_view(
+    owner: param.Parameterized,
+    view: Callable[[], View],
+    names: Sequence[str],
+    x_label: str,
+    y_label: str,
+    height: int = 420,
+    x_axis: str = "ms",
+) -> pn.pane.Bokeh:
+    """A pane of ``view()`` (:func:`~workbench.viz.figures.view_figure`) redrawn in place
+    (:func:`~workbench.viz.figures.refresh`) whenever a parameter in ``names`` changes."""
+    fig = view_figure(view(), x_label, y_label, height, x_axis)
+    following(owner, names, fig, lambda: partial(refresh, fig, view()))
+    return pn.pane.Bokeh(fig, sizing_mode="stretch_width", height=height)
+
+
 def confidence_delta() -> param.Number:
     """The confidence threshold control shared by the tabs that decide pairs (PTJoin
     jc(d, delta), Lemma 1)."""
@@ -92,13 +125,11 @@ def controls_page(
     text: str,
     concept_title: str,
     controls: Sequence[pn.viewable.Viewable],
-    view: Callable[..., object],
+    shown: pn.viewable.Viewable,
     key: pn.viewable.Viewable,
-    height: int = 440,
 ) -> pn.Column:
-    """A tab: its :func:`intro`, then a 300 px control column beside one dynamic plot of
-    ``view`` with the plot's ``key`` (what its marks mean) under it."""
-    shown = plot(hv.DynamicMap(view), sizing_mode="stretch_width", height=height)
+    """A tab: its :func:`intro`, then a 300 px control column beside its plot ``shown`` with
+    the plot's ``key`` (what its marks mean) under it."""
     return pn.Column(
         intro(text, concept_title),
         pn.Row(

@@ -5,26 +5,27 @@ Theorem 3), against the loose partitions of Eq. 4-6."""
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import confidence_delta, controls_page, plot_key
+from workbench.app.panes import confidence_delta, controls_page, following_view, plot_key
 from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.stime import StimeTable
 from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.viz.figures import View
 from workbench.viz.ptjoin import (
+    DELTA_COLOR,
     MARKERS,
+    curve_layers,
+    delta_layer,
     line_swatch,
-    marker_lines,
-    partition_spans,
-    probability_opts,
+    marker_layer,
     region_entries,
+    region_layer,
     satisfaction_grid,
-    satisfaction_plot,
 )
 
 __all__ = ["MODELS", "PTJoinExplorer", "scaled"]
@@ -226,8 +227,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
             bounds = "exact bounds (PTJoin Theorem 3)"
         return f"Satisfaction probability of a_i with a partner b_j; {bounds}"
 
-    @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
-    def curve_view(self) -> hv.Overlay:
+    def curve_view(self) -> View:
         """Curves, envelopes, delta, LH/LL/RL/RH and the loose bounds (1), (4), (5), (8)."""
         xs, probs = self.curves()
         loose = self.partitions()["loose"]
@@ -241,22 +241,18 @@ class PTJoinExplorer(pn.viewable.Viewer):
             )
         )
         span = xs[-1] - xs[0]
-        named = marker_lines(marks, "marker", "black", 1.02, span=span)
-        top = max(1.1, named.range("y")[1] + 0.08)
-        return (
-            partition_spans(shaded, xs[0], xs[-1])
-            * satisfaction_plot(xs, probs)
-            * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed", line_width=1.5)
-            * marker_lines(loose_marks, "loose", "gray", 0.02, dash="dashed", span=span)
-            * named
-        ).opts(
-            probability_opts(
-                self._title(),
-                (xs[0], xs[-1]),
-                (-0.02, top),
-                "detection time max(H_j) of the partner b_j",
-                "P(|Xi - Xj| <= d)",
-            )
+        named = marker_layer(marks, "marker", "black", 1.02, span=span)
+        return View(
+            self._title(),
+            (xs[0], xs[-1]),
+            (-0.02, max(1.1, float(np.max(named.columns["y"])) + 0.08)),
+            {
+                "regions": region_layer(shaded, xs[0], xs[-1]),
+                **curve_layers(xs, probs),
+                "delta": delta_layer(self.delta),
+                "loose": marker_layer(loose_marks, "loose", "gray", 0.02, "dashed", span),
+                "marker": named,
+            },
         )
 
     @staticmethod
@@ -268,7 +264,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
                 (line_swatch("gray", width=1), "one partner template's curve (first 12)"),
                 (line_swatch("black"), "upper envelope (best template)"),
                 (line_swatch("black", "dotted"), "lower envelope (worst template)"),
-                (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                (line_swatch(DELTA_COLOR, "dashed"), "delta, the probability a pair needs"),
                 (
                     line_swatch("black", width=1),
                     "LH, LL, RL, RH: where the envelopes cross delta (Left or Right side; "
@@ -314,6 +310,11 @@ class PTJoinExplorer(pn.viewable.Viewer):
             w.RadioButtonGroup.from_param(self.param.model),
             self.summary,
         ]
-        return controls_page(
-            INTRO, "Satisfaction probability", controls, self.curve_view, self.legend()
+        shown = following_view(
+            self,
+            self.curve_view,
+            ["delta", "d", "pi", "t_det", "template", "model", "table"],
+            "detection time max(H_j) of the partner b_j",
+            "P(|Xi - Xj| <= d)",
         )
+        return controls_page(INTRO, "Satisfaction probability", controls, shown, self.legend())

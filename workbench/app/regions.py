@@ -4,12 +4,11 @@ counts from the binary-searched index ranges and Theorem 4's obsolete bound."""
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 
-from workbench.app.panes import confidence_delta, controls_page, plot_key
+from workbench.app.panes import confidence_delta, controls_page, following_view, plot_key
 from workbench.data.streams import ReplayedStreams, default_streams
 from workbench.partitions import (
     Partitions,
@@ -19,15 +18,17 @@ from workbench.partitions import (
 )
 from workbench.stime import StimeTable
 from workbench.viz.axes import clock
+from workbench.viz.figures import Layer, View
 from workbench.viz.ptjoin import (
+    DELTA_COLOR,
     MARKERS,
+    delta_layer,
     fill_swatch,
     line_swatch,
-    marker_lines,
-    partition_spans,
-    partner_points,
-    probability_opts,
+    marker_layer,
+    point_layer,
     region_entries,
+    region_layer,
     satisfaction_grid,
 )
 
@@ -139,8 +140,7 @@ class PartitionRegions(pn.viewable.Viewer):
         probs = grid[templates, np.arange(len(xs))] if len(xs) else np.zeros(0)
         return xs, probs, lo, hi_t
 
-    @param.depends("base", "delta", "d", "max_delay", "table")
-    def regions_view(self) -> hv.Overlay:
+    def regions_view(self) -> View:
         """The partner events around a_i, shaded by region, with the obsolete bound."""
         p = self.partitions()
         xs, probs, lo, hi = self.nearby()
@@ -150,22 +150,18 @@ class PartitionRegions(pn.viewable.Viewer):
             marks = {"obsolete <": bound, **marks}
         t = self.base_event()[1]
         kind = "Theorem 3" if self.fast_path else "Eq. 4-6 (d < max pi)"
-        named = marker_lines(marks, "bound", "black", 1.03, span=hi - lo)
-        return (
-            partition_spans(p, lo, hi)
-            * partner_points(xs, probs, p.classify(xs))
-            * hv.HLine(self.delta).opts(color="#1f77b4", line_dash="dashed")
-            * hv.VLine(t).opts(color="#1f77b4", line_width=2)
-            * named
-        ).opts(
-            probability_opts(
-                f"Partition regions of stream B around a_{self.base} "
-                f"(detected at {clock(t)}): {kind}",
-                (lo, hi),
-                (-0.03, max(1.12, named.range("y")[1] + 0.09)),
-                "detection time max(H_j) of the partner b_j (since the replay's start)",
-                "exact P(|Xi - Xj| <= d)",
-            )
+        named = marker_layer(marks, "bound", "black", 1.03, span=hi - lo)
+        return View(
+            f"Partition regions of stream B around a_{self.base} (detected at {clock(t)}): {kind}",
+            (lo, hi),
+            (-0.03, max(1.12, float(np.max(named.columns["y"])) + 0.09)),
+            {
+                "regions": region_layer(p, lo, hi),
+                "partners": point_layer(xs, probs, p.classify(xs)),
+                "delta": delta_layer(self.delta),
+                "base": Layer("vspan", {"x": [t]}, {"line_color": DELTA_COLOR, "line_width": 2}),
+                "bound": named,
+            },
         )
 
     @staticmethod
@@ -175,8 +171,8 @@ class PartitionRegions(pn.viewable.Viewer):
             [
                 *region_entries(),
                 (fill_swatch("gray", 0.8), "a partner event, coloured by its range"),
-                (line_swatch("#1f77b4"), "the base event a_i"),
-                (line_swatch("#1f77b4", "dashed"), "delta, the probability a pair needs"),
+                (line_swatch(DELTA_COLOR), "the base event a_i"),
+                (line_swatch(DELTA_COLOR, "dashed"), "delta, the probability a pair needs"),
                 (
                     line_swatch("black", width=1),
                     "LH, LL, RL, RH: the ranges' bounds; obsolete <: older partners are "
@@ -215,4 +211,11 @@ class PartitionRegions(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.max_delay),
             self.summary,
         ]
-        return controls_page(INTRO, "Partition regions", controls, self.regions_view, self.legend())
+        shown = following_view(
+            self,
+            self.regions_view,
+            ["base", "delta", "d", "max_delay", "table"],
+            "detection time max(H_j) of the partner b_j (since the replay's start)",
+            "exact P(|Xi - Xj| <= d)",
+        )
+        return controls_page(INTRO, "Partition regions", controls, shown, self.legend())

@@ -3,14 +3,14 @@ and the adjusted histograms of a pair (PTJoin paper, Definitions 1, 3 and 4, Exa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import panel as pn
 import param
 from bokeh.plotting import figure
 
-from workbench.app.panes import in_place, intro
+from workbench.app.panes import following, intro
 from workbench.data.streams import default_streams
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
@@ -205,11 +205,17 @@ class TemplateEditor(pn.viewable.Viewer):
     def template_figure(self, name: str) -> figure:
         """Stream ``name``'s templates as bars over the offset from detection (Definition 4),
         following the streams and the picked template."""
-        return self._following(
-            template_bars(self._stream(name), self._picked_of(name), self._bar_title(name)),
-            lambda: template_bar_data(self._stream(name), self._picked_of(name)),
-            lambda: self._bar_title(name),
+        fig = template_bars(self._stream(name), self._picked_of(name), self._bar_title(name))
+        return following(
+            self,
             [f"stream_{name.lower()}", "stream", "picked"],
+            fig,
+            lambda: partial(
+                refresh_bars,
+                fig,
+                template_bar_data(self._stream(name), self._picked_of(name)),
+                self._bar_title(name),
+            ),
         )
 
     def pair(self) -> tuple[HistogramTimestamp, HistogramTimestamp]:
@@ -226,29 +232,15 @@ class TemplateEditor(pn.viewable.Viewer):
     def adjusted_figure(self) -> figure:
         """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1),
         following the pair."""
-        return self._following(
-            adjusted_bars(*self.pair(), self._adjusted_title()),
-            lambda: adjusted_bar_data(*self.pair()),
-            self._adjusted_title,
+        fig = adjusted_bars(*self.pair(), self._adjusted_title())
+        return following(
+            self,
             ["stream_a", "stream_b", "pair_u", "pair_v", "offset"],
+            fig,
+            lambda: partial(
+                refresh_bars, fig, adjusted_bar_data(*self.pair()), self._adjusted_title()
+            ),
         )
-
-    def _following(
-        self,
-        fig: figure,
-        data: Callable[[], dict[str, dict]],
-        title: Callable[[], str],
-        names: list[str],
-    ) -> figure:
-        """``fig``, its bars and title refreshed in place whenever a parameter of ``names``
-        changes (:func:`~workbench.viz.ptjoin.refresh_bars`)."""
-
-        def follow(*_: object) -> None:
-            bars, text = data(), title()
-            in_place(lambda: refresh_bars(fig, bars, text))
-
-        self.param.watch(follow, names)
-        return fig
 
     @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
     def pair_summary(self) -> pn.pane.Markdown:

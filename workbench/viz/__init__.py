@@ -8,7 +8,8 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and 
 
 from workbench.viz.axes import clock, time_ticks
 from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
-from workbench.viz.deployment import coalesced_segments, mote_map, reading_curve
+from workbench.viz.deployment import coalesced_layer, mote_map, reading_layer
+from workbench.viz.figures import Layer, View, refresh, view_figure
 from workbench.viz.live import (
     METRIC_COLUMNS,
     REJECT_REASONS,
@@ -23,14 +24,14 @@ from workbench.viz.ptjoin import (
     REGION_COLORS,
     adjusted_bar_data,
     adjusted_bars,
+    curve_layers,
+    delta_layer,
     histogram_element,
-    marker_lines,
-    partition_spans,
-    partner_points,
+    marker_layer,
+    point_layer,
     refresh_bars,
-    satisfaction_curves,
+    region_layer,
     satisfaction_grid,
-    satisfaction_plot,
     template_bar_data,
     template_bars,
 )
@@ -51,7 +52,9 @@ WebGL contexts per page, fewer than the dashboard's plots."""
 
 __all__ = [
     "ALGORITHM_COLORS",
+    "Layer",
     "MARKERS",
+    "View",
     "METRIC_COLUMNS",
     "REJECT_REASONS",
     "REGION_COLORS",
@@ -60,28 +63,30 @@ __all__ = [
     "adjusted_bars",
     "batch_spikes",
     "clock",
-    "coalesced_segments",
+    "coalesced_layer",
     "constraint_graph",
     "cost_surface",
+    "curve_layers",
+    "delta_layer",
     "extent_timeline",
     "histogram_element",
-    "marker_lines",
+    "marker_layer",
     "measure_bars",
     "metric_curve",
     "mote_map",
-    "partition_spans",
-    "partner_points",
+    "point_layer",
     "query_points",
     "rate_curves",
-    "reading_curve",
+    "reading_layer",
+    "refresh",
     "refresh_bars",
+    "region_layer",
     "reject_bars",
     "results_over_time",
-    "satisfaction_curves",
     "satisfaction_grid",
-    "satisfaction_plot",
     "setup_notebook",
     "template_bar_data",
     "template_bars",
     "time_ticks",
+    "view_figure",
 ]

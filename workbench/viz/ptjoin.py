@@ -2,8 +2,11 @@
 (PTJoin paper, Figure 2 and Figure 3; interval timing paper, Figure 1).
 
 The template and adjusted-histogram bars are Bokeh figures whose named sources
-:func:`refresh_bars` updates in place (the dashboard's first tab: built directly, the tab costs
-the server half of what it took through HoloViews); the rest are HoloViews elements."""
+:func:`refresh_bars` updates in place; the satisfaction and partition-region plots are
+:class:`~workbench.viz.figures.View` layers (:func:`curve_layers`, :func:`region_layer`,
+:func:`marker_layer`, :func:`point_layer`, :func:`delta_layer`) that
+:func:`~workbench.viz.figures.view_figure` draws and :func:`~workbench.viz.figures.refresh`
+redraws in place. Only :func:`histogram_element` is a HoloViews element, for notebooks."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from functools import lru_cache
 
 import holoviews as hv
 import numpy as np
-import pandas as pd
 from bokeh.models import (
     ColumnDataSource,
     GlyphRenderer,
@@ -26,25 +28,26 @@ from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, band_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 from workbench.viz.axes import time_ticks
+from workbench.viz.figures import TOOLS, Layer, fit_range, set_sources
 
 __all__ = [
-    "probability_opts",
+    "DELTA_COLOR",
     "MARKERS",
     "REGION_COLORS",
     "adjusted_bar_data",
     "adjusted_bars",
+    "curve_layers",
+    "delta_layer",
     "fill_swatch",
     "histogram_element",
     "key",
     "label_levels",
     "line_swatch",
-    "marker_lines",
-    "partition_spans",
+    "marker_layer",
+    "point_layer",
+    "region_layer",
     "region_entries",
-    "partner_points",
-    "satisfaction_curves",
     "satisfaction_grid",
-    "satisfaction_plot",
     "refresh_bars",
     "template_bar_data",
     "template_bars",
@@ -52,6 +55,9 @@ __all__ = [
 
 REGION_COLORS = {"VR": "#d62728", "PR": "#ff7f0e", "SR": "#2ca02c"}
 """Colours of the violation, probing and satisfaction ranges."""
+
+DELTA_COLOR = "#1f77b4"
+"""Colour of the confidence delta and the base event's time."""
 
 MARKERS = ("LH", "LL", "RL", "RH")
 """The crossing points of the envelopes with delta (interval timing paper, Figure 1(b)):
@@ -94,24 +100,6 @@ def region_entries() -> list[tuple[str, str]]:
     ]
 
 
-def probability_opts(
-    title: str, xlim: tuple[float, float], ylim: tuple[float, float], xlabel: str, ylabel: str
-) -> hv.Options:
-    """Options of a plot of probabilities over partner detection times (the satisfaction and
-    partition-region views): time ticks, 420 px high, keyed apart instead of a legend."""
-    return hv.opts.Overlay(
-        title=title,
-        xlim=xlim,
-        ylim=ylim,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        xformatter=time_ticks(),
-        responsive=True,
-        height=420,
-        show_legend=False,
-    )
-
-
 def key(entries: Sequence[tuple[str, str]]) -> str:
     """A legend as Markdown: ``swatch text`` entries side by side, each kept on one line.
 
@@ -150,7 +138,7 @@ def _bar_figure(title: str, xlabel: str, height: int) -> figure:
         sizing_mode="stretch_width",
         x_range=Range1d(),
         y_range=Range1d(),
-        tools="pan,wheel_zoom,box_zoom,reset,save",
+        tools=TOOLS,
         x_axis_label=xlabel,
         y_axis_label="density (1/ms)",
     )
@@ -168,8 +156,8 @@ def _fit_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]]) -> None
     hi = max(float(np.max(c["right"])) for c in drawn)
     top = max(float(np.max(c["top"])) for c in drawn)
     pad = 0.02 * (hi - lo) if hi > lo else 1.0
-    fig.x_range.update(start=lo - pad, end=hi + pad)
-    fig.y_range.update(start=0.0, end=1.05 * top if top > 0 else 1.0)
+    fit_range(fig.x_range, lo - pad, hi + pad)
+    fit_range(fig.y_range, 0.0, 1.05 * top if top > 0 else 1.0)
 
 
 def _add_bars(
@@ -192,8 +180,7 @@ def _add_bars(
 def refresh_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]], title: str) -> None:
     """New bars for a figure's named sources, its axes around them and a new title: the plot
     changes in place (in a served page, only the new columns travel)."""
-    for name, columns in data.items():
-        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(columns)
+    set_sources(fig, data)
     _fit_bars(fig, data)
     fig.title.text = title
 
@@ -325,31 +312,6 @@ def _grid(
     return out
 
 
-def satisfaction_curves(
-    hi: HistogramTimestamp, partners: TemplateSet, d: float, max_times: np.ndarray
-) -> hv.Overlay:
-    """P(|Xi - Xj| <= d) against max(H_j), per partner template, with envelopes (Figure 3)."""
-    return satisfaction_plot(max_times, satisfaction_grid(hi, partners, d, max_times))
-
-
-def satisfaction_plot(max_times: np.ndarray, probs: np.ndarray, shown: int = 12) -> hv.Overlay:
-    """Per-template satisfaction curves (the first ``shown``) and their envelopes (Figure 3).
-
-    The upper envelope (max over templates) is solid, the lower (min) dotted, as in the
-    interval timing paper's Figure 1.
-    """
-    paths = hv.Path(
-        [(max_times, row) for row in probs[:shown]], kdims=["max(H_j)", "probability"]
-    ).opts(color="gray", alpha=0.35, line_width=1)
-    upper = hv.Curve(
-        (max_times, probs.max(axis=0)), "max(H_j)", "probability", label="upper envelope"
-    ).opts(color="black", line_width=2)
-    lower = hv.Curve(
-        (max_times, probs.min(axis=0)), "max(H_j)", "probability", label="lower envelope"
-    ).opts(color="black", line_width=2, line_dash="dotted")
-    return paths * upper * lower
-
-
 def label_levels(xs: Sequence[float], names: Sequence[str], span: float) -> np.ndarray:
     """The text row (0, 1, ...) of each centred label at ``xs``, so that no two overlap.
 
@@ -380,7 +342,7 @@ def label_levels(xs: Sequence[float], names: Sequence[str], span: float) -> np.n
     return levels
 
 
-def marker_lines(
+def marker_layer(
     markers: Mapping[str, float],
     column: str,
     color: str,
@@ -388,7 +350,7 @@ def marker_lines(
     dash: str = "solid",
     span: float | None = None,
     step: float = 0.06,
-) -> hv.Overlay:
+) -> Layer:
     """Vertical lines at named time points, with their names as labels from height ``y`` up.
 
     Labels that would overlap on an x range ``span`` wide (default: the markers' own extent)
@@ -398,18 +360,17 @@ def marker_lines(
     xs, names = list(markers.values()), list(markers.keys())
     width = span if span is not None else (max(xs) - min(xs) if xs else 0.0)
     levels = label_levels(xs, names, width) if width > 0 else np.arange(len(xs))
-    frame = pd.DataFrame({"x": xs, "y": y + step * levels, column: names})
-    lines = hv.VLines(frame, kdims=["x"]).opts(color=color, line_width=1.5, line_dash=dash)
-    labels = hv.Labels(frame, kdims=["x", "y"], vdims=[column]).opts(
-        text_color=color, text_font_size="9pt", text_baseline="bottom", text_align="center"
+    return Layer(
+        "labelled",
+        {"x": np.asarray(xs, dtype=float), "y": y + step * levels, column: names},
+        {"color": color, "line_width": 1.5, "line_dash": dash},
     )
-    return lines * labels
 
 
-def partition_spans(p: Partitions, lo: float, hi: float) -> hv.VSpans:
+def region_layer(p: Partitions, lo: float, hi: float) -> Layer:
     """Shaded VR / PR / SR bands of a partition between ``lo`` and ``hi`` on the time axis.
 
-    One element whatever the bands (empty ones are zero wide), so a live plot keeps its shape.
+    Always five bands (empty ones are zero wide), so a live plot keeps its shape.
     """
     bands = [
         ("VR", lo, p.lpr_lo),
@@ -418,32 +379,65 @@ def partition_spans(p: Partitions, lo: float, hi: float) -> hv.VSpans:
         ("PR", p.rpr_lo, p.rpr_hi),
         ("VR", p.rpr_hi, hi),
     ]
-    frame = pd.DataFrame(
+    return Layer(
+        "vstrip",
         {
-            "x0": [a for _, a, _ in bands],
-            "x1": [max(a, b) for _, a, b in bands],
+            "x0": np.array([a for _, a, _ in bands]),
+            "x1": np.array([max(a, b) for _, a, b in bands]),
             "region": [name for name, _, _ in bands],
             "color": [REGION_COLORS[name] for name, _, _ in bands],
-        }
-    )
-    return hv.VSpans(frame, kdims=["x0", "x1"], vdims=["region", "color"]).opts(
-        color="color", alpha=0.15, line_alpha=0
+        },
+        {"fill_color": "color", "fill_alpha": 0.15, "line_alpha": 0.0},
     )
 
 
-def partner_points(max_times: np.ndarray, probs: np.ndarray, regions: np.ndarray) -> hv.Points:
+def curve_layers(max_times: np.ndarray, probs: np.ndarray, shown: int = 12) -> dict[str, Layer]:
+    """Per-template satisfaction curves (the first ``shown``) and their envelopes (Figure 3).
+
+    The upper envelope (max over templates) is solid, the lower (min) dotted, as in the
+    interval timing paper's Figure 1.
+    """
+    xs = np.asarray(max_times, dtype=float)
+    return {
+        "curves": Layer(
+            "multi_line",
+            {"xs": [xs] * min(shown, len(probs)), "ys": list(probs[:shown])},
+            {"line_color": "gray", "line_alpha": 0.35, "line_width": 1},
+        ),
+        "upper": Layer(
+            "line", {"x": xs, "y": probs.max(axis=0)}, {"line_color": "black", "line_width": 2}
+        ),
+        "lower": Layer(
+            "line",
+            {"x": xs, "y": probs.min(axis=0)},
+            {"line_color": "black", "line_width": 2, "line_dash": "dotted"},
+        ),
+    }
+
+
+def delta_layer(delta: float) -> Layer:
+    """The confidence delta a pair needs, a dashed line across the plot."""
+    return Layer(
+        "hspan",
+        {"y": [delta]},
+        {"line_color": DELTA_COLOR, "line_dash": "dashed", "line_width": 1.5},
+    )
+
+
+def point_layer(max_times: np.ndarray, probs: np.ndarray, regions: np.ndarray) -> Layer:
     """Partner events at (max(H_j), exact probability), coloured by their region."""
-    frame = pd.DataFrame(
+    names = [Region(r).name for r in regions]
+    return Layer(
+        "scatter",
         {
-            "max(H_j)": max_times,
-            "probability": probs,
-            "region": [Region(r).name for r in regions],
-        }
-    )
-    return hv.Points(frame, kdims=["max(H_j)", "probability"], vdims=["region"]).opts(
-        color="region",
-        cmap=REGION_COLORS,
-        size=6,
-        tools=["hover"],
-        show_legend=True,
+            "x": np.asarray(max_times, dtype=float),
+            "y": np.asarray(probs, dtype=float),
+            "region": names,
+            "color": [REGION_COLORS[n] for n in names],
+        },
+        {
+            "size": 6,
+            "color": "color",
+            "tooltips": [("range", "@region"), ("max(H_j)", "@x{0,0.0} ms"), ("P", "@y{0.0000}")],
+        },
     )

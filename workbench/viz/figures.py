@@ -1,0 +1,148 @@
+"""Plain Bokeh figures described by data, for plots a page redraws as its controls move.
+
+A :class:`View` names each layer of marks: how it is drawn (:data:`DRAW`), its style and its
+source's columns.  :func:`view_figure` draws a view once; :func:`refresh` gives the same
+figure another view's columns, axes and title in place, so a served page receives only the
+new columns.  Built directly, without HoloViews, a tab with such a plot costs the server and
+the browser about half as much (the dashboard's switch figures in the README)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.models import ColumnDataSource, GlyphRenderer, HoverTool, Range1d
+from bokeh.plotting import figure
+
+from workbench.viz.axes import time_ticks
+
+__all__ = [
+    "DRAW",
+    "TOOLS",
+    "Layer",
+    "View",
+    "fit_range",
+    "refresh",
+    "set_sources",
+    "view_figure",
+]
+
+TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+"""The tools of every plain figure."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
+    (Bokeh glyph properties; ``tooltips`` adds a hover tool to a scatter)."""
+
+    glyph: str
+    columns: Mapping[str, Sequence | np.ndarray]
+    style: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class View:
+    """What a plot shows: its title, axis ranges (numbers, or times on a datetime axis) and
+    named layers (drawn in order)."""
+
+    title: str
+    x_range: tuple[object, object]
+    y_range: tuple[object, object]
+    layers: Mapping[str, Layer]
+
+
+def _labelled(fig: figure, source: ColumnDataSource, name: str, **style: object) -> list:
+    """Vertical lines at ``x``, each with its text (the column ``name``) at height ``y``."""
+    color = style.pop("color")
+    return [
+        fig.vspan(x="x", source=source, line_color=color, **style),
+        fig.text(
+            x="x",
+            y="y",
+            text=name,
+            source=source,
+            text_color=color,
+            text_font_size="9pt",
+            text_baseline="bottom",
+            text_align="center",
+        ),
+    ]
+
+
+def _scatter(fig: figure, source: ColumnDataSource, name: str, **style: object) -> list:
+    """Dots at (``x``, ``y``); ``tooltips`` (Bokeh's list of pairs) adds a hover tool."""
+    tooltips = style.pop("tooltips", None)
+    dots = fig.scatter(x="x", y="y", source=source, **style)
+    if tooltips:
+        fig.add_tools(HoverTool(renderers=[dots], tooltips=tooltips))
+    return [dots]
+
+
+DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
+    "vstrip": lambda fig, src, name, **s: [fig.vstrip(x0="x0", x1="x1", source=src, **s)],
+    "multi_line": lambda fig, src, name, **s: [fig.multi_line(xs="xs", ys="ys", source=src, **s)],
+    "line": lambda fig, src, name, **s: [fig.line(x="x", y="y", source=src, **s)],
+    "segment": lambda fig, src, name, **s: [
+        fig.segment(x0="x0", y0="y0", x1="x1", y1="y1", source=src, **s)
+    ],
+    "hspan": lambda fig, src, name, **s: [fig.hspan(y="y", source=src, **s)],
+    "vspan": lambda fig, src, name, **s: [fig.vspan(x="x", source=src, **s)],
+    "labelled": _labelled,
+    "scatter": _scatter,
+}
+"""How each kind of layer is drawn from its source, and the columns it reads: strips
+``x0``-``x1`` (full height), ``xs``/``ys`` lines, an ``x``/``y`` line, segments from
+(``x0``, ``y0``) to (``x1``, ``y1``), full-width lines at ``y``, full-height lines at ``x``,
+such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``)."""
+
+
+def view_figure(
+    view: View, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
+) -> figure:
+    """``view`` as a figure as wide as its place, ``height`` px high; its x axis is a time in
+    ms (``x_axis`` "ms"), dates ("datetime") or plain numbers ("linear"); its sources carry
+    the layers' names (what :func:`refresh` updates)."""
+    if x_axis not in ("ms", "datetime", "linear"):
+        raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 'datetime' or 'linear'")
+    fig = figure(
+        x_axis_type="datetime" if x_axis == "datetime" else "linear",
+        title=view.title,
+        height=height,
+        sizing_mode="stretch_width",
+        x_range=Range1d(),
+        y_range=Range1d(),
+        tools=TOOLS,
+        x_axis_label=x_label,
+        y_axis_label=y_label,
+    )
+    if x_axis == "ms":
+        fig.xaxis.formatter = time_ticks()
+    fit_range(fig.x_range, *view.x_range)
+    fit_range(fig.y_range, *view.y_range)
+    for name, layer in view.layers.items():
+        source = ColumnDataSource(dict(layer.columns), name=name)
+        DRAW[layer.glyph](fig, source, name, **layer.style)
+    return fig
+
+
+def fit_range(axis: Range1d, start: object, end: object) -> None:
+    """An axis from ``start`` to ``end`` (numbers or times; start > end inverts it), where
+    its Reset tool returns too (not to the first data's range)."""
+    axis.update(start=start, end=end, reset_start=start, reset_end=end)
+
+
+def set_sources(fig: figure, data: Mapping[str, Mapping[str, Sequence | np.ndarray]]) -> None:
+    """New columns for the figure's sources named in ``data``."""
+    for name, columns in data.items():
+        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(columns)
+
+
+def refresh(fig: figure, view: View) -> None:
+    """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
+    columns, axis ranges and title, in place."""
+    set_sources(fig, {name: layer.columns for name, layer in view.layers.items()})
+    fit_range(fig.x_range, *view.x_range)
+    fit_range(fig.y_range, *view.y_range)
+    fig.title.text = view.title
