@@ -308,6 +308,8 @@ def test_deployment_legend_and_intro():
     assert any("Deployment" in c.title for c in page.select(pn.Card))
     colorbars = [r for r in mote_map.right if type(r).__name__ == "ColorBar"]
     assert colorbars and colorbars[0].title == "mean temperature (C)"
+    palette = colorbars[0].color_mapper.palette  # cool to warm: the warmest mote is red
+    assert palette[0].startswith("#0") and palette[-1].startswith("#6")
 
 
 # -- Whole month -------------------------------------------------------------------------------

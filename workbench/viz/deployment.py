@@ -14,8 +14,8 @@ from workbench.viz.figures import Layer, View, view_figure
 
 __all__ = ["coalesced_layer", "mote_map", "reading_layer"]
 
-COOL_TO_WARM = RdBu11[::-1]
-"""Low values blue, high values red."""
+COOL_TO_WARM = RdBu11
+"""Low values blue, high values red (Bokeh lists RdBu from its blue end)."""
 
 
 def mote_map(

@@ -23,6 +23,7 @@ __all__ = [
     "Layer",
     "View",
     "fit_range",
+    "plain_figure",
     "refresh",
     "set_sources",
     "view_figure",
@@ -98,17 +99,17 @@ DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
 such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``)."""
 
 
-def view_figure(
-    view: View, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
+def plain_figure(
+    title: str, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
 ) -> figure:
-    """``view`` as a figure as wide as its place, ``height`` px high; its x axis is a time in
-    ms (``x_axis`` "ms"), dates ("datetime") or plain numbers ("linear"); its sources carry
-    the layers' names (what :func:`refresh` updates)."""
+    """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
+    (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms"), dates ("datetime") or
+    plain numbers ("linear")."""
     if x_axis not in ("ms", "datetime", "linear"):
         raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 'datetime' or 'linear'")
     fig = figure(
         x_axis_type="datetime" if x_axis == "datetime" else "linear",
-        title=view.title,
+        title=title,
         height=height,
         sizing_mode="stretch_width",
         x_range=Range1d(),
@@ -119,6 +120,15 @@ def view_figure(
     )
     if x_axis == "ms":
         fig.xaxis.formatter = time_ticks()
+    return fig
+
+
+def view_figure(
+    view: View, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
+) -> figure:
+    """``view`` drawn on a :func:`plain_figure`; its sources carry the layers' names (what
+    :func:`refresh` updates)."""
+    fig = plain_figure(view.title, x_label, y_label, height, x_axis)
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
     for name, layer in view.layers.items():

@@ -20,15 +20,13 @@ from bokeh.models import (
     GlyphRenderer,
     HoverTool,
     NumeralTickFormatter,
-    Range1d,
 )
 from bokeh.plotting import figure
 
 from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, band_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
-from workbench.viz.axes import time_ticks
-from workbench.viz.figures import TOOLS, Layer, fit_range, set_sources
+from workbench.viz.figures import Layer, fit_range, plain_figure, set_sources
 
 __all__ = [
     "DELTA_COLOR",
@@ -132,17 +130,7 @@ def _offset_columns(histograms: Sequence[HistogramTimestamp]) -> dict[str, np.nd
 def _bar_figure(title: str, xlabel: str, height: int) -> figure:
     """A density chart over a time axis, as wide as its place; its ranges are set around the
     bars (:func:`_fit_bars`)."""
-    fig = figure(
-        title=title,
-        height=height,
-        sizing_mode="stretch_width",
-        x_range=Range1d(),
-        y_range=Range1d(),
-        tools=TOOLS,
-        x_axis_label=xlabel,
-        y_axis_label="density (1/ms)",
-    )
-    fig.xaxis.formatter = time_ticks()
+    fig = plain_figure(title, xlabel, "density (1/ms)", height)
     fig.yaxis.formatter = _density_ticks()
     return fig
 
