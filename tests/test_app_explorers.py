@@ -110,6 +110,21 @@ def test_satisfaction_plot_follows_every_parameter(linked):
     assert xs[-1] - xs[0] < 1_000
 
 
+@pytest.mark.parametrize("cls", [PTJoinExplorer, PartitionRegions])
+def test_a_delta_move_redraws_the_plot_once(cls, monkeypatch):
+    """delta reaches the plot through the stime table it rebuilds: one redraw, not two."""
+    app = cls(d=8_000.0)
+    name = "curve_view" if cls is PTJoinExplorer else "regions_view"
+    drawn = getattr(app, name)
+    calls = []
+    monkeypatch.setattr(app, name, lambda: calls.append(1) or drawn())
+    (figure,) = _figures(app)
+    calls.clear()
+    app.delta = 0.6
+    assert len(calls) == 1
+    assert figure.select_one({"name": "delta"}).data["y"] == [0.6]
+
+
 @pytest.mark.parametrize("d", [13_143.0, 5_643.0, 3_000.0])
 def test_satisfaction_curves_show_both_tails(linked, d):
     _, app = linked

@@ -75,15 +75,12 @@ def in_place(update: Callable[[], None]) -> None:
 
 
 def following(
-    owner: param.Parameterized,
-    names: Sequence[str],
-    fig: figure,
-    change: Callable[[], Callable[[], None]],
+    owner: param.Parameterized, names: Sequence[str], fig: figure, view: Callable[[], View]
 ) -> figure:
-    """``fig``, changed in place whenever a parameter of ``owner`` in ``names`` changes: each
-    time ``change()`` computes the new data (outside the document's lock) and returns the
-    update that applies it (:func:`in_place`)."""
-    owner.param.watch(lambda *_: in_place(change()), list(names))
+    """``fig``, redrawn in place (:func:`~workbench.viz.figures.refresh`, :func:`in_place`)
+    with a new ``view()`` whenever a parameter of ``owner`` in ``names`` changes; the view is
+    computed outside the document's lock."""
+    owner.param.watch(lambda *_: in_place(partial(refresh, fig, view())), list(names))
     return fig
 
 
@@ -96,11 +93,12 @@ def following_view(
     height: int = 420,
     x_axis: str = "ms",
 ) -> pn.pane.Bokeh:
-    """A pane of ``view()`` (:func:`~workbench.viz.figures.view_figure`) redrawn in place
-    (:func:`~workbench.viz.figures.refresh`) whenever a parameter in ``names`` changes."""
+    """A pane of ``view()`` (:func:`~workbench.viz.figures.view_figure`) that
+    :func:`following` redraws."""
     fig = view_figure(view(), x_label, y_label, height, x_axis)
-    following(owner, names, fig, lambda: partial(refresh, fig, view()))
-    return pn.pane.Bokeh(fig, sizing_mode="stretch_width", height=height)
+    return pn.pane.Bokeh(
+        following(owner, names, fig, view), sizing_mode="stretch_width", height=height
+    )
 
 
 def confidence_delta() -> param.Number:

@@ -277,7 +277,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
             ]
         )
 
-    @param.depends("delta", "d", "pi", "t_det", "template", "model", "table")
+    @param.depends("d", "t_det", "template", "model", "table")  # delta, pi: via the table
     def summary(self) -> pn.pane.Markdown:
         """The four crossing points against the loose bounds, in ms."""
         marks = self.markers()
@@ -313,7 +313,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
         shown = following_view(
             self,
             self.curve_view,
-            ["delta", "d", "pi", "t_det", "template", "model", "table"],
+            ["d", "t_det", "template", "model", "table"],  # delta, pi: via the table
             "detection time max(H_j) of the partner b_j",
             "P(|Xi - Xj| <= d)",
         )

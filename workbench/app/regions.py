@@ -181,7 +181,7 @@ class PartitionRegions(pn.viewable.Viewer):
             ]
         )
 
-    @param.depends("base", "delta", "d", "max_delay", "table")
+    @param.depends("base", "d", "max_delay", "table")  # delta: via the table it rebuilds
     def summary(self) -> pn.pane.Markdown:
         """Region counts over the whole partner stream and what the ranges guarantee."""
         c = self.counts()
@@ -214,7 +214,7 @@ class PartitionRegions(pn.viewable.Viewer):
         shown = following_view(
             self,
             self.regions_view,
-            ["base", "delta", "d", "max_delay", "table"],
+            ["base", "d", "max_delay", "table"],  # delta: via the table it rebuilds
             "detection time max(H_j) of the partner b_j (since the replay's start)",
             "exact P(|Xi - Xj| <= d)",
         )

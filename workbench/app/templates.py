@@ -3,8 +3,6 @@ and the adjusted histograms of a pair (PTJoin paper, Definitions 1, 3 and 4, Exa
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import panel as pn
 import param
@@ -15,11 +13,11 @@ from workbench.data.streams import default_streams
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
 from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.viz.figures import View
 from workbench.viz.ptjoin import (
-    adjusted_bar_data,
+    adjusted_bar_view,
     adjusted_bars,
-    refresh_bars,
-    template_bar_data,
+    template_bar_view,
     template_bars,
 )
 
@@ -202,44 +200,40 @@ class TemplateEditor(pn.viewable.Viewer):
             css_classes=["template-counts"],
         )
 
+    def template_view(self, name: str) -> View:
+        """Stream ``name``'s templates as bars over the offset from detection (Definition 4)."""
+        return template_bar_view(self._stream(name), self._picked_of(name), self._bar_title(name))
+
     def template_figure(self, name: str) -> figure:
-        """Stream ``name``'s templates as bars over the offset from detection (Definition 4),
-        following the streams and the picked template."""
-        fig = template_bars(self._stream(name), self._picked_of(name), self._bar_title(name))
+        """:meth:`template_view` drawn, following the streams and the picked template."""
         return following(
             self,
             [f"stream_{name.lower()}", "stream", "picked"],
-            fig,
-            lambda: partial(
-                refresh_bars,
-                fig,
-                template_bar_data(self._stream(name), self._picked_of(name)),
-                self._bar_title(name),
-            ),
+            template_bars(self.template_view(name)),
+            lambda: self.template_view(name),
         )
 
     def pair(self) -> tuple[HistogramTimestamp, HistogramTimestamp]:
         """The chosen pair as events: a detected at 0, b detected at ``offset``."""
         return self.stream_a.event(self.pair_u, 0.0), self.stream_b.event(self.pair_v, self.offset)
 
-    def _adjusted_title(self) -> str:
+    def adjusted_view(self) -> View:
+        """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1)."""
         hi, hj = self.pair()
-        return (
+        return adjusted_bar_view(
+            hi,
+            hj,
             f"Adjusted histograms of phi_{self.pair_u} (A) and phi_{self.pair_v} (B): "
-            f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}"
+            f"P(Xi >= Xj) = {ge_theorem1(hi, hj):.3f}",
         )
 
     def adjusted_figure(self) -> figure:
-        """The adjusted histograms of the pair (Definition 3) with P(Xi >= Xj) (Theorem 1),
-        following the pair."""
-        fig = adjusted_bars(*self.pair(), self._adjusted_title())
+        """:meth:`adjusted_view` drawn, following the pair."""
         return following(
             self,
             ["stream_a", "stream_b", "pair_u", "pair_v", "offset"],
-            fig,
-            lambda: partial(
-                refresh_bars, fig, adjusted_bar_data(*self.pair()), self._adjusted_title()
-            ),
+            adjusted_bars(self.adjusted_view()),
+            self.adjusted_view,
         )
 
     @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")

@@ -19,24 +19,23 @@ from workbench.viz.axes import time_ticks
 
 __all__ = [
     "DRAW",
-    "TOOLS",
     "Layer",
     "View",
     "fit_range",
     "plain_figure",
     "refresh",
-    "set_sources",
     "view_figure",
 ]
 
-TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 """The tools of every plain figure."""
 
 
 @dataclass(frozen=True)
 class Layer:
     """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
-    (Bokeh glyph properties; ``tooltips`` adds a hover tool to a scatter)."""
+        (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
+    layer's marks)."""
 
     glyph: str
     columns: Mapping[str, Sequence | np.ndarray]
@@ -72,15 +71,6 @@ def _labelled(fig: figure, source: ColumnDataSource, name: str, **style: object)
     ]
 
 
-def _scatter(fig: figure, source: ColumnDataSource, name: str, **style: object) -> list:
-    """Dots at (``x``, ``y``); ``tooltips`` (Bokeh's list of pairs) adds a hover tool."""
-    tooltips = style.pop("tooltips", None)
-    dots = fig.scatter(x="x", y="y", source=source, **style)
-    if tooltips:
-        fig.add_tools(HoverTool(renderers=[dots], tooltips=tooltips))
-    return [dots]
-
-
 DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
     "vstrip": lambda fig, src, name, **s: [fig.vstrip(x0="x0", x1="x1", source=src, **s)],
     "multi_line": lambda fig, src, name, **s: [fig.multi_line(xs="xs", ys="ys", source=src, **s)],
@@ -91,12 +81,16 @@ DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
     "hspan": lambda fig, src, name, **s: [fig.hspan(y="y", source=src, **s)],
     "vspan": lambda fig, src, name, **s: [fig.vspan(x="x", source=src, **s)],
     "labelled": _labelled,
-    "scatter": _scatter,
+    "scatter": lambda fig, src, name, **s: [fig.scatter(x="x", y="y", source=src, **s)],
+    "quad": lambda fig, src, name, **s: [
+        fig.quad(left="left", right="right", top="top", bottom=0.0, source=src, **s)
+    ],
 }
 """How each kind of layer is drawn from its source, and the columns it reads: strips
 ``x0``-``x1`` (full height), ``xs``/``ys`` lines, an ``x``/``y`` line, segments from
 (``x0``, ``y0``) to (``x1``, ``y1``), full-width lines at ``y``, full-height lines at ``x``,
-such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``)."""
+such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``), bars from 0 up
+to ``top`` between ``left`` and ``right``."""
 
 
 def plain_figure(
@@ -114,7 +108,7 @@ def plain_figure(
         sizing_mode="stretch_width",
         x_range=Range1d(),
         y_range=Range1d(),
-        tools=TOOLS,
+        tools=_TOOLS,
         x_axis_label=x_label,
         y_axis_label=y_label,
     )
@@ -132,8 +126,12 @@ def view_figure(
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
     for name, layer in view.layers.items():
+        style = dict(layer.style)
+        tooltips = style.pop("tooltips", None)
         source = ColumnDataSource(dict(layer.columns), name=name)
-        DRAW[layer.glyph](fig, source, name, **layer.style)
+        marks = DRAW[layer.glyph](fig, source, name, **style)
+        if tooltips:
+            fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips))
     return fig
 
 
@@ -143,16 +141,11 @@ def fit_range(axis: Range1d, start: object, end: object) -> None:
     axis.update(start=start, end=end, reset_start=start, reset_end=end)
 
 
-def set_sources(fig: figure, data: Mapping[str, Mapping[str, Sequence | np.ndarray]]) -> None:
-    """New columns for the figure's sources named in ``data``."""
-    for name, columns in data.items():
-        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(columns)
-
-
 def refresh(fig: figure, view: View) -> None:
     """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
     columns, axis ranges and title, in place."""
-    set_sources(fig, {name: layer.columns for name, layer in view.layers.items()})
+    for name, layer in view.layers.items():
+        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(layer.columns)
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
     fig.title.text = view.title

@@ -1,12 +1,12 @@
 """Plots of histogram templates, satisfaction-probability curves and partition regions
 (PTJoin paper, Figure 2 and Figure 3; interval timing paper, Figure 1).
 
-The template and adjusted-histogram bars are Bokeh figures whose named sources
-:func:`refresh_bars` updates in place; the satisfaction and partition-region plots are
-:class:`~workbench.viz.figures.View` layers (:func:`curve_layers`, :func:`region_layer`,
-:func:`marker_layer`, :func:`point_layer`, :func:`delta_layer`) that
+Every plot is a :class:`~workbench.viz.figures.View` that
 :func:`~workbench.viz.figures.view_figure` draws and :func:`~workbench.viz.figures.refresh`
-redraws in place. Only :func:`histogram_element` is a HoloViews element, for notebooks."""
+redraws in place: the template and adjusted-histogram bars (:func:`template_bar_view`,
+:func:`adjusted_bar_view`), and the satisfaction and partition-region plots' layers
+(:func:`curve_layers`, :func:`region_layer`, :func:`marker_layer`, :func:`point_layer`,
+:func:`delta_layer`). Only :func:`histogram_element` is a HoloViews element, for notebooks."""
 
 from __future__ import annotations
 
@@ -16,9 +16,6 @@ from functools import lru_cache
 import holoviews as hv
 import numpy as np
 from bokeh.models import (
-    ColumnDataSource,
-    GlyphRenderer,
-    HoverTool,
     NumeralTickFormatter,
 )
 from bokeh.plotting import figure
@@ -26,13 +23,13 @@ from bokeh.plotting import figure
 from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, band_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
-from workbench.viz.figures import Layer, fit_range, plain_figure, set_sources
+from workbench.viz.figures import Layer, View, view_figure
 
 __all__ = [
     "DELTA_COLOR",
     "MARKERS",
     "REGION_COLORS",
-    "adjusted_bar_data",
+    "adjusted_bar_view",
     "adjusted_bars",
     "curve_layers",
     "delta_layer",
@@ -46,8 +43,7 @@ __all__ = [
     "region_layer",
     "region_entries",
     "satisfaction_grid",
-    "refresh_bars",
-    "template_bar_data",
+    "template_bar_view",
     "template_bars",
 ]
 
@@ -127,92 +123,68 @@ def _offset_columns(histograms: Sequence[HistogramTimestamp]) -> dict[str, np.nd
     }
 
 
-def _bar_figure(title: str, xlabel: str, height: int) -> figure:
-    """A density chart over a time axis, as wide as its place; its ranges are set around the
-    bars (:func:`_fit_bars`)."""
-    fig = plain_figure(title, xlabel, "density (1/ms)", height)
-    fig.yaxis.formatter = _density_ticks()
-    return fig
-
-
-def _fit_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]]) -> None:
-    """Axes around every bar of ``data`` (a margin of 2 % in time, 5 % above the tallest)."""
-    drawn = [c for c in data.values() if len(c["left"])]
+def _bar_view(title: str, layers: dict[str, Layer]) -> View:
+    """Bars over a time axis, the axes around them: a margin of 2 % in time, 5 % above the
+    tallest."""
+    drawn = [layer.columns for layer in layers.values() if len(layer.columns["left"])]
     if not drawn:
-        return
+        return View(title, (-1.0, 1.0), (0.0, 1.0), layers)
     lo = min(float(np.min(c["left"])) for c in drawn)
     hi = max(float(np.max(c["right"])) for c in drawn)
     top = max(float(np.max(c["top"])) for c in drawn)
     pad = 0.02 * (hi - lo) if hi > lo else 1.0
-    fit_range(fig.x_range, lo - pad, hi + pad)
-    fit_range(fig.y_range, 0.0, 1.05 * top if top > 0 else 1.0)
+    return View(title, (lo - pad, hi + pad), (0.0, 1.05 * top if top > 0 else 1.0), layers)
 
 
-def _add_bars(
-    fig: figure, name: str, columns: Mapping[str, np.ndarray], label: str, **style: object
-) -> GlyphRenderer:
-    """Bars from 0 up to ``top``, from a source named ``name`` (what :func:`refresh_bars`
-    updates), keyed ``label`` in the legend."""
-    source = ColumnDataSource(dict(columns), name=name)
-    return fig.quad(
-        left="left",
-        right="right",
-        top="top",
-        bottom=0.0,
-        source=source,
-        legend_label=label,
-        **style,
-    )
+def _bar_figure(view: View, x_label: str, height: int) -> figure:
+    """A density chart of ``view`` (:func:`~workbench.viz.figures.view_figure`), its legend
+    top left; :func:`~workbench.viz.figures.refresh` redraws it."""
+    fig = view_figure(view, x_label, "density (1/ms)", height)
+    fig.yaxis.formatter = _density_ticks()
+    fig.legend.location = "top_left"
+    return fig
 
 
-def refresh_bars(fig: figure, data: Mapping[str, Mapping[str, np.ndarray]], title: str) -> None:
-    """New bars for a figure's named sources, its axes around them and a new title: the plot
-    changes in place (in a served page, only the new columns travel)."""
-    set_sources(fig, data)
-    _fit_bars(fig, data)
-    fig.title.text = title
-
-
-def template_bar_data(
-    templates: TemplateSet, picked: int | None
-) -> dict[str, dict[str, np.ndarray]]:
-    """The bars of :func:`template_bars`: every template but the picked one, and the picked."""
+def template_bar_view(templates: TemplateSet, picked: int | None, title: str) -> View:
+    """A stream's templates as bars over the offset from detection, ``phi - max(phi)``
+    (Definition 4): every template but the picked one faintly, the picked one (if any) on
+    top; two layers whatever the number of templates, their names the legend's."""
     others = [t for k, t in enumerate(templates) if k != picked]
     chosen = [templates[picked]] if picked is not None else []
-    return {
-        "other templates": _offset_columns(others),
-        "picked template": _offset_columns(chosen),
-    }
-
-
-def template_bars(
-    templates: TemplateSet, picked: int | None, title: str, height: int = 280
-) -> figure:
-    """A stream's templates as bars over the offset from detection, ``phi - max(phi)``.
-
-    Every template is drawn faintly; the picked one (if any) is drawn on top (Definition 4).
-    Two renderers whatever the number of templates (:func:`template_bar_data`, updated in
-    place by :func:`refresh_bars`); their labels make the legend.
-    """
-    fig = _bar_figure(title, "occurrence time before detection (detected at 0)", height)
-    data = template_bar_data(templates, picked)
-    styles = {
-        "other templates": {"color": "gray", "fill_alpha": 0.12, "line_alpha": 0.3},
-        "picked template": {"color": "#1f77b4", "fill_alpha": 0.7, "line_alpha": 1.0},
-    }
-    bars = {name: _add_bars(fig, name, data[name], name, **style) for name, style in styles.items()}
-    fig.add_tools(
-        HoverTool(
-            renderers=[bars["picked template"]],
-            tooltips=[
-                ("offset (ms)", "@left{0,0.[000]} to @right{0,0.[000]}"),
-                ("density (1/ms)", "@top{0.[000000]}"),
-            ],
-        )
+    return _bar_view(
+        title,
+        {
+            "other templates": Layer(
+                "quad",
+                _offset_columns(others),
+                {
+                    "color": "gray",
+                    "fill_alpha": 0.12,
+                    "line_alpha": 0.3,
+                    "legend_label": "other templates",
+                },
+            ),
+            "picked template": Layer(
+                "quad",
+                _offset_columns(chosen),
+                {
+                    "color": "#1f77b4",
+                    "fill_alpha": 0.7,
+                    "line_alpha": 1.0,
+                    "legend_label": "picked template",
+                    "tooltips": [
+                        ("offset (ms)", "@left{0,0.[000]} to @right{0,0.[000]}"),
+                        ("density (1/ms)", "@top{0.[000000]}"),
+                    ],
+                },
+            ),
+        },
     )
-    fig.legend.location = "top_left"
-    _fit_bars(fig, data)
-    return fig
+
+
+def template_bars(view: View, height: int = 280) -> figure:
+    """A :func:`template_bar_view` drawn."""
+    return _bar_figure(view, "occurrence time before detection (detected at 0)", height)
 
 
 _ADJUSTED = (
@@ -222,30 +194,32 @@ _ADJUSTED = (
 """The adjusted histograms' names, meanings and colours (Definition 3)."""
 
 
-def adjusted_bar_data(hi: HistogramTimestamp, hj: HistogramTimestamp) -> dict[str, dict]:
-    """The bars of :func:`adjusted_bars`: both histograms cut at every edge of either."""
-    points, p_i, p_j = adjusted_histograms(hi, hj)
-    widths = np.diff(points)
-    return {
-        name: {"left": points[:-1], "right": points[1:], "top": p / widths}
-        for (name, _, _), p in zip(_ADJUSTED, (p_i, p_j), strict=True)
-    }
-
-
-def adjusted_bars(
-    hi: HistogramTimestamp, hj: HistogramTimestamp, title: str, height: int = 280
-) -> figure:
+def adjusted_bar_view(hi: HistogramTimestamp, hj: HistogramTimestamp, title: str) -> View:
     """The adjusted histograms of a pair: both cut at every edge of either, so their buckets
     line up (Definition 3); the legend names them H_i~ (event a) and H_j~ (event b)."""
-    fig = _bar_figure(title, "occurrence time (a detected at 0)", height)
-    data = adjusted_bar_data(hi, hj)
-    for name, what, color in _ADJUSTED:
-        _add_bars(
-            fig, name, data[name], f"{name}, {what}", color=color, fill_alpha=0.5, line_alpha=0.5
-        )
-    fig.legend.location = "top_left"
-    _fit_bars(fig, data)
-    return fig
+    points, p_i, p_j = adjusted_histograms(hi, hj)
+    widths = np.diff(points)
+    return _bar_view(
+        title,
+        {
+            name: Layer(
+                "quad",
+                {"left": points[:-1], "right": points[1:], "top": p / widths},
+                {
+                    "color": color,
+                    "fill_alpha": 0.5,
+                    "line_alpha": 0.5,
+                    "legend_label": f"{name}, {what}",
+                },
+            )
+            for (name, what, color), p in zip(_ADJUSTED, (p_i, p_j), strict=True)
+        },
+    )
+
+
+def adjusted_bars(view: View, height: int = 280) -> figure:
+    """An :func:`adjusted_bar_view` drawn."""
+    return _bar_figure(view, "occurrence time (a detected at 0)", height)
 
 
 def satisfaction_grid(
