@@ -10,6 +10,7 @@ Playwright and a Chromium are test tooling (the ``dev`` extra; ``./dev`` install
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -28,11 +29,11 @@ from workbench.bench import BenchReport
 from workbench.spark.session import SPARK_WARM
 
 __all__ = [
-    "COUNT_DATA",
     "DATA_SIGNATURE",
     "CpuSplit",
     "READY",
     "SessionTimes",
+    "WATCH",
     "bench_room",
     "chromium",
     "cpu_split",
@@ -69,36 +70,88 @@ DATA_SIGNATURE = """() => {
 }"""
 """Every data source's length and first values: changes when any plot gets new data (what a
 test checks; a session waiting on it would spend its CPU hashing every model)."""
-COUNT_DATA = """() => {
-  window.__dataChanges = 0;
-  for (const doc of Bokeh.documents)
-    doc.on_change((e) => {
-      if (e.model != null && e.model.data !== undefined &&
-          (e.attr === "data" || String(e.kind).startsWith("Column"))) window.__dataChanges++;
-    });
-}"""
-"""Counts, in ``window.__dataChanges``, each change of a data source's columns the page
-receives: what a session waits on (BokehJS's document events; a comparison of counters costs
-nothing, where polling :data:`DATA_SIGNATURE` took about 9 % of a core per waiting page)."""
-POLL_MS = 20
-"""How often a session looks for its plot's new data."""
-SHOWN = """(text) => {
-  const roots = [document];
-  while (roots.length)
-    for (const el of roots.pop().querySelectorAll("*")) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-      for (const node of el.childNodes)
-        if (node.nodeType === 3 && node.data.includes(text) && el.getClientRects().length)
-          return true;
+WATCH = r"""(() => {
+  const want = new Set(FIRST);   // labels awaited
+  const candidates = new Map();  // text node holding a wanted label -> the label
+  const room = window.__room = {shown: {}, clicked: NaN, pressed: NaN, changes: 0, changed: NaN};
+  const hold = (text) => {
+    for (const label of want) if (text.data.includes(label)) candidates.set(text, label);
+  };
+  const scan = (node) => {
+    if (node.nodeType === 3) return hold(node);
+    if (node.nodeType !== 1 && node.nodeType !== 11) return;
+    const walk = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let text = walk.nextNode(); text; text = walk.nextNode()) hold(text);
+  };
+  let framing = false, later = 0;
+  const look = () => {
+    framing = false;
+    for (const [text, label] of candidates) {
+      const el = text.parentElement;
+      if (!want.has(label)) candidates.delete(text);
+      else if (text.isConnected && el && el.getClientRects().length) {
+        room.shown[label] = performance.now();
+        want.delete(label);
+        candidates.delete(text);
+      }
     }
-  return false;
-}"""
-"""Whether ``text`` shows in the page, inside any component's shadow root: what a session
-polls for a tab's ready label every :data:`SHOWN_POLL_MS` (about 1-3 ms a look).  Playwright's
-own ``wait_for`` looks after 0, 20, 70, 170 and 270 ms and then only every 500 ms, which
-rounded a 0.3 s tab up to 0.77 s and a 0.8 s one to 1.27 s."""
-SHOWN_POLL_MS = 50
-"""How often a session looks for a ready label (the figures are up to this much late)."""
+    clearTimeout(later);  // shown by a change no mutation tells (a style sheet loading)
+    if (candidates.size) later = setTimeout(look, 100);
+  };
+  const changed = (records) => {
+    if (!want.size) return;
+    for (const r of records) {
+      if (r.type === "characterData") hold(r.target);
+      else if (r.type === "childList") r.addedNodes.forEach(scan);
+    }
+    if (candidates.size && !framing) { framing = true; requestAnimationFrame(look); }
+  };
+  const observe = (root) => new MutationObserver(changed).observe(
+    root, {subtree: true, childList: true, characterData: true, attributes: true});
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    observe(root);
+    return root;
+  };
+  observe(document);
+  room.want = (label) => {
+    want.add(label);
+    const roots = [document];
+    while (roots.length) for (const el of roots.pop().querySelectorAll("*")) {
+      if (el.shadowRoot) roots.push(el.shadowRoot);
+      for (const node of el.childNodes) if (node.nodeType === 3) hold(node);
+    }
+    look();
+  };
+  room.follow = () => {
+    let framed = false;
+    for (const doc of Bokeh.documents) doc.on_change((e) => {
+      if (e.model == null || e.model.data === undefined) return;
+      if (e.attr !== "data" && !String(e.kind).startsWith("Column")) return;
+      room.changes++;
+      if (framed || room.changed > room.pressed) return;
+      framed = true;
+      requestAnimationFrame(() => { framed = false; room.changed = performance.now(); });
+    });
+  };
+  addEventListener("pointerdown", () => { room.clicked = performance.now(); }, true);
+  addEventListener("keydown", () => { room.pressed = performance.now(); }, true);
+})();"""
+"""Each session's clock, inside its page (a script run before the page's own; ``FIRST``: the
+labels awaited from the start, a JSON list).  A label *shows* in the first frame in which a
+text node holding it is connected and laid out: every shadow root is observed from its
+creation (``attachShadow``), only the text that mutations add is read, and visibility is
+tested in the next animation frame, so a page waiting for the server does no work (a walk of
+every element and shadow root every 50 ms cost 2-3 ms a look, about a fifth of the machine for
+eight waiting pages).  ``room.shown[label]``, ``room.clicked`` (the last pointer press),
+``room.pressed`` (the last key press) and ``room.changed`` (the frame after the first change
+of a plot's data since that key press, once ``room.follow()`` watches BokehJS's documents) are
+``performance.now()`` times: a wait is the difference of two of them, measured where the user
+sits."""
+POLL_MS = 20
+"""How often a session asks its page whether what it waits for has happened (a comparison of
+numbers the page keeps: :data:`WATCH`)."""
 
 
 @dataclass
@@ -114,6 +167,14 @@ class SessionTimes:
 def chromium() -> str | None:
     """The Chromium executable on PATH (Debian's ``chromium``), or None."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def headless_shell() -> str | None:
+    """The browser a room's sessions run: Debian's ``chromium-headless-shell`` (Chromium's old
+    headless mode, what Playwright runs for headless tests: a page load costs it about half the
+    CPU of the full browser, which on a shared machine is CPU the server does not get), else
+    :func:`chromium`."""
+    return shutil.which("chromium-headless-shell") or chromium()
 
 
 def _free_port() -> int:
@@ -179,45 +240,50 @@ def dashboard_server(
         end_group(server)
 
 
-async def _shown(page, tab: str) -> None:
-    """Return once ``tab``'s ready label shows (:data:`SHOWN`)."""
-    await page.wait_for_function(SHOWN, arg=READY[tab], polling=SHOWN_POLL_MS, timeout=120_000)
+async def _wait(page, condition: str, arg: object = None) -> None:
+    """Return once ``condition`` (a predicate on the page's :data:`WATCH` record) holds."""
+    await page.wait_for_function(
+        f"(arg) => {{ const room = window.__room; return {condition}; }}",
+        arg=arg,
+        polling=POLL_MS,
+        timeout=120_000,
+    )
 
 
 async def _open_tab(page, tab: str) -> float:
-    """Click ``tab``; milliseconds until its ready label shows."""
-    start = time.perf_counter()
+    """Click ``tab``; milliseconds from the press to the frame showing its ready label."""
+    await page.evaluate("(label) => window.__room.want(label)", READY[tab])
     await page.locator(".bk-tab").get_by_text(tab, exact=True).click()
-    await _shown(page, tab)
-    return 1000.0 * (time.perf_counter() - start)
+    await _wait(page, "room.shown[arg] !== undefined", READY[tab])
+    return await page.evaluate(
+        "(label) => window.__room.shown[label] - window.__room.clicked", READY[tab]
+    )
 
 
 async def _move_slider(page) -> float:
-    """One step right on the tab's first visible slider; milliseconds until a plot's data
-    changed (counted by :data:`COUNT_DATA`)."""
-    before = await page.evaluate("window.__dataChanges")
+    """One step right on the tab's first visible slider; milliseconds from the key press to
+    the frame after a plot's data changed."""
     handle = page.locator(".noUi-handle >> visible=true").first
     await handle.focus()
-    start = time.perf_counter()
     await handle.press("ArrowRight")
-    await page.wait_for_function(
-        "(b) => window.__dataChanges > b", arg=before, polling=POLL_MS, timeout=60_000
-    )
-    return 1000.0 * (time.perf_counter() - start)
+    await _wait(page, "room.changed > room.pressed")
+    return await page.evaluate("() => window.__room.changed - window.__room.pressed")
 
 
 async def _session(browser, url: str, tabs: Sequence[str], moves: int) -> SessionTimes:
     """One user: open the page, then each tab in turn, moving its slider ``moves`` times."""
     times = SessionTimes()
     context = await browser.new_context(viewport={"width": 1500, "height": 1000})
+    await context.add_init_script(WATCH.replace("FIRST", json.dumps([READY[tabs[0]]])))
     page = await context.new_page()
     page.on("pageerror", lambda exc: times.errors.append(f"page error: {exc}"))
     try:
-        start = time.perf_counter()
         await page.goto(url, timeout=120_000)
-        await _shown(page, tabs[0])
-        times.page_s = time.perf_counter() - start
-        await page.evaluate(COUNT_DATA)
+        await _wait(page, "room.shown[arg] !== undefined", READY[tabs[0]])
+        times.page_s = await page.evaluate(
+            "(label) => window.__room.shown[label] / 1000", READY[tabs[0]]
+        )
+        await page.evaluate("() => window.__room.follow()")
         for tab in tabs:
             if tab != tabs[0]:
                 times.switch_ms[tab] = await _open_tab(page, tab)
@@ -237,7 +303,7 @@ async def _room(url: str, sessions: int, tabs: Sequence[str], moves: int) -> lis
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        browser = await p.chromium.launch(executable_path=headless_shell(), args=["--no-sandbox"])
         try:
             return list(
                 await asyncio.gather(
@@ -395,7 +461,7 @@ def bench_room(sessions: int = 8, moves: int = 3, cycles: int = 20) -> BenchRepo
     verdicts (:func:`verdicts`)."""
     import tempfile
 
-    if chromium() is None:
+    if headless_shell() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
     with tempfile.TemporaryDirectory() as tmp:
         with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
