@@ -332,9 +332,9 @@ def test_a_served_page_builds_a_tab_when_it_is_first_opened():
     tabs = DashboardTabs()
     page = build_dashboard(tabs)
     assert tabs.built() == []
-    page.server_doc(Document())
+    pn.panel(page).server_doc(Document())
     assert tabs.built() == ["Templates"]  # the page costs its first tab only
-    switcher = page.main[0]
+    switcher = page.switcher
     switcher.active = list(TAB_BUILDERS).index("Satisfaction probability")
     assert tabs.built() == ["Templates", "Satisfaction probability"]
     switcher.active = 0  # back: the same tab, not a second one

@@ -418,7 +418,7 @@ def test_the_header_names_the_replayed_data(live_app, monkeypatch):
     monkeypatch.setitem(dashboard.TAB_BUILDERS, live, lambda _: live_app(source="CSV file"))
     tabs = dashboard.DashboardTabs()
     page = dashboard.build_dashboard(tabs)
-    header = page.header[0]
+    header = page.header
     assert header.object.startswith("data: **simulated replica") and "Live join" not in (
         header.object
     )

@@ -26,6 +26,7 @@ __all__ = [
     "TABS_WARM",
     "TAB_BUILDERS",
     "TITLE",
+    "Dashboard",
     "DashboardTabs",
     "build_dashboard",
     "dashboard_tabs",
@@ -135,7 +136,39 @@ def header_text(source: str, replaying: str = "", state: str = "stopped") -> str
     return text
 
 
-def build_dashboard(tabs: DashboardTabs | None = None) -> pn.template.BootstrapTemplate:
+HEADER_STYLE = {"background": "#0072b5", "color": "white", "padding": "0 12px"}
+"""The header bar's colours (the page has no template: a template's design adds its stylesheets
+to every component, which cost each tab switch about a third more in the browser)."""
+
+
+class Dashboard(pn.viewable.Viewer):
+    """The served page: a header bar (the title and the data, :func:`header_text`) above the
+    tabs (:attr:`switcher`), each built when first opened."""
+
+    def __init__(self, tabs: DashboardTabs, header: pn.pane.Markdown) -> None:
+        super().__init__()
+        self.tabs, self.header = tabs, header
+        self.switcher = pn.Tabs(
+            *((name, self._lazy(name)) for name in TAB_BUILDERS),
+            dynamic=True,
+            sizing_mode="stretch_width",
+        )
+
+    def _lazy(self, name: str) -> pn.param.ParamFunction:
+        """The tab ``name``, built when first shown."""
+        return pn.param.ParamFunction(lambda: self.tabs[name], lazy=True)
+
+    def __panel__(self) -> pn.Column:
+        bar = pn.Row(
+            pn.pane.HTML(f"<h2 style='margin: 8px 0'>{TITLE}</h2>", styles={"color": "white"}),
+            self.header,
+            styles=HEADER_STYLE,
+            sizing_mode="stretch_width",
+        )
+        return pn.Column(bar, self.switcher, sizing_mode="stretch_width")
+
+
+def build_dashboard(tabs: DashboardTabs | None = None) -> Dashboard:
     """The served page: every tab, each built when first opened (``tabs``: the session's,
     new by default), and the data in the header (simulated by default; what the live join
     replays when it replays other data)."""
@@ -154,17 +187,7 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> pn.template.BootstrapT
 
     tabs = tabs or DashboardTabs()
     tabs.on_build = follow
-
-    def tab(name: str) -> pn.param.ParamFunction:
-        """The tab ``name``, built when first shown."""
-        return pn.param.ParamFunction(lambda: tabs[name], lazy=True)
-
-    lazy = [(name, tab(name)) for name in TAB_BUILDERS]
-    return pn.template.BootstrapTemplate(
-        title=TITLE,
-        header=[header],
-        main=[pn.Tabs(*lazy, dynamic=True, sizing_mode="stretch_width")],
-    )
+    return Dashboard(tabs, header)
 
 
 def serve_page() -> None:
@@ -175,7 +198,7 @@ def serve_page() -> None:
         sizing_mode="stretch_width",
         disconnect_notification=disconnect_message(settings().max_upload_mb),
     )
-    build_dashboard().servable()
+    build_dashboard().servable(title=TITLE)
 
 
 if pn.state.served:  # run by `panel serve` (a module named bokeh_app_...), not on import
