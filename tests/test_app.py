@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import pytest
@@ -11,7 +10,9 @@ from workbench.app import PTJoinExplorer
 from workbench.partitions import Region
 from workbench.probability import band_prob
 from workbench.timestamps import random_templates
+from workbench.viz.coalesce import extent_figure
 from workbench.viz.figures import View, view_figure
+from workbench.viz.wjoin import graph_figure
 
 
 def test_defaults_are_the_papers_example():
@@ -250,7 +251,8 @@ def test_coalescing_explorer_streams_and_switches_schemes():
     app.w_update = 100.0  # update-heavy weights favour lazy (coalescing paper, Figure 3)
     eager_heavy, lazy_heavy = app.surfaces()
     assert (eager_heavy < lazy_heavy).sum() < (eager_cost < lazy_cost).sum()
-    hv.renderer("bokeh").get_plot(app.extent_view())
+    view = app.extent_view()
+    assert extent_figure(view).title.text == view.title and "extent:" in view.title
     assert pn.panel(app).get_root() is not None
 
 
@@ -310,7 +312,7 @@ def test_wjoin_explorer_runs_bew_and_few():
     assert app.constraints().form == "path" and len(app.run()) == 2
     app.motes = [1]
     assert app.run() == [] and "2 to 6 motes" in app.message
-    hv.renderer("bokeh").get_plot(app.graph_view())
+    assert graph_figure(app.graph_view()).title.text == "Choose 2 to 6 motes"
 
 
 def test_launcher_binds_localhost_and_takes_origins():

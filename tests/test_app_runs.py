@@ -3,8 +3,8 @@ three result plots have real sizes and the run's data, response times read in th
 significant digits, cp reads the same in the readout and the table, groups are in numeric order,
 and every plot follows its data after each change.
 
-Server-side: each tab's HoloViews panes are rendered to Bokeh once; changing the app's
-parameters then updates those figures in place, as in a served page.
+Server-side: each tab's plots are Bokeh figures; changing the app's parameters updates those
+figures in place, as in a served page.
 """
 
 from __future__ import annotations
@@ -12,28 +12,20 @@ from __future__ import annotations
 import asyncio
 import re
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import pytest
 from bokeh.models import CustomJSTickFormatter
-from plot_checks import rendered, uncovered
+from plot_checks import uncovered
 
 from workbench.app import CoalescingExplorer, WJoinExplorer
 from workbench.viz.wjoin import significant
 
-COLUMN = hv.core.util.dimension_sanitizer
-"""A dimension's column name in a Bokeh data source ("tuples/s" -> "tuples_over_s")."""
 
-
-def _figures(app: pn.viewable.Viewer) -> tuple[list[pn.pane.HoloViews], list]:
-    """The app's HoloViews panes in page order, and the Bokeh figure of each."""
-    panes = pn.panel(app).select(pn.pane.HoloViews)
-    figures = []
-    for pane in panes:
-        (figure,) = rendered(pane)
-        figures.append(figure)
-    return panes, figures
+def _figures(app: pn.viewable.Viewer) -> tuple[list[pn.pane.Bokeh], list]:
+    """The app's plot panes in page order, and the Bokeh figure of each (redrawn in place)."""
+    panes = pn.panel(app).select(pn.pane.Bokeh)
+    return panes, [pane.object for pane in panes]
 
 
 def _data(figure: object, glyph: str) -> dict:
@@ -62,11 +54,11 @@ def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
         "Results emitted over stream time",
     ]
     results = panes[1:]
-    assert all(isinstance(p.object, hv.DynamicMap) for p in panes)  # one structure, always
+    assert all(isinstance(p, pn.pane.Bokeh) for p in panes)  # figures redrawn in place
     for pane, figure in zip(results, figures[1:], strict=True):
         assert pane.height >= 250 and pane.sizing_mode == "stretch_width"
         assert figure.height >= 250 and figure.sizing_mode == "stretch_width"
-    before = [_data(f, "Text")["value"] for f in figures[1:3]]
+    before = [_data(f, "Text")["text"] for f in figures[1:3]]
     assert before == [["not run yet"] * 2] * 2
     assert app.status_pane.alert_type == "info" and "Press **Run**" in app.status_pane.object
 
@@ -76,17 +68,15 @@ def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
     frame = app.measures()
     assert frame["algorithm"].tolist() == ["BEW", "FEW"] and frame["results"].dtype.kind == "i"
     assert app.results_table.value.equals(frame)
-    throughput = _data(figures[1], "VBar")
-    assert list(throughput[COLUMN("tuples/s")]) == frame["tuples/s"].tolist()
-    assert all(t.endswith(" ms") for t in _data(figures[2], "Text")["value"])
-    assert (
-        list(_data(figures[2], "VBar")[COLUMN("mean response (ms)")])
-        == frame["mean response (ms)"].tolist()
-    )
+    assert [p.object for p in panes] == figures  # the same figures, with the run's data
+    throughput = _data(figures[1], "Quad")
+    assert list(throughput["top"]) == frame["tuples/s"].tolist()
+    assert all(t.endswith(" ms") for t in _data(figures[2], "Text")["text"])
+    assert list(_data(figures[2], "Quad")["top"]) == frame["mean response (ms)"].tolist()
     curves = [r.data_source.data for r in figures[3].renderers]
-    assert [max(c["results"]) for c in curves] == [bew.results, few.results]  # cumulative
-    assert [len(c["results"]) for c in curves] == [2 * bew.results - 1, 2 * few.results - 1]
-    assert np.all(np.diff(curves[1]["stream time"]) >= 0)
+    assert [len(c["y"]) for c in curves] == [bew.results, few.results, 0]  # BEW, FEW, Spark
+    assert [max(c["y"]) for c in curves[:2]] == [bew.results, few.results]  # cumulative
+    assert np.all(np.diff(curves[1]["x"]) >= 0)
     for figure in figures:
         assert not uncovered(figure), figure.title.text
     assert isinstance(figures[3].xaxis[0].formatter, CustomJSTickFormatter)  # readable times
@@ -99,7 +89,7 @@ def test_response_times_read_in_three_significant_digits(wjoin):
     frame = app.measures()
     for column in ("tuples/s", "mean response (ms)", "p95 response (ms)"):
         assert all(significant(v) == v for v in frame[column]), column
-    labels = _data(figures[2], "Text")["value"]
+    labels = _data(figures[2], "Text")["text"]
     for text, value in zip(labels, frame["mean response (ms)"], strict=True):
         digits = re.sub(r"[^0-9]", "", text.removesuffix(" ms")).lstrip("0")
         assert len(digits.rstrip("0")) <= 3 and float(text[:-3].replace(",", "")) == value
@@ -120,7 +110,8 @@ def test_multiway_plots_follow_each_change(wjoin):
         app.param.update(**change)
         app.run()
         assert app.results, (change, app.message)
-        assert figures[1].x_range.factors == app.algorithms, change
+        names = figures[1].xaxis[0].major_label_overrides
+        assert [names[k] for k in sorted(names)] == app.algorithms, change
         assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.motes), change
         for figure in figures:
             assert not uncovered(figure), (change, figure.title.text)
@@ -169,23 +160,28 @@ def test_cp_reads_the_same_in_the_readout_and_the_table():
     formats = {k: f.format for k, f in app.query_table.formatters.items()}
     assert formats == {"cp": "0.000", "oop": "0.000"}  # 0.87 reads 0.870
     assert app.query_table.titles["cp"] == "cp (last re-evaluation)"
-    points = app.points_view()
-    assert (
-        points.opts.get().kwargs["show_legend"]
-        and "query served" in points.dframe()["served"].iloc[0]
-    )
+    points = app.eager_surface().layers["queries"]
+    assert points.style["legend_field"] == "served"  # the legend names the serving schemes
+    table = app.selection()
+    assert list(points.columns["query"]) == table["query"].tolist()
+    assert list(points.columns["served"]) == [f"query served {k}" for k in table["scheme"]]
 
 
 def test_the_extent_lists_motes_in_numeric_order():
     app = CoalescingExplorer(motes=[10, 3, 1, 2, 4, 6])
     (_, *_), figures = _figures(app)
     timeline = figures[0]
-    order = [int(f) for f in reversed(timeline.y_range.factors)]  # top to bottom
-    assert order == [1, 2, 3, 4, 6, 10]
+
+    def rows() -> list[int]:  # the motes' labels, top to bottom
+        labels = timeline.yaxis[0].major_label_overrides
+        assert sorted(labels) == sorted(timeline.yaxis[0].ticker.ticks)
+        return [int(labels[tick]) for tick in sorted(labels, reverse=True)]
+
+    assert rows() == [1, 2, 3, 4, 6, 10]
     assert isinstance(timeline.xaxis[0].formatter, CustomJSTickFormatter)
     assert "(ms)" not in timeline.xaxis[0].axis_label and "(s" not in timeline.xaxis[0].axis_label
     app.motes = [12, 2, 11]
-    assert [int(f) for f in reversed(timeline.y_range.factors)] == [2, 11, 12]
+    assert rows() == [2, 11, 12]
     assert not uncovered(timeline)
 
 
@@ -208,7 +204,7 @@ def test_coalescing_plots_follow_each_change():
         for figure in figures:
             assert not uncovered(figure), (k, figure.title.text)
     drawn = _data(figures[0], "Segment")
-    assert set(drawn["group"]) == {"1", "2"} and len(drawn["ts"]) == len(app.extent())
+    assert set(drawn["group"]) == {"1", "2"} and len(drawn["x0"]) == len(app.extent())
 
 
 @pytest.mark.parametrize("app", [CoalescingExplorer, WJoinExplorer])

@@ -13,7 +13,6 @@ import time
 import holoviews as hv
 import panel as pn
 import pytest
-from plot_checks import rendered
 
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.wjoin import WJoinExplorer
@@ -97,10 +96,10 @@ def test_coalescing_tab_runs_on_spark_and_restarts_as_announced(spark, tmp_path)
     try:
         app.run_on = "Spark"
         assert app.running and "Starting Spark" in app.spark_pane.object
-        (timeline,) = rendered(pn.panel(app).select(pn.pane.HoloViews)[0])
+        timeline = pn.panel(app).select(pn.pane.Bokeh)[0].object
         _poll_until(app, _caught_up(app, 1))
         assert AGREES in app.readout_pane.object
-        assert app.extent_view().data.shape[0] == len(app.snapshot.view) > 5
+        assert len(app.extent_view().layers["tuples"].columns["x0"]) == len(app.snapshot.view) > 5
         assert timeline.title.text.startswith("Spark eager")  # the page's plot follows
         app.window_minutes = 45.0  # within the retention: the same checkpoint
         _poll_until(app, _caught_up(app, 1))
@@ -163,10 +162,9 @@ def test_multiway_tab_runs_on_spark_and_agrees_with_bew(spark, tmp_path):
         assert "which equal the in-process BEW-join's" in app.spark_message
         assert "**same results as BEW: yes**" in app.spark_pane.object
         assert not app.running and snap.read == snap.total
-        curves = app.results_view().traverse(lambda c: c, [hv.Curve])
-        spark_curve = next(c for c in curves if c.label == "Spark")
-        assert len(spark_curve) == bew.results
-        hv.renderer("bokeh").get_plot(app.results_view() + app.spark_rows_view())
+        spark_curve = app.results_view().layers["Spark"].columns
+        assert len(spark_curve["x"]) == bew.results and set(spark_curve["Spark"]) == {"Spark"}
+        hv.renderer("bokeh").get_plot(app.spark_rows_view())
         app.settle()  # the caught-up run was torn down
         assert list(tmp_path.iterdir()) == []
         app.run_on = "in-process"

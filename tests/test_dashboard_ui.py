@@ -196,7 +196,7 @@ def test_delta_slider_moves_the_markers(page):
 
 def test_switching_the_coalescing_scheme_changes_the_extent(page):
     open_tab(page, "Coalescing")
-    lengths = f"() => ({SOURCES_WITH})('group_end').map(c => c.length)"
+    lengths = f"() => ({SOURCES_WITH})('count').map(c => c.length)"  # the extent's tuples
     page.wait_for_function(f"() => ({lengths})().length === 1")
     (eager,) = page.evaluate(lengths)
     page.get_by_role("button", name="lazy", exact=True).click()

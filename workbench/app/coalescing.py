@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import intro, plot
+from workbench.app.panes import following, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.coalesce import (
     AdaptiveCoalescing,
@@ -45,7 +44,8 @@ from workbench.coalesce.cost import cost_grid
 from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
 from workbench.experiments.coalescing import selection_table
-from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
+from workbench.viz import coalesce as plots
+from workbench.viz.figures import View
 
 if TYPE_CHECKING:
     from workbench.spark.coalesce import CoalesceSettings
@@ -78,6 +78,10 @@ _WINDOW_INPUTS = ("window_kind", "window_minutes", "window_tuples")
 _COST_INPUTS = ("w_memory", "w_update", "w_scan", *_WINDOW_INPUTS)
 _EXTENT_INPUTS = (*_WINDOW_INPUTS, "equivalence", "quantum", "tolerance")
 """The controls that change what an extent stores (its window and equivalence)."""
+_EXTENT_SHOWS = ("position", "scheme", "run_on", "spark_shown")
+"""What the extent timeline shows changes with these."""
+_SURFACE_SHOWS = (*_COST_INPUTS, "position")
+"""What a cost surface shows (the surface, the queries on it) changes with these."""
 INTRO = (
     "Readings of the chosen motes stream in, in arrival order. The **eager** scheme merges a "
     "reading into its mote's last tuple when the values are equivalent, the **lazy** scheme "
@@ -362,8 +366,7 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
             return self.eager.view()
         return uncoalesced(self.lazy.raw())
 
-    @param.depends("position", "scheme", "run_on", "spark_shown")
-    def extent_view(self) -> hv.Segments:
+    def extent_view(self) -> View:
         """The chosen scheme's window extent per group (Figure 2: uncoalesced vs coalesced);
         on Spark, the query's coalesced view."""
         if self.run_on == "Spark":
@@ -374,12 +377,8 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
                 "coalesced tuples" if self.scheme == "eager" else "raw tuples (coalesced on scan)"
             )
             title = f"{self.scheme} extent: {len(tuples):,} {what}"
-        return extent_timeline(
-            tuples,
-            title,
-            SCHEME_COLORS[self.scheme],
-            groups=[(m,) for m in self.motes],
-        ).opts(responsive=True, height=330, ylabel="mote")
+        color = plots.SCHEME_COLORS[self.scheme]
+        return plots.extent_view(tuples, title, color, groups=[(m,) for m in self.motes])
 
     def _window_tuples(self) -> int:
         return self.window_tuples if self.window_kind == "tuples" else max(len(self.lazy), 1)
@@ -405,37 +404,18 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
             self._decided(), self._adaptive.scheme, k, self._window_tuples(), atomic, self.weights()
         )
 
-    def _surface(self, which: int, title: str) -> hv.Image:
+    def _surface(self, which: int, title: str) -> View:
         both = self.surfaces()
         clim = (float(min(b.min() for b in both)), float(max(b.max() for b in both)))
-        return cost_surface(GRID, GRID, both[which], title, clim).opts(
-            responsive=True,
-            height=SURFACE_HEIGHT,
-            xlabel="cp: share of arrivals that merge",
-            ylabel="oop: share out of order",
-        )
+        return plots.surface_view(GRID, GRID, both[which], title, clim, self.selection())
 
-    @param.depends(*_COST_INPUTS)
-    def eager_surface(self) -> hv.Image:
-        """The eager cost surface (Eq. 1, 3, 5 weighted)."""
+    def eager_surface(self) -> View:
+        """The eager cost surface (Eq. 1, 3, 5 weighted) with the queries where they stand."""
         return self._surface(0, "eager cost: weighted memory + update + scan")
 
-    @param.depends(*_COST_INPUTS)
-    def lazy_surface(self) -> hv.Image:
-        """The lazy cost surface (Eq. 2, 4, 6 weighted)."""
+    def lazy_surface(self) -> View:
+        """The lazy cost surface (Eq. 2, 4, 6 weighted) with the queries where they stand."""
         return self._surface(1, "lazy cost: weighted memory + update + scan")
-
-    @param.depends("position", "w_memory", "w_update", "w_scan")
-    def points_view(self) -> hv.Points:
-        """The queries at their measured (cp, oop), coloured by their served scheme."""
-        return query_points(self.selection())
-
-    def cost_views(self) -> tuple[hv.DynamicMap, hv.DynamicMap]:
-        """Eager and lazy cost surfaces (redrawn on new weights) with the live query points."""
-        return (
-            hv.DynamicMap(self.eager_surface) * hv.DynamicMap(self.points_view),
-            hv.DynamicMap(self.lazy_surface) * hv.DynamicMap(self.points_view),
-        )
 
     @param.depends("position", "w_memory", "w_update", "w_scan", watch=True)
     def _update_table(self) -> None:
@@ -637,8 +617,15 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
                 controls,
                 pn.Column(
                     pn.Row(
-                        plot(
-                            hv.DynamicMap(self.extent_view), sizing_mode="stretch_width", height=340
+                        pn.pane.Bokeh(
+                            following(
+                                self,
+                                _EXTENT_SHOWS,
+                                plots.extent_figure(self.extent_view(), y_label="mote"),
+                                self.extent_view,
+                            ),
+                            sizing_mode="stretch_width",
+                            height=340,
                         ),
                         self.readout_pane,
                         sizing_mode="stretch_width",
@@ -646,8 +633,17 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
                     spark,
                     pn.Row(
                         *(
-                            plot(view, sizing_mode="stretch_width", height=SURFACE_HEIGHT)
-                            for view in self.cost_views()
+                            pn.pane.Bokeh(
+                                following(
+                                    self,
+                                    _SURFACE_SHOWS,
+                                    plots.surface_figure(view(), SURFACE_HEIGHT),
+                                    view,
+                                ),
+                                sizing_mode="stretch_width",
+                                height=SURFACE_HEIGHT,
+                            )
+                            for view in (self.eager_surface, self.lazy_surface)
                         ),
                         sizing_mode="stretch_width",
                     ),

@@ -18,23 +18,24 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import intro, plot
+from workbench.app.panes import following, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.data.streams import default_readings
 from workbench.experiments import Clock, profile_wjoin
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
+from workbench.viz.figures import View, view_figure
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
-    constraint_graph,
-    measure_bars,
-    results_over_time,
+    constraint_view,
+    graph_figure,
+    measure_view,
+    results_view,
     significant,
 )
 
@@ -292,30 +293,22 @@ class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
         names = self.algorithms or list(ALGORITHM_COLORS)
         return pd.DataFrame({"algorithm": names, "tuples/s": np.nan, "mean response (ms)": np.nan})
 
-    @param.depends("motes", "graph", "window")
-    def graph_view(self) -> hv.Overlay:
+    def graph_view(self) -> View:
         """The constraint graph over the chosen motes (no marks unless 2 to 6 are chosen)."""
         if not 2 <= len(self.motes) <= 6:
-            return constraint_graph(None, [], title="Choose 2 to 6 motes")
-        return constraint_graph(self.constraints(), [f"mote {m}" for m in self.motes])
+            return constraint_view(None, [], title="Choose 2 to 6 motes")
+        return constraint_view(self.constraints(), [f"mote {m}" for m in self.motes])
 
-    @param.depends("results")
-    def throughput_view(self) -> hv.Overlay:
+    def throughput_view(self) -> View:
         """Tuples processed per second of processing time, per algorithm."""
-        return measure_bars(self._bars_frame(), "tuples/s", "throughput (tuples/s)").opts(
-            hv.opts.Bars(responsive=True, height=PLOT_HEIGHT)
-        )
+        return measure_view(self._bars_frame(), "tuples/s", "throughput (tuples/s)")
 
-    @param.depends("results")
-    def response_view(self) -> hv.Overlay:
+    def response_view(self) -> View:
         """Mean response time per algorithm: from a result's last tuple arriving to its output."""
         frame = self._bars_frame()
-        return measure_bars(frame, "mean response (ms)", "mean response time (ms)", "ms").opts(
-            hv.opts.Bars(responsive=True, height=PLOT_HEIGHT)
-        )
+        return measure_view(frame, "mean response (ms)", "mean response time (ms)", "ms")
 
-    @param.depends("results", "spark_shown", "run_on")
-    def results_view(self) -> hv.Overlay:
+    def results_view(self) -> View:
         """Cumulative results against stream time, BEW against FEW (and Spark's committed
         results at the arrival of their last tuple, on Spark)."""
         curves = {
@@ -324,8 +317,32 @@ class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
         spark = None
         if self.run_on == "Spark":
             spark = self.snapshot.emitted_at / 1000.0 if self.snapshot is not None else np.zeros(0)
-        view = results_over_time(curves, spark)
-        return view.opts(hv.opts.Curve(responsive=True, height=PLOT_HEIGHT))
+        return results_view(curves, spark)
+
+    def _plots(self) -> list[pn.pane.Bokeh]:
+        """The result plots, side by side under the graph, each redrawn as what it shows
+        changes: the two measures' bars and the results over time."""
+        bars = [
+            (self.throughput_view, "throughput (tuples/s)"),
+            (self.response_view, "mean response time (ms)"),
+        ]
+        figures = [
+            following(
+                self,
+                ["results"],
+                view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear"),
+                view,
+            )
+            for view, label in bars
+        ]
+        over_time = view_figure(self.results_view(), "stream time", "results", PLOT_HEIGHT, "s")
+        over_time.legend.location = "top_left"
+        figures.append(
+            following(self, ["results", "spark_shown", "run_on"], over_time, self.results_view)
+        )
+        return [
+            pn.pane.Bokeh(fig, height=PLOT_HEIGHT, sizing_mode="stretch_width") for fig in figures
+        ]
 
     # -- run on Spark (server thread; Spark work goes to the job's worker) ---------------------
 
@@ -460,28 +477,22 @@ class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
             width=300,
         )
         spark = self.spark_section()
-        plots = (self.throughput_view, self.response_view, self.results_view)
+        graph = following(
+            self, ["motes", "graph", "window"], graph_figure(self.graph_view()), self.graph_view
+        )
         return pn.Column(
             intro(INTRO, "Multi-way window joins"),
             pn.Row(
                 controls,
                 pn.Column(
                     pn.Row(
-                        plot(hv.DynamicMap(self.graph_view), width=320, height=300),
+                        pn.pane.Bokeh(graph, width=320, height=300),
                         pn.Column(
                             self.status_pane, self.results_table, sizing_mode="stretch_width"
                         ),
                         sizing_mode="stretch_width",
                     ),
-                    pn.Row(
-                        *(
-                            plot(
-                                hv.DynamicMap(view), height=PLOT_HEIGHT, sizing_mode="stretch_width"
-                            )
-                            for view in plots
-                        ),
-                        sizing_mode="stretch_width",
-                    ),
+                    pn.Row(*self._plots(), sizing_mode="stretch_width"),
                     spark,
                     sizing_mode="stretch_width",
                 ),

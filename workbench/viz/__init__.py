@@ -7,7 +7,13 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and its options)
 
 from workbench.viz.axes import clock, time_ticks
-from workbench.viz.coalesce import SCHEME_COLORS, cost_surface, extent_timeline, query_points
+from workbench.viz.coalesce import (
+    SCHEME_COLORS,
+    extent_figure,
+    extent_view,
+    surface_figure,
+    surface_view,
+)
 from workbench.viz.deployment import coalesced_layer, mote_map, reading_layer
 from workbench.viz.figures import Layer, View, refresh, view_figure
 from workbench.viz.live import (
@@ -36,9 +42,10 @@ from workbench.viz.ptjoin import (
 )
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
-    constraint_graph,
-    measure_bars,
-    results_over_time,
+    constraint_view,
+    graph_figure,
+    measure_view,
+    results_view,
 )
 
 hv.Store.set_current_backend("bokeh")
@@ -63,26 +70,28 @@ __all__ = [
     "batch_spikes",
     "clock",
     "coalesced_layer",
-    "constraint_graph",
-    "cost_surface",
+    "constraint_view",
     "curve_layers",
     "delta_layer",
-    "extent_timeline",
+    "extent_figure",
+    "extent_view",
+    "graph_figure",
     "histogram_element",
     "marker_layer",
-    "measure_bars",
+    "measure_view",
     "metric_curve",
     "mote_map",
     "point_layer",
-    "query_points",
     "rate_curves",
     "reading_layer",
     "refresh",
     "region_layer",
     "reject_bars",
-    "results_over_time",
+    "results_view",
     "satisfaction_grid",
     "setup_notebook",
+    "surface_figure",
+    "surface_view",
     "template_bar_view",
     "template_bars",
     "time_ticks",

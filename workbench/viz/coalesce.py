@@ -1,18 +1,27 @@
 """Plots of coalesced window extents and of the eager/lazy cost model (coalescing paper,
-Figure 2 and Figure 3)."""
+Figure 2 and Figure 3), as plain Bokeh figures described by data (:mod:`workbench.viz.figures`)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
+from bokeh.core.properties import field
+from bokeh.models import ColorBar, LinearColorMapper
+from bokeh.plotting import figure
 
 from workbench.coalesce import Coalesced
-from workbench.viz.axes import time_ticks
+from workbench.viz.figures import Layer, View, view_figure
 
-__all__ = ["SCHEME_COLORS", "cost_surface", "extent_timeline", "group_order", "query_points"]
+__all__ = [
+    "SCHEME_COLORS",
+    "extent_figure",
+    "extent_view",
+    "group_order",
+    "surface_figure",
+    "surface_view",
+]
 
 SCHEME_COLORS = {"eager": "#9467bd", "lazy": "#17becf"}
 """Colours of the two coalescing schemes."""
@@ -40,78 +49,125 @@ def group_order(group: Hashable) -> tuple:
     )
 
 
-def extent_timeline(
+def extent_view(
     tuples: Sequence[Coalesced], title: str, color: str, groups: Sequence[Hashable] = ()
-) -> hv.Segments:
+) -> View:
     """Temporal tuples ``[ts, te)`` (s) as one horizontal bar per tuple, one row per group,
     groups in numeric order from the top (Figure 2).
 
     A coalesced tuple's ``count`` is how many raw tuples it stands for (1 when uncoalesced);
     a tuple still open (``te == ts``) is drawn one hair wide so that it shows. ``groups`` adds
     rows for groups holding no tuple (yet).
+
+    >>> from workbench.coalesce import Coalesced
+    >>> tuples = [Coalesced(0.0, 0, 60.0, 10, 20.0, 3), Coalesced(5.0, 1, 5.0, 2, 21.5, 1)]
+    >>> view = extent_view(tuples, "extent", "black", groups=[1])
+    >>> view.y_ticks, view.layers["tuples"].columns["y0"].tolist()
+    ({2.0: '1', 1.0: '2', 0.0: '10'}, [1.0, 0.0])
+    >>> view.layers["tuples"].columns["x1"].tolist()  # the open tuple: one second wide
+    [6.0, 60.0]
     """
     tuples = sorted(tuples, key=lambda c: (group_order(c.group), c.ts))
     keys = sorted({*groups, *(c.group for c in tuples)}, key=group_order)
-    rows = [_label(g) for g in reversed(keys)]  # the first factor is drawn at the bottom
-    labels = [_label(c.group) for c in tuples]
-    frame = pd.DataFrame(
+    row = {g: float(len(keys) - 1 - k) for k, g in enumerate(keys)}  # the first on top
+    ts = np.array([c.ts for c in tuples], dtype=float)
+    te = np.array([max(c.te, c.ts + 1.0) for c in tuples], dtype=float)
+    y = np.array([row[c.group] for c in tuples], dtype=float)
+    lo, hi = (float(ts.min()), float(te.max())) if len(tuples) else (0.0, 1.0)
+    pad = 0.02 * (hi - lo) or 1.0
+    layer = Layer(
+        "segment",
         {
-            "ts": [c.ts for c in tuples],
-            "group": labels,
-            "te": [max(c.te, c.ts + 1.0) for c in tuples],
-            "group_end": labels,
+            "x0": ts,
+            "y0": y,
+            "x1": te,
+            "y1": y,
+            "group": [_label(c.group) for c in tuples],
             "value": [str(c.value) for c in tuples],
             "count": [c.count for c in tuples],
-        }
+        },
+        {
+            "line_color": color,
+            "line_width": 9,
+            "line_alpha": 0.8,
+            "tooltips": [
+                ("group", "@group"),
+                ("from, to (s)", "@x0{0,0.0}, @x1{0,0.0}"),
+                ("value", "@value"),
+                ("raw tuples", "@count"),
+            ],
+        },
     )
-    return hv.Segments(
-        frame,
-        kdims=[
-            "ts",
-            hv.Dimension("group", values=rows),
-            "te",
-            hv.Dimension("group_end", values=rows),
-        ],
-        vdims=["value", "count"],
-    ).opts(
-        color=color,
-        line_width=9,
-        alpha=0.8,
-        tools=["hover"],
-        title=title,
-        xlabel="time since the stream's start",
-        xformatter=time_ticks("s"),
-        ylabel="group",
-    )
-
-
-def cost_surface(
-    cp: np.ndarray, oop: np.ndarray, cost: np.ndarray, title: str, clim: tuple[float, float]
-) -> hv.Image:
-    """Weighted cost over the (cp, oop) grid (Eq. 9-10), as in the paper's Figure 3; the
-    colour bar reads the cost, memory, update and scan each relative to its maximum (Eq. 7-8);
-    both schemes' surfaces share ``clim``, so colours compare."""
-    return hv.Image((cp, oop, cost), kdims=["cp", "oop"], vdims=["cost"]).opts(
-        cmap="viridis",
-        clim=clim,
-        colorbar=True,
-        clabel="weighted cost (each part normalised)",
-        title=title,
-        tools=["hover"],
+    return View(
+        title,
+        (lo - pad, hi + pad),
+        (-0.6, max(len(keys), 1) - 0.4),
+        {"tuples": layer},
+        y_ticks={row[g]: _label(g) for g in keys},
     )
 
 
-def query_points(frame: pd.DataFrame) -> hv.Points:
-    """Queries at their measured (cp, oop), coloured by the scheme they are served with (the
-    legend names the colours); hover shows cp and oop in three decimals."""
-    served = {k: f"query served {k}" for k in SCHEME_COLORS}
-    data = frame.assign(served=frame["scheme"].map(served))
-    return hv.Points(data, kdims=["cp", "oop"], vdims=["query", "served"]).opts(
-        color="served",
-        cmap={served[k]: c for k, c in SCHEME_COLORS.items()},
-        size=11,
-        line_color="white",
-        hover_tooltips=[("query", "@query"), ("cp", "@cp{0.000}"), ("oop", "@oop{0.000}")],
-        show_legend=True,
-        legend_position="top_left",
+def extent_figure(view: View, height: int = 330, y_label: str = "group") -> figure:
+    """An :func:`extent_view` drawn: time since the stream's start across, a row per group."""
+    return view_figure(view, "time since the stream's start", y_label, height, x_axis="s")
+
+
+def surface_view(
+    cp: np.ndarray,
+    oop: np.ndarray,
+    cost: np.ndarray,
+    title: str,
+    clim: tuple[float, float],
+    queries: pd.DataFrame,
+) -> View:
+    """Weighted cost over the (cp, oop) grid (Eq. 9-10, ``cost`` oop by row), as in the
+    paper's Figure 3, a cell around each grid point; both schemes' surfaces share ``clim``, so
+    colours compare.  The ``queries`` (columns ``query``, ``cp``, ``oop``, ``scheme``) sit at
+    their measured (cp, oop), coloured by the scheme that serves them."""
+    half_x, half_y = (cp[1] - cp[0]) / 2, (oop[1] - oop[0]) / 2
+    x0, x1 = float(cp[0] - half_x), float(cp[-1] + half_x)
+    y0, y1 = float(oop[0] - half_y), float(oop[-1] + half_y)
+    layers = {
+        "surface": Layer(
+            "image",
+            {
+                "image": [np.asarray(cost, dtype=float)],
+                "x": [x0],
+                "y": [y0],
+                "dw": [x1 - x0],
+                "dh": [y1 - y0],
+            },
+            {"tooltips": [("cp", "$x{0.00}"), ("oop", "$y{0.00}"), ("cost", "@image{0.00}")]},
+        )
+    }
+    served = queries["scheme"].to_numpy(dtype=object)
+    layers["queries"] = Layer(
+        "scatter",
+        {
+            "x": queries["cp"].to_numpy(dtype=float),
+            "y": queries["oop"].to_numpy(dtype=float),
+            "query": queries["query"].to_numpy(dtype=object),
+            "served": np.array([f"query served {k}" for k in served], dtype=object),
+            "color": np.array([SCHEME_COLORS[k] for k in served], dtype=object),
+        },
+        {
+            "size": 11,
+            "color": field("color"),
+            "line_color": "white",
+            "legend_field": "served",  # the schemes serving a query now, as BokehJS groups them
+            "tooltips": [("query", "@query"), ("cp", "@x{0.000}"), ("oop", "@y{0.000}")],
+        },
     )
+    return View(title, (x0, x1), (y0, y1), layers, color_range=clim)
+
+
+def surface_figure(view: View, height: int = 320) -> figure:
+    """A :func:`surface_view` drawn, its colour bar reading the weighted cost (memory, update
+    and scan each relative to its maximum, Eq. 7-8)."""
+    fig = view_figure(
+        view, "cp: share of arrivals that merge", "oop: share out of order", height, "linear"
+    )
+    colors = fig.select_one({"type": LinearColorMapper, "name": "colors"})
+    fig.add_layout(ColorBar(color_mapper=colors, title="weighted cost"), "right")
+    fig.legend.location = "top_left"
+    return fig

@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from bokeh.models import ColumnDataSource, GlyphRenderer, HoverTool, Range1d
+from bokeh.models import (
+    ColumnDataSource,
+    FixedTicker,
+    GlyphRenderer,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+)
+from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from workbench.viz.axes import time_ticks
@@ -51,6 +59,13 @@ class View:
     x_range: tuple[object, object]
     y_range: tuple[object, object]
     layers: Mapping[str, Layer]
+    x_ticks: Mapping[float, str] | None = None
+    """Ticks at these positions only, labelled with these words (categories drawn at numbers:
+    one bar per algorithm); None: the axis's own ticks."""
+    y_ticks: Mapping[float, str] | None = None
+    """The same for the y axis (a row per group)."""
+    color_range: tuple[float, float] | None = None
+    """The low and high values of the figure's colour scale (``image`` layers: Viridis)."""
 
 
 def _labelled(fig: figure, source: ColumnDataSource, name: str, **style: object) -> list:
@@ -85,22 +100,30 @@ DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
     "quad": lambda fig, src, name, **s: [
         fig.quad(left="left", right="right", top="top", bottom=0.0, source=src, **s)
     ],
+    "step": lambda fig, src, name, **s: [fig.step(x="x", y="y", mode="after", source=src, **s)],
+    "text": lambda fig, src, name, **s: [fig.text(x="x", y="y", text="text", source=src, **s)],
+    "image": lambda fig, src, name, **s: [
+        fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=src, **s)
+    ],
 }
 """How each kind of layer is drawn from its source, and the columns it reads: strips
 ``x0``-``x1`` (full height), ``xs``/``ys`` lines, an ``x``/``y`` line, segments from
 (``x0``, ``y0``) to (``x1``, ``y1``), full-width lines at ``y``, full-height lines at ``x``,
 such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``), bars from 0 up
-to ``top`` between ``left`` and ``right``."""
+to ``top`` between ``left`` and ``right``, a step line through ``x``/``y`` (each value holds
+until the next ``x``), ``text`` at (``x``, ``y``), 2-D arrays ``image`` (a cell per value,
+coloured on the view's :attr:`~View.color_range`) with their corner ``x``, ``y`` and size
+``dw``, ``dh``."""
 
 
 def plain_figure(
     title: str, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
 ) -> figure:
     """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
-    (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms"), dates ("datetime") or
-    plain numbers ("linear")."""
-    if x_axis not in ("ms", "datetime", "linear"):
-        raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 'datetime' or 'linear'")
+    (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms") or s ("s"), dates
+    ("datetime") or plain numbers ("linear")."""
+    if x_axis not in ("ms", "s", "datetime", "linear"):
+        raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 's', 'datetime' or 'linear'")
     fig = figure(
         x_axis_type="datetime" if x_axis == "datetime" else "linear",
         title=title,
@@ -112,8 +135,8 @@ def plain_figure(
         x_axis_label=x_label,
         y_axis_label=y_label,
     )
-    if x_axis == "ms":
-        fig.xaxis.formatter = time_ticks()
+    if x_axis in ("ms", "s"):
+        fig.xaxis.formatter = time_ticks(x_axis)
     return fig
 
 
@@ -121,17 +144,21 @@ def view_figure(
     view: View, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
 ) -> figure:
     """``view`` drawn on a :func:`plain_figure`; its sources carry the layers' names (what
-    :func:`refresh` updates)."""
+    :func:`refresh` updates), its colour scale (if any) the name ``colors``."""
     fig = plain_figure(view.title, x_label, y_label, height, x_axis)
-    fit_range(fig.x_range, *view.x_range)
-    fit_range(fig.y_range, *view.y_range)
+    colors = None
+    if view.color_range is not None:
+        colors = LinearColorMapper(palette=Viridis256, name="colors")
     for name, layer in view.layers.items():
         style = dict(layer.style)
         tooltips = style.pop("tooltips", None)
+        if layer.glyph == "image":
+            style["color_mapper"] = colors
         source = ColumnDataSource(dict(layer.columns), name=name)
         marks = DRAW[layer.glyph](fig, source, name, **style)
         if tooltips:
             fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips))
+    _show_frame(fig, view)
     return fig
 
 
@@ -141,11 +168,32 @@ def fit_range(axis: Range1d, start: object, end: object) -> None:
     axis.update(start=start, end=end, reset_start=start, reset_end=end)
 
 
-def refresh(fig: figure, view: View) -> None:
-    """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
-    columns, axis ranges and title, in place."""
-    for name, layer in view.layers.items():
-        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(layer.columns)
+def _fit_ticks(axis: object, ticks: Mapping[float, str] | None) -> None:
+    """Ticks at ``ticks``' positions, labelled with its words (None: nothing set)."""
+    if ticks is None:
+        return
+    axis.major_label_overrides = {float(k): v for k, v in ticks.items()}
+    if isinstance(axis.ticker, FixedTicker):
+        axis.ticker.ticks = [float(k) for k in ticks]
+    else:
+        axis.ticker = FixedTicker(ticks=[float(k) for k in ticks])
+
+
+def _show_frame(fig: figure, view: View) -> None:
+    """``view``'s axis ranges, ticks, colour scale and title on ``fig``."""
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
+    _fit_ticks(fig.xaxis[0], view.x_ticks)
+    _fit_ticks(fig.yaxis[0], view.y_ticks)
+    if view.color_range is not None:
+        low, high = view.color_range
+        fig.select_one({"type": LinearColorMapper, "name": "colors"}).update(low=low, high=high)
     fig.title.text = view.title
+
+
+def refresh(fig: figure, view: View) -> None:
+    """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
+    columns, axis ranges, ticks, colour scale and title, in place."""
+    for name, layer in view.layers.items():
+        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(layer.columns)
+    _show_frame(fig, view)

@@ -1,23 +1,26 @@
 """Plots of multi-way window joins: the constraint graph and BEW vs FEW measures
-(W-join paper, Sections 2 and 6)."""
+(W-join paper, Sections 2 and 6), as plain Bokeh figures described by data
+(:mod:`workbench.viz.figures`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
+from bokeh.core.properties import field
+from bokeh.plotting import figure
 
 from workbench.operators import WindowConstraints
-from workbench.viz.axes import time_ticks
+from workbench.viz.figures import Layer, View, view_figure
 
 __all__ = [
     "ALGORITHM_COLORS",
     "SPARK_COLOR",
-    "constraint_graph",
-    "measure_bars",
-    "results_over_time",
+    "constraint_view",
+    "graph_figure",
+    "measure_view",
+    "results_view",
     "significant",
 ]
 
@@ -30,7 +33,6 @@ _CURVE_STYLE = {
 """Line styles that keep both curves visible where they coincide."""
 SPARK_COLOR = "#2ca02c"
 """Colour of Spark's results curve (a tab's run on Spark)."""
-_RESULTS = {"title": "Results emitted over stream time", "legend_position": "top_left"}
 
 
 def significant(x: float, digits: int = 3) -> float:
@@ -46,13 +48,15 @@ def significant(x: float, digits: int = 3) -> float:
     return float(round(x, digits - 1 - int(np.floor(np.log10(abs(x))))))
 
 
-def constraint_graph(
-    wc: WindowConstraints | None, names: Sequence[str], title: str = ""
-) -> hv.Overlay:
+def constraint_view(wc: WindowConstraints | None, names: Sequence[str], title: str = "") -> View:
     """The window constraints as a graph: streams on a circle, edges labelled by window.
 
-    Without constraints (``wc=None``) the same overlay holds no marks, so a dynamic plot keeps
+    Without constraints (``wc=None``) the same layers hold no marks, so a page's figure keeps
     its structure; ``title`` replaces the default "Constraints: <form>".
+
+    >>> view = constraint_view(WindowConstraints.path([5.0, 3.0]), ["a", "b", "c"])
+    >>> view.title, list(view.layers["windows"].columns["text"])
+    ('Constraints: path', ['5 s', '3 s'])
     """
     m = wc.m if wc is not None else 0
     angle = np.pi / 2 - 2 * np.pi * np.arange(m) / max(m, 1)
@@ -62,75 +66,100 @@ def constraint_graph(
         if wc is None
         else [(i, j) for i in range(m) for j in range(i + 1, m) if np.isfinite(wc.windows[i, j])]
     )
-    edges = hv.Segments(
-        [(xs[i], ys[i], xs[j], ys[j]) for i, j in pairs], kdims=["x0", "y0", "x1", "y1"]
-    ).opts(color="gray", line_width=2)
-    windows = hv.Labels(
-        {
-            "x": [(xs[i] + xs[j]) / 2 for i, j in pairs],
-            "y": [(ys[i] + ys[j]) / 2 for i, j in pairs],
-            "window": [f"{wc.windows[i, j]:g} s" for i, j in pairs],
-        },
-        kdims=["x", "y"],
-        vdims=["window"],
-    ).opts(text_font_size="9pt", text_color="black")
-    streams = list(names)[:m]
-    nodes = hv.Points({"x": xs, "y": ys, "stream": streams}, kdims=["x", "y"], vdims=["stream"])
-    labels = hv.Labels({"x": xs, "y": ys + 0.17, "stream": streams}, ["x", "y"], "stream")
-    return (
-        edges * windows * nodes.opts(size=18, color="#1f77b4") * labels.opts(text_font_size="10pt")
-    ).opts(
-        hv.opts.Overlay(
-            title=title or f"Constraints: {wc.form}",
-            xaxis=None,
-            yaxis=None,
-            xlim=(-1.4, 1.4),
-            ylim=(-1.4, 1.5),
-        )
-    )
+    i, j = np.array([p[0] for p in pairs], dtype=int), np.array([p[1] for p in pairs], dtype=int)
+    streams = np.array(list(names)[:m], dtype=object)
+    text = {"text_align": "center", "text_baseline": "middle", "text_color": "black"}
+    layers = {
+        "edges": Layer(
+            "segment",
+            {"x0": xs[i], "y0": ys[i], "x1": xs[j], "y1": ys[j]},
+            {"line_color": "gray", "line_width": 2},
+        ),
+        "windows": Layer(
+            "text",
+            {
+                "x": (xs[i] + xs[j]) / 2,
+                "y": (ys[i] + ys[j]) / 2,
+                "text": [f"{wc.windows[a, b]:g} s" for a, b in pairs],
+            },
+            {"text_font_size": "9pt", **text},
+        ),
+        "streams": Layer(
+            "scatter",
+            {"x": xs, "y": ys, "stream": streams},
+            {"size": 18, "color": "#1f77b4", "tooltips": [("stream", "@stream")]},
+        ),
+        "names": Layer(
+            "text", {"x": xs, "y": ys + 0.17, "text": streams}, {"text_font_size": "10pt", **text}
+        ),
+    }
+    return View(title or f"Constraints: {wc.form}", (-1.4, 1.4), (-1.4, 1.5), layers)
 
 
-def measure_bars(frame: pd.DataFrame, measure: str, label: str, unit: str = "") -> hv.Overlay:
+def graph_figure(view: View, size: tuple[int, int] = (320, 300)) -> figure:
+    """A :func:`constraint_view` drawn ``size`` px (width, height), without axes."""
+    fig = view_figure(view, "", "", size[1], x_axis="linear")
+    fig.update(sizing_mode="fixed", width=size[0])
+    fig.axis.visible = False
+    fig.grid.visible = False
+    return fig
+
+
+def measure_view(frame: pd.DataFrame, measure: str, label: str, unit: str = "") -> View:
     """One bar per algorithm for a measure (throughput, response time), its value written on
     top in three significant digits (a bar too short to see still reads); a missing value (NaN)
     reads "not run yet".
 
     >>> frame = pd.DataFrame({"algorithm": ["BEW", "FEW"], "ms": [0.0387941, 12655.4]})
-    >>> bars = measure_bars(frame, "ms", "mean response time (ms)", "ms")
-    >>> bars.Labels.I.dframe()["value"].tolist()
-    ['0.0388 ms', '12,700 ms']
+    >>> view = measure_view(frame, "ms", "mean response time (ms)", "ms")
+    >>> list(view.layers["values"].columns["text"]), view.x_ticks
+    (['0.0388 ms', '12,700 ms'], {0.0: 'BEW', 1.0: 'FEW'})
     """
     values = frame[measure].astype(float)
     text = [
         f"{significant(v):,.{_decimals(v)}f} {unit}".strip() if np.isfinite(v) else "not run yet"
         for v in values
     ]
-    data = pd.DataFrame(
-        {
-            "algorithm": frame["algorithm"],
-            measure: values.fillna(0.0).map(significant),
-            "value": text,
-        }
+    algorithms = frame["algorithm"].tolist()
+    shown = values.fillna(0.0).map(significant).to_numpy(dtype=float)
+    x = np.arange(len(algorithms), dtype=float)
+    top = float(shown.max()) if len(shown) else 0.0
+    layers = {
+        "bars": Layer(
+            "quad",
+            {
+                "left": x - 0.4,
+                "right": x + 0.4,
+                "top": shown,
+                "algorithm": algorithms,
+                "value": text,
+                "color": [ALGORITHM_COLORS.get(a, "gray") for a in algorithms],
+            },
+            {
+                "fill_color": field("color"),
+                "line_color": field("color"),
+                "tooltips": [("algorithm", "@algorithm"), (label, "@value")],
+            },
+        ),
+        "values": Layer(
+            "text",
+            {"x": x, "y": shown, "text": text},
+            {  # 4 px above the bar's top (screen units: any scale)
+                "text_baseline": "bottom",
+                "text_align": "center",
+                "text_font_size": "10pt",
+                "text_color": "black",
+                "y_offset": -4,
+            },
+        ),
+    }
+    return View(
+        label,
+        (-0.6, max(len(algorithms), 1) - 0.4),
+        (0.0, 1.15 * top if top > 0 else 1.0),  # room for the labels above the bars
+        layers,
+        x_ticks={float(k): a for k, a in enumerate(algorithms)},
     )
-    top = float(data[measure].max()) if len(data) else 0.0
-    bars = hv.Bars(data, kdims=["algorithm"], vdims=[measure, "value"]).opts(
-        color="algorithm",
-        cmap=ALGORITHM_COLORS,
-        ylabel=label,
-        title=label,
-        tools=["hover"],
-        show_legend=False,
-        ylim=(0, 1.15 * top if top > 0 else 1.0),  # room for the labels above the bars
-    )
-    labels = hv.Labels(data, kdims=["algorithm", measure], vdims=["value"]).opts(
-        text_baseline="bottom", text_font_size="10pt", text_color="black", hooks=[_lift]
-    )
-    return bars * labels
-
-
-def _lift(plot: object, element: object) -> None:
-    """Raise bar labels 4 px above their bar's top (screen units: any scale)."""
-    plot.handles["glyph"].y_offset = -4
 
 
 def _decimals(x: float, digits: int = 3) -> int:
@@ -140,30 +169,42 @@ def _decimals(x: float, digits: int = 3) -> int:
     return max(digits - 1 - int(np.floor(np.log10(abs(x)))), 0)
 
 
-def results_over_time(
+def results_view(
     curves: dict[str, tuple[np.ndarray, np.ndarray]], spark: np.ndarray | None = None
-) -> hv.Overlay:
+) -> View:
     """Cumulative results against stream time (s), one step curve per algorithm; ``spark``,
     the stream times (s) of Spark's committed results, adds their dotted curve.
 
-    Every algorithm of :data:`ALGORITHM_COLORS` has its curve (empty when it did not run), so a
-    dynamic plot keeps one structure and one legend.
+    Every algorithm of :data:`ALGORITHM_COLORS` and Spark has its layer (empty when it did not
+    run), so a page's figure keeps one structure; the legend names the curves that hold
+    results (BokehJS reads each entry from its layer's column of the layer's name).
     """
     empty = (np.zeros(0), np.zeros(0))
-    view = hv.Overlay(
-        [
-            hv.Curve(
-                curves.get(name, empty), kdims="stream time", vdims="results", label=name
-            ).opts(interpolation="steps-post", color=color, **_CURVE_STYLE[name])
-            for name, color in ALGORITHM_COLORS.items()
-        ]
-    ).opts(
-        hv.opts.Curve(xformatter=time_ticks("s"), tools=["hover"]),
-        hv.opts.Overlay(**_RESULTS),
+    drawn = {name: curves.get(name, empty) for name in ALGORITHM_COLORS}
+    drawn["Spark"] = empty if spark is None else (spark, np.arange(1, len(spark) + 1))
+    styles = {
+        **{n: {"line_color": c, **_CURVE_STYLE[n]} for n, c in ALGORITHM_COLORS.items()},
+        "Spark": {"line_color": SPARK_COLOR, "line_width": 2, "line_dash": "dotted"},
+    }
+    layers = {
+        name: Layer(
+            "step",
+            {
+                "x": np.asarray(x, dtype=float),
+                "y": np.asarray(y, dtype=float),
+                name: [name] * len(x),  # its legend entry, one per layer, none while empty
+            },
+            {**styles[name], "legend_field": name},
+        )
+        for name, (x, y) in drawn.items()
+    }
+    xs = np.concatenate([np.asarray(x, dtype=float) for x, _ in drawn.values()])
+    top = max((float(np.max(y)) for _, y in drawn.values() if len(y)), default=0.0)
+    lo, hi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 1.0)
+    pad = 0.02 * (hi - lo) or 1.0
+    return View(
+        "Results emitted over stream time",
+        (lo - pad, hi + pad),
+        (0.0, 1.05 * top if top > 0 else 1.0),
+        layers,
     )
-    if spark is None:
-        return view
-    dotted = hv.Curve(
-        (spark, np.arange(1, len(spark) + 1)), "stream time", "results", label="Spark"
-    ).opts(interpolation="steps-post", color=SPARK_COLOR, line_width=2, line_dash="dotted")
-    return (view * dotted).opts(hv.opts.Overlay(**_RESULTS))
