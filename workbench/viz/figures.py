@@ -156,6 +156,8 @@ def view_figure(
             style["color_mapper"] = colors
         source = ColumnDataSource(dict(layer.columns), name=name)
         marks = DRAW[layer.glyph](fig, source, name, **style)
+        for mark in marks:  # nothing is selected or muted: no glyphs kept for it
+            mark.update(selection_glyph=None, nonselection_glyph=None, muted_glyph=None)
         if tooltips:
             fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips))
     _show_frame(fig, view)
