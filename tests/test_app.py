@@ -341,3 +341,25 @@ def test_a_served_page_builds_a_tab_when_it_is_first_opened():
     assert tabs.built() == ["Templates", "Satisfaction probability"]
     switcher.active = 0  # back: the same tab, not a second one
     assert tabs.built() == ["Templates", "Satisfaction probability"]
+
+
+def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
+    """``bench room --floor`` walks the floor page like the dashboard: same tab names, each
+    tab's ready label on its first slider, which redraws the tab's one figure."""
+    from workbench.app.dashboard import TAB_BUILDERS
+    from workbench.app.room import READY
+    from workbench.app.room_floor import FLOOR_APP
+
+    script: dict[str, object] = {}
+    exec(compile(FLOOR_APP, "floor.py", "exec"), script)  # noqa: S102 (our own page script)
+    assert [name for name, _ in script["tabs"]] == list(TAB_BUILDERS)
+    for name in ("Templates", "Coalescing"):
+        row = script["tab"](name)
+        first, *_ = row[0]
+        assert first.label == READY[name]
+        (figure,) = row.select(pn.pane.Bokeh)
+        pn.panel(row).get_root()
+        source = figure.object.renderers[0].data_source
+        before = list(source.data["y"])
+        first.value = 1.0
+        assert list(source.data["y"]) != before

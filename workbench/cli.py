@@ -115,6 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     rm.add_argument(
         "--cycles", type=int, help="sessions opened and closed one after another (memory check)"
     )
+    rm.add_argument(
+        "--floor",
+        action="store_true",
+        help="the same rooms on a page of one figure and four sliders per tab, for comparison",
+    )
     for seeded in (st, pt, iv, wj, co, sp):
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")

@@ -1,6 +1,6 @@
 """The dashboard: its tabs in one list, the template editor linked to the PTJoin explorer,
-failures shown in the page, and the served template.  This module is also the file that
-``panel serve`` runs (``workbench dashboard``): served, it builds the page."""
+failures shown in the page, and the served page (a header bar over the tabs).  This module is
+also the file that ``panel serve`` runs (``workbench dashboard``): served, it builds the page."""
 
 from __future__ import annotations
 

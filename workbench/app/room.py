@@ -177,7 +177,8 @@ def headless_shell() -> str | None:
     return shutil.which("chromium-headless-shell") or chromium()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -203,23 +204,19 @@ def end_group(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def dashboard_server(
-    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None, warm: bool = False
-) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``workbench dashboard`` (with ``args``) on a free localhost port, its output in
-    ``log``: yields the page's URL and the server process (``panel serve``: the launcher
-    execs it), ended with everything it started afterwards; ``warm``: not before its
-    background Spark warm-up has ended (its log says so, or that Spark did not start)."""
-    port = _free_port()
+def serving(
+    log: Path, cmd: Sequence[str], url: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen]:
+    """Run ``cmd``, a server, its output in ``log``, until the page at ``url`` answers: yields
+    the server process, ended with everything it started afterwards."""
     with open(log, "wb") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), *args],
+            list(cmd),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # the launcher and its server: one group to end
             env={**os.environ, **(env or {})},
         )
-    url = f"http://127.0.0.1:{port}/dashboard"
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -229,15 +226,31 @@ def dashboard_server(
                         break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"dashboard did not start: {log.read_text()!r}") from None
+                    raise RuntimeError(f"{url} did not start: {log.read_text()!r}") from None
                 time.sleep(0.2)  # polling the server's socket
+        yield server
+    finally:
+        end_group(server)
+
+
+@contextmanager
+def dashboard_server(
+    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None, warm: bool = False
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``workbench dashboard`` (with ``args``) on a free localhost port, its output in
+    ``log``: yields the page's URL and the server process (``panel serve``: the launcher
+    execs it), ended with everything it started afterwards; ``warm``: not before its
+    background Spark warm-up has ended (its log says so, or that Spark did not start)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/dashboard"
+    cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), *args]
+    with serving(log, cmd, url, env) as server:
+        deadline = time.monotonic() + 300
         while warm and not any(m in log.read_text() for m in (SPARK_WARM, "Spark did not start")):
-            if server.poll() is not None or time.monotonic() > deadline + 180:
+            if server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"Spark did not warm up: {log.read_text()!r}")
             time.sleep(0.5)  # polling the server's log
         yield url, server
-    finally:
-        end_group(server)
 
 
 async def _wait(page, condition: str, arg: object = None) -> None:
@@ -454,25 +467,21 @@ def verdicts(rooms: dict[int, dict], cycles: dict[str, object] | None) -> list[s
     return lines
 
 
-def bench_room(sessions: int = 8, moves: int = 3, cycles: int = 20) -> BenchReport:
-    """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
-    tab switches and slider moves as each user waits them, and where the CPU went; then
-    ``cycles`` sessions one after another, the server's memory and threads after them; the
-    verdicts (:func:`verdicts`)."""
-    import tempfile
+def _measured(url: str, server_pid: int, sessions: int, moves: int) -> dict[int, dict]:
+    """:func:`summary` of one session, then of ``sessions`` at once, each with its
+    :class:`CpuSplit`, on the warmed page at ``url``."""
+    run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
+    rooms = {}
+    for n in (1, sessions):
+        with cpu_split(server_pid) as cpu:
+            room = run_room(url, n, moves=moves)
+        rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
+    return rooms
 
-    if headless_shell() is None:
-        raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
-    with tempfile.TemporaryDirectory() as tmp:
-        with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
-            run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
-            rooms = {}
-            for n in (1, sessions):
-                with cpu_split(server.pid) as cpu:
-                    room = run_room(url, n, moves=moves)
-                rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
-            cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
-    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
+
+def _described(rooms: dict[int, dict]) -> list[str]:
+    """Each room's medians, CPU split and per-tab figures, as lines."""
+    lines = []
     for n, s in rooms.items():
         lines.append(
             f"  {n} session(s): page {s['page_s']:.2f} s median (max {s['page_max_s']:.2f} s), "
@@ -489,5 +498,39 @@ def bench_room(sessions: int = 8, moves: int = 3, cycles: int = 20) -> BenchRepo
             extra = f", slider {move:.0f} ms" if move is not None else ""
             lines.append(f"    {tab}: switch {ms:.0f} ms{extra}")
         lines += [f"    error: {e}" for e in s["errors"][:5]]
+    return lines
+
+
+def bench_room(
+    sessions: int = 8, moves: int = 3, cycles: int = 20, floor: bool = False
+) -> BenchReport:
+    """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
+    tab switches and slider moves as each user waits them, and where the CPU went; then
+    ``cycles`` sessions one after another, the server's memory and threads after them; the
+    verdicts (:func:`verdicts`).  ``floor``: the same rooms on the floor page
+    (:mod:`workbench.app.room_floor`), and each median's ratio to it."""
+    import tempfile
+
+    from workbench.app.room_floor import floor_server
+
+    if headless_shell() is None:
+        raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
+    with tempfile.TemporaryDirectory() as tmp:
+        with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
+            rooms = _measured(url, server.pid, sessions, moves)
+            cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
+        floors = {}
+        if floor:
+            with floor_server(Path(tmp)) as (url, server):
+                floors = _measured(url, server.pid, sessions, moves)
+    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
+    lines += _described(rooms)
+    if floors:
+        lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")
+        lines += _described(floors)
+        for n, room in rooms.items():
+            ratios = (f"{key.split('_')[0]} {room[key] / floors[n][key]:.1f}x" for key in GOALS)
+            lines.append(f"  {n} session(s), dashboard / floor: {', '.join(ratios)}")
     lines += verdicts(rooms, cycled)
-    return BenchReport("room", tuple(lines), {"rooms": rooms, "cycles": cycled})
+    data = {"rooms": rooms, "cycles": cycled, "floor": floors or None}
+    return BenchReport("room", tuple(lines), data)
