@@ -42,7 +42,7 @@ def test_the_coalescing_tab_runs_on_spark(page, screenshots):  # noqa: F811
     page.get_by_text("Spark (eager, checkpoint 2, caught up)").wait_for(timeout=SPARK_WAIT)
     page.get_by_text("agrees with the in-process extent: yes").wait_for()
     # the timeline draws Spark's coalesced tuples (one bar each)
-    lengths = f"() => ({SOURCES_WITH})('group_end').map(c => c.length)"
+    lengths = f"() => ({SOURCES_WITH})('count').map(c => c.length)"  # the extent's tuples
     page.wait_for_function(f"() => ({lengths})().length === 1 && ({lengths})()[0] > 0")
     page.mouse.move(0, 0)  # no tooltip over the plots
     problems = layout_problems(page)

@@ -152,7 +152,7 @@ def view_figure(
     for name, layer in view.layers.items():
         style = dict(layer.style)
         tooltips = style.pop("tooltips", None)
-        if layer.glyph == "image":
+        if layer.glyph == "image" and colors is not None:
             style["color_mapper"] = colors
         source = ColumnDataSource(dict(layer.columns), name=name)
         marks = DRAW[layer.glyph](fig, source, name, **style)
