@@ -28,7 +28,7 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import following, intro
+from workbench.app.panes import following_pane, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.coalesce import (
     AdaptiveCoalescing,
@@ -40,7 +40,7 @@ from workbench.coalesce import (
     Weights,
     Window,
 )
-from workbench.coalesce.cost import cost_grid
+from workbench.coalesce.cost import AtomicCosts, cost_grid
 from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
 from workbench.experiments.coalescing import selection_table
@@ -157,6 +157,18 @@ def _fed(feed: _Feed) -> Extents:
     )
     _push(extents, feed.query, feed.ts, feed.records, range(feed.begin, feed.stop))
     return extents
+
+
+@lru_cache(maxsize=64)
+def _cost_grid(
+    k: int, window: int, atomic: AtomicCosts, weights: Weights
+) -> tuple[np.ndarray, ...]:
+    """:func:`~workbench.coalesce.cost.cost_grid` over :data:`GRID`, read-only: computed once
+    for both surfaces of a page (each redraw asks for both) and for every session alike."""
+    grids = cost_grid(GRID, k, window, atomic, weights)
+    for grid in grids:
+        grid.flags.writeable = False
+    return grids
 
 
 class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
@@ -389,9 +401,7 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
         k is the number of arrivals when the weights or the window last changed.
         """
         k = max(self.eager.counters.events_in, 1)
-        return cost_grid(
-            GRID, k, self._window_tuples(), self._adaptive.config.atomic, self.weights()
-        )
+        return _cost_grid(k, self._window_tuples(), self._adaptive.config.atomic, self.weights())
 
     def selection(self) -> pd.DataFrame:
         """Every query's cp and oop (3 decimals), the optimal scheme (Theorem 1), the served one.
@@ -617,14 +627,11 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
                 controls,
                 pn.Column(
                     pn.Row(
-                        pn.pane.Bokeh(
-                            following(
-                                self,
-                                _EXTENT_SHOWS,
-                                plots.extent_figure(self.extent_view(), y_label="mote"),
-                                self.extent_view,
-                            ),
-                            sizing_mode="stretch_width",
+                        following_pane(
+                            self,
+                            _EXTENT_SHOWS,
+                            plots.extent_figure(self.extent_view(), y_label="mote"),
+                            self.extent_view,
                             height=340,
                         ),
                         self.readout_pane,
@@ -633,15 +640,12 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
                     spark,
                     pn.Row(
                         *(
-                            pn.pane.Bokeh(
-                                following(
-                                    self,
-                                    _SURFACE_SHOWS,
-                                    plots.surface_figure(view(), SURFACE_HEIGHT),
-                                    view,
-                                ),
-                                sizing_mode="stretch_width",
-                                height=SURFACE_HEIGHT,
+                            following_pane(
+                                self,
+                                _SURFACE_SHOWS,
+                                plots.surface_figure(view(), SURFACE_HEIGHT),
+                                view,
+                                SURFACE_HEIGHT,
                             )
                             for view in (self.eager_surface, self.lazy_surface)
                         ),

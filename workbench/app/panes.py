@@ -23,6 +23,7 @@ __all__ = [
     "confidence_delta",
     "controls_page",
     "following",
+    "following_pane",
     "following_view",
     "in_place",
     "intro",
@@ -84,6 +85,20 @@ def following(
     return fig
 
 
+def following_pane(
+    owner: param.Parameterized,
+    names: Sequence[str],
+    fig: figure,
+    view: Callable[[], View],
+    height: int,
+) -> pn.pane.Bokeh:
+    """``fig`` in a pane as wide as its place and ``height`` px high, redrawn by
+    :func:`following`."""
+    return pn.pane.Bokeh(
+        following(owner, names, fig, view), sizing_mode="stretch_width", height=height
+    )
+
+
 def following_view(
     owner: param.Parameterized,
     view: Callable[[], View],
@@ -96,9 +111,7 @@ def following_view(
     """A pane of ``view()`` (:func:`~workbench.viz.figures.view_figure`) that
     :func:`following` redraws."""
     fig = view_figure(view(), x_label, y_label, height, x_axis)
-    return pn.pane.Bokeh(
-        following(owner, names, fig, view), sizing_mode="stretch_width", height=height
-    )
+    return following_pane(owner, names, fig, view, height)
 
 
 def confidence_delta() -> param.Number:

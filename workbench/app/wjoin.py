@@ -24,7 +24,7 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import following, intro
+from workbench.app.panes import following, following_pane, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.data.streams import default_readings
 from workbench.experiments import Clock, profile_wjoin
@@ -326,23 +326,21 @@ class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
             (self.throughput_view, "throughput (tuples/s)"),
             (self.response_view, "mean response time (ms)"),
         ]
-        figures = [
-            following(
+        panes = [
+            following_pane(
                 self,
                 ["results"],
                 view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear"),
                 view,
+                PLOT_HEIGHT,
             )
             for view, label in bars
         ]
         over_time = view_figure(self.results_view(), "stream time", "results", PLOT_HEIGHT, "s")
         over_time.legend.location = "top_left"
-        figures.append(
-            following(self, ["results", "spark_shown", "run_on"], over_time, self.results_view)
-        )
-        return [
-            pn.pane.Bokeh(fig, height=PLOT_HEIGHT, sizing_mode="stretch_width") for fig in figures
-        ]
+        shows = ["results", "spark_shown", "run_on"]
+        panes.append(following_pane(self, shows, over_time, self.results_view, PLOT_HEIGHT))
+        return panes
 
     # -- run on Spark (server thread; Spark work goes to the job's worker) ---------------------
 

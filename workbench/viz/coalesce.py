@@ -12,7 +12,7 @@ from bokeh.models import ColorBar, LinearColorMapper
 from bokeh.plotting import figure
 
 from workbench.coalesce import Coalesced
-from workbench.viz.figures import Layer, View, view_figure
+from workbench.viz.figures import Layer, View, margin, view_figure
 
 __all__ = [
     "SCHEME_COLORS",
@@ -73,8 +73,7 @@ def extent_view(
     ts = np.array([c.ts for c in tuples], dtype=float)
     te = np.array([max(c.te, c.ts + 1.0) for c in tuples], dtype=float)
     y = np.array([row[c.group] for c in tuples], dtype=float)
-    lo, hi = (float(ts.min()), float(te.max())) if len(tuples) else (0.0, 1.0)
-    pad = 0.02 * (hi - lo) or 1.0
+    span = (float(ts.min()), float(te.max())) if len(tuples) else (0.0, 1.0)
     layer = Layer(
         "segment",
         {
@@ -100,7 +99,7 @@ def extent_view(
     )
     return View(
         title,
-        (lo - pad, hi + pad),
+        margin(*span),
         (-0.6, max(len(keys), 1) - 0.4),
         {"tuples": layer},
         y_ticks={row[g]: _label(g) for g in keys},

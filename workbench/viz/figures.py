@@ -30,6 +30,8 @@ __all__ = [
     "Layer",
     "View",
     "fit_range",
+    "headroom",
+    "margin",
     "plain_figure",
     "refresh",
     "view_figure",
@@ -162,6 +164,26 @@ def view_figure(
             fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips))
     _show_frame(fig, view)
     return fig
+
+
+def margin(lo: float, hi: float, share: float = 0.02) -> tuple[float, float]:
+    """``lo`` to ``hi`` widened by ``share`` of its width on each side (by 1 when it has no
+    width): an axis around what it shows.
+
+    >>> margin(0.0, 100.0), margin(5.0, 5.0)
+    ((-2.0, 102.0), (4.0, 6.0))
+    """
+    pad = share * (hi - lo) if hi > lo else 1.0
+    return lo - pad, hi + pad
+
+
+def headroom(top: float, share: float = 0.05) -> tuple[float, float]:
+    """0 to ``share`` above ``top`` (0 to 1 when nothing is above 0): an axis for bars or counts.
+
+    >>> headroom(200.0), headroom(0.0)
+    ((0.0, 210.0), (0.0, 1.0))
+    """
+    return 0.0, (1.0 + share) * top if top > 0 else 1.0
 
 
 def fit_range(axis: Range1d, start: object, end: object) -> None:

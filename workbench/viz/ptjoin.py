@@ -23,7 +23,7 @@ from bokeh.plotting import figure
 from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, band_batch
 from workbench.timestamps import HistogramTimestamp, TemplateSet
-from workbench.viz.figures import Layer, View, view_figure
+from workbench.viz.figures import Layer, View, headroom, margin, view_figure
 
 __all__ = [
     "DELTA_COLOR",
@@ -132,8 +132,7 @@ def _bar_view(title: str, layers: dict[str, Layer]) -> View:
     lo = min(float(np.min(c["left"])) for c in drawn)
     hi = max(float(np.max(c["right"])) for c in drawn)
     top = max(float(np.max(c["top"])) for c in drawn)
-    pad = 0.02 * (hi - lo) if hi > lo else 1.0
-    return View(title, (lo - pad, hi + pad), (0.0, 1.05 * top if top > 0 else 1.0), layers)
+    return View(title, margin(lo, hi), headroom(top), layers)
 
 
 def _bar_figure(view: View, x_label: str, height: int) -> figure:

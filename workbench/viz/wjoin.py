@@ -12,7 +12,7 @@ from bokeh.core.properties import field
 from bokeh.plotting import figure
 
 from workbench.operators import WindowConstraints
-from workbench.viz.figures import Layer, View, view_figure
+from workbench.viz.figures import Layer, View, headroom, margin, view_figure
 
 __all__ = [
     "ALGORITHM_COLORS",
@@ -156,7 +156,7 @@ def measure_view(frame: pd.DataFrame, measure: str, label: str, unit: str = "") 
     return View(
         label,
         (-0.6, max(len(algorithms), 1) - 0.4),
-        (0.0, 1.15 * top if top > 0 else 1.0),  # room for the labels above the bars
+        headroom(top, 0.15),  # room for the labels above the bars
         layers,
         x_ticks={float(k): a for k, a in enumerate(algorithms)},
     )
@@ -200,11 +200,5 @@ def results_view(
     }
     xs = np.concatenate([np.asarray(x, dtype=float) for x, _ in drawn.values()])
     top = max((float(np.max(y)) for _, y in drawn.values() if len(y)), default=0.0)
-    lo, hi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 1.0)
-    pad = 0.02 * (hi - lo) or 1.0
-    return View(
-        "Results emitted over stream time",
-        (lo - pad, hi + pad),
-        (0.0, 1.05 * top if top > 0 else 1.0),
-        layers,
-    )
+    span = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 1.0)
+    return View("Results emitted over stream time", margin(*span), headroom(top), layers)
