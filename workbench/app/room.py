@@ -73,7 +73,7 @@ test checks; a session waiting on it would spend its CPU hashing every model).""
 WATCH = r"""(() => {
   const want = new Set(FIRST);   // labels awaited
   const candidates = new Map();  // text node holding a wanted label -> the label
-  const room = window.__room = {shown: {}, clicked: NaN, pressed: NaN, changes: 0, changed: NaN};
+  const room = window.__room = {shown: {}, clicked: NaN, pressed: NaN, changed: NaN};
   const hold = (text) => {
     for (const label of want) if (text.data.includes(label)) candidates.set(text, label);
   };
@@ -129,7 +129,6 @@ WATCH = r"""(() => {
     for (const doc of Bokeh.documents) doc.on_change((e) => {
       if (e.model == null || e.model.data === undefined) return;
       if (e.attr !== "data" && !String(e.kind).startsWith("Column")) return;
-      room.changes++;
       if (framed || room.changed > room.pressed) return;
       framed = true;
       requestAnimationFrame(() => { framed = false; room.changed = performance.now(); });
