@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import panel as pn
+from panel.io.resources import get_dist_path
 
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.deployment import DeploymentExplorer
@@ -107,7 +108,9 @@ def warm_tabs() -> dict[str, float]:
     for name in TAB_BUILDERS:
         start = time.perf_counter()
         try:
-            pn.panel(tabs[name]).get_root(Document())
+            doc = Document()
+            doc._template_variables["dist_url"] = get_dist_path()  # as a session's (serve_page)
+            pn.panel(tabs[name]).get_root(doc)
         except Exception:  # noqa: BLE001 (the tab's own page reports it to its user)
             logging.getLogger("workbench").exception("warming the %s tab failed", name)
             continue
@@ -191,7 +194,14 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> Dashboard:
 
 
 def serve_page() -> None:
-    """Load Panel's extensions and mark a new page servable: what each served session runs."""
+    """Load Panel's extensions and mark a new page servable: what each served session runs.
+
+    The session's document knows where Panel's stylesheets are served before any component
+    is made: Panel records that only when it renders the page, and until then it writes each
+    new component's stylesheets with the CDN's address (a template's design wrote them back;
+    without one, a page fetched them from the internet when a shared stylesheet was written
+    after the page was rendered)."""
+    pn.state.curdoc._template_variables["dist_url"] = get_dist_path()
     pn.extension(
         "tabulator",
         notifications=True,
