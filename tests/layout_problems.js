@@ -28,8 +28,8 @@
       const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
       if (w > 2 && h > 2) problems.push(`plots ${i + 1} and ${j + 1} overlap by ${Math.round(w)} x ${Math.round(h)} px`);
     }
-  const boxed = "label, .bk-slider-title, .bk-input-group, .tabulator-col-title, .tabulator-cell, "
-    + ".tabulator-tableholder, .markdown, .bk-btn, .alert";
+  const boxed = "label, .bk-slider-title, .bk-input-group, .read-table-box, .markdown, .bk-btn, "
+    + ".alert";
   for (const n of els) {
     if (!n.matches(boxed) || !shown(n) || !text(n)) continue;
     if (n.scrollWidth > n.clientWidth + 2)

@@ -61,7 +61,7 @@ def test_a_newcomer_replays_their_csv_at_the_defaults(page, screenshots, tmp_pat
     problems = layout_problems(page)
     for folder in screenshots:
         page.screenshot(path=str(folder / SHOT))
-    page.locator(".tabulator").first.scroll_into_view_if_needed()  # the latest pairs
+    page.locator("table.read-table").first.scroll_into_view_if_needed()  # the latest pairs
     page.get_by_text("A detected").first.wait_for()
     for folder in screenshots:
         page.screenshot(path=str(folder / PAIRS_SHOT))

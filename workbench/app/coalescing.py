@@ -26,9 +26,8 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import following_pane, intro
+from workbench.app.panes import ReadTable, following_pane, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.coalesce import (
     AdaptiveCoalescing,
@@ -266,17 +265,10 @@ class CoalescingExplorer(SparkRuns, pn.viewable.Viewer):
         super().__init__(**params)
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
         self._spark_settings: CoalesceSettings | None = None  # what the job has, or will have
-        self.query_table = pn.widgets.Tabulator(
-            show_index=False,
-            disabled=True,
-            sizing_mode="stretch_width",
-            layout="fit_data_stretch",
-            configuration={"columnDefaults": {"headerSort": False}},  # no arrows eating titles
+        self.query_table = ReadTable(
+            pd.DataFrame(),
             titles=TABLE_TITLES,
-            formatters={
-                "cp": NumberFormatter(format="0.000"),
-                "oop": NumberFormatter(format="0.000"),
-            },
+            formats={"cp": "{:.3f}".format, "oop": "{:.3f}".format},  # 0.87 reads 0.870
         )
         self.readout_pane = pn.pane.Markdown(css_classes=["coalescing-readout"], width=330)
         self._select_rows()

@@ -203,7 +203,6 @@ def serve_page() -> None:
     after the page was rendered)."""
     pn.state.curdoc._template_variables["dist_url"] = get_dist_path()
     pn.extension(
-        "tabulator",
         notifications=True,
         sizing_mode="stretch_width",
         disconnect_notification=disconnect_message(settings().max_upload_mb),

@@ -32,7 +32,7 @@ import param
 from holoviews.streams import Buffer, Pipe
 
 from workbench.app.live_settings import LiveJoinSettings
-from workbench.app.panes import intro, plot
+from workbench.app.panes import ReadTable, intro, plot
 from workbench.viz.live import (
     METRIC_COLUMNS,
     PAIR_TABLE_COLUMNS,
@@ -111,14 +111,10 @@ class LiveJoinExplorer(LiveJoinSettings, pn.viewable.Viewer):
         self._sent = 0
         self.metrics = Buffer(empty_metrics(), length=HISTORY, index=False)
         self.reject_pipe = Pipe(data=reject_counts(pd.Series(dtype="int64"), 0))
-        self.table = pn.widgets.Tabulator(
+        self.table = ReadTable(
             pd.DataFrame(columns=list(PAIR_TABLE_COLUMNS)),
-            show_index=False,
-            disabled=True,
-            layout="fit_data_stretch",
-            sizing_mode="stretch_width",
             height=300,
-            header_tooltips={
+            tooltips={
                 "A detected": "detection time of stream A's event, h:mm:ss into the replay",
                 "B detected": "detection time of stream B's event, h:mm:ss into the replay",
                 "d": "the window the pair was decided under",

@@ -13,9 +13,8 @@ import holoviews as hv
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import confidence_delta, intro, plot, plot_key
+from workbench.app.panes import ReadTable, confidence_delta, intro, plot, plot_key
 from workbench.data.streams import MONTH_DAYS, ReplayedStreams, month_streams
 from workbench.experiments.month import MonthJoin, month_join
 from workbench.viz.ptjoin import fill_swatch
@@ -48,15 +47,15 @@ class MonthExplorer(pn.viewable.Viewer):
     running = param.Boolean(False, doc="Whether the month is being built.")
 
     def __init__(self, **params: object) -> None:
-        self.history = pn.widgets.Tabulator(
+        self.history = ReadTable(
             pd.DataFrame({name: pd.Series(dtype=t) for name, t in HISTORY.items()}),
-            show_index=False,
-            disabled=True,
+            formats={
+                "delta": "{:.2f}".format,
+                "d (ms)": "{:,.0f}".format,
+                "pairs": "{:,}".format,
+                "re-join (s)": "{:.3f}".format,
+            },
             height=220,
-            layout="fit_data_stretch",
-            configuration={"columnDefaults": {"headerSort": False}},
-            formatters={"pairs": NumberFormatter(format="0,0")},
-            sizing_mode="stretch_width",
         )
         super().__init__(**params)
 

@@ -3,13 +3,15 @@ introduction with its concept from the README."""
 
 from __future__ import annotations
 
+import html
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
 from importlib import metadata
 from pathlib import Path
 
 import holoviews as hv
+import pandas as pd
 import panel as pn
 import param
 from bokeh.plotting import figure
@@ -19,6 +21,7 @@ from workbench.viz.ptjoin import key
 
 __all__ = [
     "README",
+    "ReadTable",
     "concept",
     "confidence_delta",
     "controls_page",
@@ -30,6 +33,7 @@ __all__ = [
     "plot",
     "plot_key",
     "readme_text",
+    "table_html",
 ]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -179,3 +183,97 @@ def intro(text: str, concept_title: str) -> pn.Column:
         ),
         sizing_mode="stretch_width",
     )
+
+
+TABLE_CSS = """
+.read-table-box { overflow: auto; max-height: 100%; }
+table.read-table { border-collapse: collapse; width: 100%; font-size: 13px; }
+table.read-table th { position: sticky; top: 0; background: #f1f3f5; text-align: left;
+  font-weight: 600; border-bottom: 1px solid #c8ccd0; }
+table.read-table th, table.read-table td { padding: 4px 10px; white-space: nowrap; }
+table.read-table td.number { text-align: right; font-variant-numeric: tabular-nums; }
+table.read-table tbody tr:nth-child(even) { background: #f8f9fa; }
+table.read-table th[title] { text-decoration: underline dotted; cursor: help; }
+"""
+"""How a :class:`ReadTable` looks: a sticky header, numbers right-aligned in even digits."""
+
+
+def table_html(
+    frame: pd.DataFrame,
+    formats: Mapping[str, Callable[[object], str]] | None = None,
+    titles: Mapping[str, str] | None = None,
+    tooltips: Mapping[str, str] | None = None,
+) -> str:
+    """``frame`` as one HTML table: each column's cells through its ``formats`` entry (else
+    ``str``; missing values are blank), its header ``titles[column]`` (else its name) with
+    ``tooltips[column]`` on hover; numeric columns right-aligned.
+
+    >>> shown = table_html(pd.DataFrame({"n": [1200], "who": ["<a>"]}), {"n": "{:,}".format})
+    >>> shown.split("<tbody>")[1]
+    '<tr><td class="number">1,200</td><td>&lt;a&gt;</td></tr></tbody></table></div>'
+    """
+    formats, titles, tooltips = formats or {}, titles or {}, tooltips or {}
+    head = "".join(
+        (f'<th title="{html.escape(tooltips[c])}">' if c in tooltips else "<th>")
+        + html.escape(titles.get(c, str(c)))
+        + "</th>"
+        for c in frame.columns
+    )
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    cells = [
+        ["" if pd.isna(v) else html.escape(formats.get(c, str)(v)) for v in frame[c].tolist()]
+        for c in frame.columns
+    ]
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="number">{text}</td>' if number else f"<td>{text}</td>"
+            for text, number in zip(row, numeric, strict=True)
+        )
+        + "</tr>"
+        for row in zip(*cells, strict=True)
+    )
+    return (
+        f'<div class="read-table-box"><table class="read-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+class ReadTable(pn.viewable.Viewer):
+    """A read-only table of a frame (:func:`table_html`), redrawn whenever ``value`` changes.
+
+    The tabs' tables are read, never edited or sorted: one HTML pane serves them, where a
+    spreadsheet widget cost every page its scripts and every tab switch showing one about a
+    tenth of a second of layout in the browser."""
+
+    value = param.DataFrame(doc="The rows shown, in order.")
+
+    def __init__(
+        self,
+        value: pd.DataFrame,
+        *,
+        formats: Mapping[str, Callable[[object], str]] | None = None,
+        titles: Mapping[str, str] | None = None,
+        tooltips: Mapping[str, str] | None = None,
+        height: int | None = None,
+    ) -> None:
+        super().__init__(value=value)
+        self.formats, self.titles, self.tooltips = dict(formats or {}), titles, tooltips
+        self._pane = pn.pane.HTML(
+            self.html(),
+            stylesheets=[TABLE_CSS],
+            css_classes=["read-table-pane"],
+            sizing_mode="stretch_width",
+            height=height,
+        )
+
+    def html(self) -> str:
+        """The table as shown now."""
+        return table_html(self.value, self.formats, self.titles, self.tooltips)
+
+    @param.depends("value", watch=True)
+    def _redraw(self) -> None:
+        self._pane.object = self.html()
+
+    def __panel__(self) -> pn.pane.HTML:
+        return self._pane

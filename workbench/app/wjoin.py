@@ -22,9 +22,8 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models.widgets.tables import NumberFormatter
 
-from workbench.app.panes import following, following_pane, intro
+from workbench.app.panes import ReadTable, following, following_pane, intro
 from workbench.app.spark_runs import STARTING, SparkRuns, failure_text
 from workbench.data.streams import default_readings
 from workbench.experiments import Clock, profile_wjoin
@@ -42,7 +41,7 @@ from workbench.viz.wjoin import (
 if TYPE_CHECKING:
     from workbench.spark.wjoin_job import WJoinJob, WJoinSnapshot
 
-__all__ = ["GRAPHS", "RunResult", "WJoinExplorer", "max_delays", "run_join"]
+__all__ = ["GRAPHS", "RunResult", "WJoinExplorer", "max_delays", "response_ms", "run_join"]
 
 GRAPHS = ("uniform clique", "path", "star")
 """Constraint graphs offered: every pair, a chain in the chosen order, all to the first."""
@@ -57,6 +56,18 @@ MEASURES = {
     "late": int,
 }
 """Columns of the measures table and their types (also before a run, when it is empty)."""
+
+
+def response_ms(ms: object) -> str:
+    """A response time as the measures table shows it: thousands grouped, at most four
+    decimals (the measures carry three significant digits).
+
+    >>> response_ms(1234.0), response_ms(0.0123), response_ms(12.5)
+    ('1,234', '0.0123', '12.5')
+    """
+    return f"{float(ms):,.4f}".rstrip("0").rstrip(".")
+
+
 SPARK_STATES = ("idle", "starting", "running", "caught up", "failed")
 INTRO = (
     "Each chosen mote is one stream. A result takes one reading from every stream such that "
@@ -178,16 +189,12 @@ class WJoinExplorer(SparkRuns, pn.viewable.Viewer):
             params["readings"] = default_readings()
         self.spark_pane = pn.pane.Markdown(css_classes=["wjoin-spark"], sizing_mode="stretch_width")
         self.status_pane = pn.pane.Alert(sizing_mode="stretch_width")
-        self.results_table = pn.widgets.Tabulator(
-            show_index=False,
-            disabled=True,
-            layout="fit_data_stretch",
-            configuration={"columnDefaults": {"headerSort": False}},  # no arrows eating titles
-            sizing_mode="stretch_width",
-            formatters={
-                "tuples/s": NumberFormatter(format="0,0"),
-                "mean response (ms)": NumberFormatter(format="0,0.[0000]"),
-                "p95 response (ms)": NumberFormatter(format="0,0.[0000]"),
+        self.results_table = ReadTable(
+            pd.DataFrame(),
+            formats={
+                "tuples/s": "{:,.0f}".format,
+                "mean response (ms)": response_ms,
+                "p95 response (ms)": response_ms,
             },
         )
         super().__init__(**params)

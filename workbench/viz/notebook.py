@@ -26,8 +26,8 @@ def _through_panel(obj: LabelledData) -> tuple[dict, dict] | None:
 
 
 def setup_notebook() -> None:
-    """Load HoloViews (Bokeh) and Panel (with Tabulator) for this notebook, every resource
+    """Load HoloViews (Bokeh) and Panel for this notebook, every resource
     inline: the first call of each notebook, in JupyterLab, nbmake and ``workbench reports``."""
     hv.extension("bokeh", inline=True, logo=False)
-    pn.extension("tabulator", inline=True)
+    pn.extension(inline=True)
     hv.Store.set_display_hook("html+js", LabelledData, _through_panel)
