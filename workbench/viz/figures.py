@@ -211,13 +211,22 @@ def _show_frame(fig: figure, view: View) -> None:
     _fit_ticks(fig.yaxis[0], view.y_ticks)
     if view.color_range is not None:
         low, high = view.color_range
-        fig.select_one({"type": LinearColorMapper, "name": "colors"}).update(low=low, high=high)
+        mappers = (getattr(r.glyph, "color_mapper", None) for r in _glyphs(fig))
+        next(m for m in mappers if m is not None).update(low=low, high=high)
     fig.title.text = view.title
+
+
+def _glyphs(fig: figure) -> list[GlyphRenderer]:
+    """``fig``'s glyph renderers, read off the figure itself (a model search walks every
+    model the figure references: about a tenth of a served page's work as its sliders
+    moved)."""
+    return [r for r in fig.renderers if isinstance(r, GlyphRenderer)]
 
 
 def refresh(fig: figure, view: View) -> None:
     """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
     columns, axis ranges, ticks, colour scale and title, in place."""
+    sources = {r.data_source.name: r.data_source for r in _glyphs(fig)}
     for name, layer in view.layers.items():
-        fig.select_one({"type": ColumnDataSource, "name": name}).data = dict(layer.columns)
+        sources[name].data = dict(layer.columns)
     _show_frame(fig, view)
