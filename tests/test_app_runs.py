@@ -19,6 +19,7 @@ from bokeh.models import CustomJSTickFormatter
 from plot_checks import uncovered
 
 from workbench.app import CoalescingExplorer, WJoinExplorer
+from workbench.app.panes import concept
 from workbench.app.wjoin import response_ms
 from workbench.viz.wjoin import significant
 
@@ -160,7 +161,7 @@ def test_cp_reads_the_same_in_the_readout_and_the_table():
         assert numbers["oop then"] == f"{row['oop']:.3f}"
         app.step(450)
     html = app.query_table.html()
-    assert "<th>cp (last re-evaluation)</th>" in html
+    assert '<th class="number">cp (last re-evaluation)</th>' in html
     cp = app.query_table.value["cp"].iloc[0]
     assert f'<td class="number">{cp:.3f}</td>' in html  # 0.87 reads 0.870
     points = app.eager_surface().layers["queries"]
@@ -219,6 +220,11 @@ def test_each_tab_opens_with_plain_words_and_its_concept(app):
     )
     intro = view.select(pn.pane.Markdown)[0].object
     assert 2 <= intro.count(". ") + 1 <= 4 and "Run" in intro
+    (text,) = card.objects
+    assert text.object == ""  # written when first opened
+    card.collapsed = False
+    assert text.object == concept(card.title.removeprefix("Concept: ").split(" (")[0])
+    assert text.object and not text.object.startswith("See the README")
 
 
 def test_a_new_configuration_shows_only_the_refilled_extents():

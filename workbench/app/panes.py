@@ -171,16 +171,26 @@ def concept(title: str) -> str:
 
 def intro(text: str, concept_title: str) -> pn.Column:
     """A tab's two or three plain sentences (what you see, what to try), and its concept from
-    the README's "Concepts" section in a card that opens on demand."""
+    the README's "Concepts" section in a card that opens on demand: the concept is written
+    into the card when it is first opened (a closed card's text cost each tab switch its
+    rendering, on the server and in the browser, for a reader who rarely opens it)."""
+    body = pn.pane.Markdown("", sizing_mode="stretch_width")
+    card = pn.Card(
+        body,
+        title=f"Concept: {concept_title} (README › Concepts)",
+        collapsed=True,
+        sizing_mode="stretch_width",
+        css_classes=["tab-concept"],
+    )
+
+    def opened(event: param.parameterized.Event) -> None:
+        if not event.new and not body.object:
+            body.object = concept(concept_title)
+
+    card.param.watch(opened, "collapsed")
     return pn.Column(
         pn.pane.Markdown(text, css_classes=["tab-intro"], sizing_mode="stretch_width"),
-        pn.Card(
-            pn.pane.Markdown(concept(concept_title), sizing_mode="stretch_width"),
-            title=f"Concept: {concept_title} (README › Concepts)",
-            collapsed=True,
-            sizing_mode="stretch_width",
-            css_classes=["tab-concept"],
-        ),
+        card,
         sizing_mode="stretch_width",
     )
 
@@ -191,7 +201,7 @@ table.read-table { border-collapse: collapse; width: 100%; font-size: 13px; }
 table.read-table th { position: sticky; top: 0; background: #f1f3f5; text-align: left;
   font-weight: 600; border-bottom: 1px solid #c8ccd0; }
 table.read-table th, table.read-table td { padding: 4px 10px; white-space: nowrap; }
-table.read-table td.number { text-align: right; font-variant-numeric: tabular-nums; }
+table.read-table .number { text-align: right; font-variant-numeric: tabular-nums; }
 table.read-table tbody tr:nth-child(even) { background: #f8f9fa; }
 table.read-table th[title] { text-decoration: underline dotted; cursor: help; }
 """
@@ -206,20 +216,23 @@ def table_html(
 ) -> str:
     """``frame`` as one HTML table: each column's cells through its ``formats`` entry (else
     ``str``; missing values are blank), its header ``titles[column]`` (else its name) with
-    ``tooltips[column]`` on hover; numeric columns right-aligned.
+    ``tooltips[column]`` on hover; numeric columns right-aligned, their headers too.
 
     >>> shown = table_html(pd.DataFrame({"n": [1200], "who": ["<a>"]}), {"n": "{:,}".format})
     >>> shown.split("<tbody>")[1]
     '<tr><td class="number">1,200</td><td>&lt;a&gt;</td></tr></tbody></table></div>'
+    >>> shown.split("<thead>")[1].split("</thead>")[0]
+    '<tr><th class="number">n</th><th>who</th></tr>'
     """
     formats, titles, tooltips = formats or {}, titles or {}, tooltips or {}
-    head = "".join(
-        (f'<th title="{html.escape(tooltips[c])}">' if c in tooltips else "<th>")
-        + html.escape(titles.get(c, str(c)))
-        + "</th>"
-        for c in frame.columns
-    )
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    head = "".join(
+        "<th"
+        + (' class="number"' if number else "")
+        + (f' title="{html.escape(tooltips[c])}"' if c in tooltips else "")
+        + f">{html.escape(titles.get(c, str(c)))}</th>"
+        for c, number in zip(frame.columns, numeric, strict=True)
+    )
     cells = [
         ["" if pd.isna(v) else html.escape(formats.get(c, str)(v)) for v in frame[c].tolist()]
         for c in frame.columns
