@@ -363,3 +363,29 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
         before = list(source.data["y"])
         first.value = 1.0
         assert list(source.data["y"]) != before
+
+
+def test_a_rooms_cpu_wait_is_littles_law_and_pauses_are_out_of_step():
+    """``bench room``: what a room's interactions cost in CPU sets what its users wait."""
+    from workbench.app.room import (
+        SessionTimes,
+        cpu_per_interaction,
+        cpu_wait,
+        pauses,
+        summary,
+        verdicts,
+    )
+
+    times = SessionTimes(page_s=2.0, switch_ms={"a": 1000.0}, moves_ms={"a": [500.0, 500.0]})
+    room = {**summary([times] * 8), "cpu": {"server_s": 8.0, "others_s": 16.0, "cores": 2}}
+    assert room["interactions"] == 32 and room["mean_wait_s"] == pytest.approx(1.0)
+    assert cpu_per_interaction(room) == pytest.approx(0.75)  # 24 CPU-s over 32 interactions
+    assert cpu_wait(room) == pytest.approx(3.0)  # 8 users x 0.75 CPU-s / 2 cores
+    assert cpu_wait(room, think=1.0) == pytest.approx(2.0)
+    assert cpu_wait(room, think=5.0) == 0.0
+    first, second = ([draw() for _ in range(50)] for draw in (pauses(2.0, 0), pauses(2.0, 1)))
+    assert all(1.0 <= v <= 3.0 for v in first + second) and first != second
+    assert pauses(2.0, 0)() == first[0]  # the same user in every run
+    lines = verdicts({1: room, 8: {**room, "page_s": 6.0}}, None, think=2.0)
+    assert "PASS 1 session(s) pausing 2 s: page 2.00 s median (goal 2 s)" in lines
+    assert "FAIL 8 session(s) pausing 2 s: page 6.00 s median (goal 5 s)" in lines

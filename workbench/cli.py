@@ -120,6 +120,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the same rooms on a page of one figure and four sliders per tab, for comparison",
     )
+    rm.add_argument(
+        "--think",
+        type=float,
+        help="seconds each user pauses before a tab switch or slider move, on average "
+        "(default 0: every user acts again as soon as the page has answered)",
+    )
     for seeded in (st, pt, iv, wj, co, sp):
         seeded.add_argument("--seed", type=int, help="random seed")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -62,14 +63,17 @@ SLIDER_TABS = (
 """The analytical tabs whose first slider changes a plot's data at once."""
 DATA_SIGNATURE = """() => {
   const out = [];
+  const add = (sum, x) => sum + (typeof x === "number" && Number.isFinite(x) ? x : 0);
   for (const doc of Bokeh.documents)
     for (const m of doc.all_models)
       if (m.data) for (const [k, v] of Object.entries(m.data))
-        out.push(k + ":" + v.length + ":" + String(Array.prototype.slice.call(v, 0, 3)));
+        out.push(k + ":" + v.length + ":" + String(Array.prototype.slice.call(v, 0, 3))
+          + ":" + Array.prototype.reduce.call(v, add, 0));
   return out.sort().join("|");
 }"""
-"""Every data source's length and first values: changes when any plot gets new data (what a
-test checks; a session waiting on it would spend its CPU hashing every model)."""
+"""Every data source's columns: their lengths, first values and sums of their finite numbers,
+which change when any plot gets new data (what a test checks; a session waiting on it would
+spend its CPU hashing every model)."""
 WATCH = r"""(() => {
   const want = new Set(FIRST);   // labels awaited
   const candidates = new Map();  // text node holding a wanted label -> the label
@@ -282,8 +286,11 @@ async def _move_slider(page) -> float:
     return await page.evaluate("() => window.__room.changed - window.__room.pressed")
 
 
-async def _session(browser, url: str, tabs: Sequence[str], moves: int) -> SessionTimes:
-    """One user: open the page, then each tab in turn, moving its slider ``moves`` times."""
+async def _session(
+    browser, url: str, tabs: Sequence[str], moves: int, pause: Callable[[], float]
+) -> SessionTimes:
+    """One user: open the page, then each tab in turn, moving its slider ``moves`` times,
+    ``pause()`` seconds before each switch and move (a user reading what changed)."""
     times = SessionTimes()
     context = await browser.new_context(viewport={"width": 1500, "height": 1000})
     await context.add_init_script(WATCH.replace("FIRST", json.dumps([READY[tabs[0]]])))
@@ -298,9 +305,12 @@ async def _session(browser, url: str, tabs: Sequence[str], moves: int) -> Sessio
         await page.evaluate("() => window.__room.follow()")
         for tab in tabs:
             if tab != tabs[0]:
+                await asyncio.sleep(pause())
                 times.switch_ms[tab] = await _open_tab(page, tab)
             if tab in SLIDER_TABS:
-                times.moves_ms[tab] = [await _move_slider(page) for _ in range(moves)]
+                for _ in range(moves):
+                    await asyncio.sleep(pause())
+                    times.moves_ms.setdefault(tab, []).append(await _move_slider(page))
         alerts = page.locator(".bk-notification, .notyf__toast--error")
         if await alerts.count():
             times.errors.append(f"notification: {await alerts.first.inner_text()}")
@@ -311,26 +321,35 @@ async def _session(browser, url: str, tabs: Sequence[str], moves: int) -> Sessio
     return times
 
 
-async def _room(url: str, sessions: int, tabs: Sequence[str], moves: int) -> list[SessionTimes]:
+def pauses(think: float, seed: int) -> Callable[[], float]:
+    """One user's pauses before an action: ``think`` s on average, each between half and one
+    and a half of it (users out of step with each other), the same for a seed in every run."""
+    draw = random.Random(seed)
+    return lambda: think * draw.uniform(0.5, 1.5)
+
+
+async def _room(
+    url: str, sessions: int, tabs: Sequence[str], moves: int, think: float
+) -> list[SessionTimes]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=headless_shell(), args=["--no-sandbox"])
         try:
-            return list(
-                await asyncio.gather(
-                    *(_session(browser, url, tabs, moves) for _ in range(sessions))
-                )
-            )
+            users = (_session(browser, url, tabs, moves, pauses(think, k)) for k in range(sessions))
+            return list(await asyncio.gather(*users))
         finally:
             await browser.close()
 
 
 def run_room(
-    url: str, sessions: int, tabs: Sequence[str] = tuple(READY), moves: int = 3
+    url: str, sessions: int, tabs: Sequence[str] = tuple(READY), moves: int = 3, think: float = 0.0
 ) -> list[SessionTimes]:
-    """``sessions`` users at once on the page at ``url``: each session's times."""
-    return asyncio.run(_room(url, sessions, [t for t in tabs if t != "Live join (Spark)"], moves))
+    """``sessions`` users at once on the page at ``url``: each session's times.  ``think``:
+    the seconds a user pauses before each tab switch and slider move, on average (0: none,
+    every session acts again as soon as its page has answered)."""
+    tabs = [t for t in tabs if t != "Live join (Spark)"]
+    return asyncio.run(_room(url, sessions, tabs, moves, think))
 
 
 def _median(values: Sequence[float]) -> float:
@@ -343,6 +362,14 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
     moved = dict.fromkeys(t for s in room for t in s.moves_ms)
     return {
         "sessions": len(room),
+        "interactions": sum(
+            1 + len(s.switch_ms) + sum(map(len, s.moves_ms.values())) for s in room
+        ),
+        "mean_wait_s": statistics.fmean(
+            [s.page_s for s in room]
+            + [v / 1000 for s in room for v in s.switch_ms.values()]
+            + [v / 1000 for s in room for vs in s.moves_ms.values() for v in vs]
+        ),
         "page_s": _median([s.page_s for s in room]),
         "page_max_s": max(s.page_s for s in room),
         "switch_ms": _median([v for s in room for v in s.switch_ms.values()]),
@@ -437,20 +464,24 @@ def open_close_cycles(url: str, server_pid: int, cycles: int) -> dict[str, objec
     return {"cycles": cycles, "baseline": asdict(baseline), "after": asdict(after)}
 
 
-def verdicts(rooms: dict[int, dict], cycles: dict[str, object] | None) -> list[str]:
+def verdicts(
+    rooms: dict[int, dict], cycles: dict[str, object] | None, think: float = 0.0
+) -> list[str]:
     """PASS/FAIL lines: the room goals (:data:`GOALS`), no errors, memory within 10 % of the
-    baseline and threads back to it after the open/close cycles."""
+    baseline and threads back to it after the open/close cycles (``think``: the users' mean
+    pause, named in each room's lines when there is one)."""
     lines = []
-    for k, (n, room) in enumerate(rooms.items()):
+    for k, (count, room) in enumerate(rooms.items()):
+        who = f"{count} session(s)" + (f" pausing {think:g} s" if think else "")
         for key, goals in GOALS.items():
             got, goal = room[key], goals[min(k, 1)]
             unit = "s" if key == "page_s" else "ms"
             lines.append(
-                f"{'PASS' if got <= goal else 'FAIL'} {n} session(s): {key.split('_')[0]} "
+                f"{'PASS' if got <= goal else 'FAIL'} {who}: {key.split('_')[0]} "
                 f"{got:.{2 if unit == 's' else 0}f} {unit} median (goal {goal:g} {unit})"
             )
         errors = len(room["errors"])
-        lines.append(f"{'PASS' if not errors else 'FAIL'} {n} session(s): {errors} errors")
+        lines.append(f"{'PASS' if not errors else 'FAIL'} {who}: {errors} errors")
     if cycles is not None:
         base, after = cycles["baseline"], cycles["after"]
         grown = after["rss_mb"] / base["rss_mb"] - 1.0
@@ -466,20 +497,42 @@ def verdicts(rooms: dict[int, dict], cycles: dict[str, object] | None) -> list[s
     return lines
 
 
-def _measured(url: str, server_pid: int, sessions: int, moves: int) -> dict[int, dict]:
+def cpu_per_interaction(room: dict) -> float:
+    """The CPU-seconds (browser and server together) an interaction took in ``room`` (a
+    :func:`summary` with its CPU): page loads, tab switches and slider moves alike."""
+    cpu = room["cpu"]
+    return (cpu["server_s"] + cpu["others_s"]) / room["interactions"]
+
+
+def cpu_wait(room: dict, think: float = 0.0) -> float:
+    """The mean wait (s) the machine's CPU allows ``room``'s users, who pause ``think`` s
+    before each action: when every interaction costs ``c`` CPU-seconds
+    (:func:`cpu_per_interaction`), ``cores`` busy cores complete ``cores / c`` interactions a
+    second, and by Little's law ``sessions = throughput x (wait + think)``: each user waits
+    ``sessions * c / cores - think`` on average (no less than 0).  Near the room's measured
+    mean wait, the room is bound by CPU work, not by queueing on the server's thread."""
+    each = room["sessions"] * cpu_per_interaction(room) / room["cpu"]["cores"] - think
+    return max(0.0, each)
+
+
+def _measured(
+    url: str, server_pid: int, sessions: int, moves: int, think: float = 0.0
+) -> dict[int, dict]:
     """:func:`summary` of one session, then of ``sessions`` at once, each with its
-    :class:`CpuSplit`, on the warmed page at ``url``."""
+    :class:`CpuSplit`, on the warmed page at ``url`` (``think``: the seconds each user
+    pauses before an action, on average)."""
     run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
     rooms = {}
     for n in (1, sessions):
         with cpu_split(server_pid) as cpu:
-            room = run_room(url, n, moves=moves)
+            room = run_room(url, n, moves=moves, think=think)
         rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
     return rooms
 
 
-def _described(rooms: dict[int, dict]) -> list[str]:
-    """Each room's medians, CPU split and per-tab figures, as lines."""
+def _described(rooms: dict[int, dict], think: float) -> list[str]:
+    """Each room's medians, CPU split and per-tab figures, as lines; for a room of several,
+    its mean wait against the one its CPU work allows (:func:`cpu_wait`)."""
     lines = []
     for n, s in rooms.items():
         lines.append(
@@ -497,17 +550,24 @@ def _described(rooms: dict[int, dict]) -> list[str]:
             extra = f", slider {move:.0f} ms" if move is not None else ""
             lines.append(f"    {tab}: switch {ms:.0f} ms{extra}")
         lines += [f"    error: {e}" for e in s["errors"][:5]]
+        if n > 1:
+            lines.append(
+                f"    mean wait {s['mean_wait_s']:.2f} s; at {1000 * cpu_per_interaction(s):.0f} "
+                f"CPU-ms an interaction its CPU allows {cpu_wait(s, think):.2f} s "
+                "(Little's law)"
+            )
     return lines
 
 
 def bench_room(
-    sessions: int = 8, moves: int = 3, cycles: int = 20, floor: bool = False
+    sessions: int = 8, moves: int = 3, cycles: int = 20, floor: bool = False, think: float = 0.0
 ) -> BenchReport:
     """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
     tab switches and slider moves as each user waits them, and where the CPU went; then
     ``cycles`` sessions one after another, the server's memory and threads after them; the
     verdicts (:func:`verdicts`).  ``floor``: the same rooms on the floor page
-    (:mod:`workbench.app.room_floor`), and each median's ratio to it."""
+    (:mod:`workbench.app.room_floor`), and each median's ratio to it.  ``think``: the seconds
+    each user pauses before a switch or move, on average (0: none, the issue's room)."""
     import tempfile
 
     from workbench.app.room_floor import floor_server
@@ -516,20 +576,21 @@ def bench_room(
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
     with tempfile.TemporaryDirectory() as tmp:
         with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
-            rooms = _measured(url, server.pid, sessions, moves)
+            rooms = _measured(url, server.pid, sessions, moves, think)
             cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
         floors = {}
         if floor:
             with floor_server(Path(tmp)) as (url, server):
-                floors = _measured(url, server.pid, sessions, moves)
-    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once"]
-    lines += _described(rooms)
+                floors = _measured(url, server.pid, sessions, moves, think)
+    pausing = f"pausing {think:g} s (0.5-1.5x) before each switch or move" if think else "no pause"
+    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once, {pausing}"]
+    lines += _described(rooms, think)
     if floors:
         lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")
-        lines += _described(floors)
+        lines += _described(floors, think)
         for n, room in rooms.items():
             ratios = (f"{key.split('_')[0]} {room[key] / floors[n][key]:.1f}x" for key in GOALS)
             lines.append(f"  {n} session(s), dashboard / floor: {', '.join(ratios)}")
-    lines += verdicts(rooms, cycled)
-    data = {"rooms": rooms, "cycles": cycled, "floor": floors or None}
+    lines += verdicts(rooms, cycled, think)
+    data = {"think_s": think, "rooms": rooms, "cycles": cycled, "floor": floors or None}
     return BenchReport("room", tuple(lines), data)
