@@ -189,6 +189,22 @@ def test_template_editor_shows_templates_and_adjusted_histograms():
     assert "P(Xi >= Xj)" in ed.pair_summary().object
 
 
+def test_a_template_legend_names_the_picked_template_only_where_it_is_drawn():
+    from workbench.app import TemplateEditor
+
+    ed = TemplateEditor()
+    figures = {name: ed.template_figure(name) for name in ("A", "B")}
+
+    def named(name: str) -> list[str]:
+        return [i.label.value for i in figures[name].legend[0].items if i.visible]
+
+    assert named("A") == ["other templates", "picked template"]
+    assert named("B") == ["other templates"]  # stream A's template is the picked one
+    ed.stream = "B"  # the legends follow, in place
+    assert named("A") == ["other templates"]
+    assert named("B") == ["other templates", "picked template"]
+
+
 def test_dashboard_tabs_share_the_edited_templates():
     from workbench.app import dashboard_tabs
 

@@ -203,8 +203,17 @@ def _fit_ticks(axis: object, ticks: Mapping[float, str] | None) -> None:
         axis.ticker = FixedTicker(ticks=[float(k) for k in ticks])
 
 
+def _drawn(renderer: GlyphRenderer) -> bool:
+    """Whether ``renderer``'s source holds any marks."""
+    return any(len(column) for column in renderer.data_source.data.values())
+
+
 def _show_frame(fig: figure, view: View) -> None:
-    """``view``'s axis ranges, ticks, colour scale and title on ``fig``."""
+    """``view``'s axis ranges, ticks, colour scale and title on ``fig``; its legend names only
+    the layers that have marks (a swatch for an empty layer names nothing on the plot)."""
+    for legend in fig.legend:
+        for item in legend.items:
+            item.visible = any(_drawn(r) for r in item.renderers)
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
     _fit_ticks(fig.xaxis[0], view.x_ticks)
