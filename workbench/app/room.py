@@ -360,23 +360,20 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
     """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms)."""
     tabs = dict.fromkeys(t for s in room for t in s.switch_ms)
     moved = dict.fromkeys(t for s in room for t in s.moves_ms)
+    pages = [s.page_s for s in room]
+    switches = [v for s in room for v in s.switch_ms.values()]
+    moves = [v for s in room for vs in s.moves_ms.values() for v in vs]
     return {
         "sessions": len(room),
-        "interactions": sum(
-            1 + len(s.switch_ms) + sum(map(len, s.moves_ms.values())) for s in room
-        ),
-        "mean_wait_s": statistics.fmean(
-            [s.page_s for s in room]
-            + [v / 1000 for s in room for v in s.switch_ms.values()]
-            + [v / 1000 for s in room for vs in s.moves_ms.values() for v in vs]
-        ),
-        "page_s": _median([s.page_s for s in room]),
-        "page_max_s": max(s.page_s for s in room),
-        "switch_ms": _median([v for s in room for v in s.switch_ms.values()]),
+        "interactions": len(pages) + len(switches) + len(moves),
+        "mean_wait_s": statistics.fmean(pages + [v / 1000 for v in switches + moves]),
+        "page_s": _median(pages),
+        "page_max_s": max(pages),
+        "switch_ms": _median(switches),
         "switch_ms_by_tab": {
             t: _median([s.switch_ms[t] for s in room if t in s.switch_ms]) for t in tabs
         },
-        "move_ms": _median([v for s in room for vs in s.moves_ms.values() for v in vs]),
+        "move_ms": _median(moves),
         "move_ms_by_tab": {
             t: _median([v for s in room for v in s.moves_ms.get(t, [])]) for t in moved
         },
