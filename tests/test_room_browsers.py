@@ -28,6 +28,7 @@ def test_eight_sessions_move_sliders_at_once(tmp_path):
     log = tmp_path / "server.txt"
     with dashboard_server(log, ["--spark-at-start", "no"]) as (url, _):  # no Spark tab here
         assert TABS_WARM in log.read_text()  # every tab rendered once before the first page
+        assert "objects frozen" in log.read_text()  # out of the collector's full passes
         assert "Spark starts at the first Spark run" in log.read_text()
         room = run_room(url, SESSIONS, tabs=TABS, moves=MOVES)
     assert summary(room)["errors"] == []
