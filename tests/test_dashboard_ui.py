@@ -50,38 +50,39 @@ MARKERS = """() => {
   return null;
 }"""
 
-PUSHED = """() => {
-  const found = [];
+ROOT_TEXTS = """() => {
+  const texts = [];
   const walk = (root) => {
-    const m = (root.textContent || "").match(/([0-9,]+) of [0-9,]+ readings pushed/);
-    if (m && root !== document) found.push(parseInt(m[1].replace(/,/g, "")));
+    if (root !== document) texts.push(root.textContent || "");
     for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
   };
   walk(document);
-  return found.length ? Math.max(...found) : -1;
+  return texts;
 }"""
+"""The page's texts, one for each shadow root (Panel and Bokeh draw every component in one,
+out of the document's own text)."""
+SHOWN = f"""(text) => ({ROOT_TEXTS})().some((t) => t.includes(text))"""
+"""Whether the page shows ``text`` (the argument)."""
 
-PAIRS = """() => {
-  const found = [];
-  const walk = (root) => {
-    const m = (root.textContent || "").match(/([0-9,]+) pairs joined/);
-    if (m && root !== document) found.push(parseInt(m[1].replace(/,/g, "")));
-    for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
-  };
-  walk(document);
-  return found.length ? Math.max(...found) : -1;
-}"""
 
-MONTH = r"""() => {
-  const found = [];
-  const walk = (root) => {
-    const m = (root.textContent || "").match(/[0-9,]+ pairs joined over .*? events\/s\)/);
-    if (m && root !== document) found.push(m[0]);
-    for (const n of root.querySelectorAll("*")) if (n.shadowRoot) walk(n.shadowRoot);
-  };
-  walk(document);
-  return found.length ? found[found.length - 1] : "";
-}"""
+def _largest(pattern: str) -> str:
+    """A page function: the largest count that the first group of the JS regex ``pattern``
+    reads in any of the page's texts, or -1 when none matches."""
+    return f"""() => {{
+  const found = ({ROOT_TEXTS})().map((t) => t.match({pattern})).filter(Boolean)
+    .map((m) => parseInt(m[1].replace(/,/g, "")));
+  return found.length ? Math.max(...found) : -1;
+}}"""
+
+
+PUSHED = _largest("/([0-9,]+) of [0-9,]+ readings pushed/")
+PAIRS = _largest("/([0-9,]+) pairs joined/")
+MONTH = rf"""() => {{
+  const found = ({ROOT_TEXTS})()
+    .map((t) => t.match(/[0-9,]+ pairs joined over .*? events\/s\)/)).filter(Boolean);
+  return found.length ? found[found.length - 1][0] : "";
+}}"""
+"""The Whole month tab's last re-join summary ("" before the first)."""
 
 TITLED = """(start) => {
   for (const doc of Bokeh.documents)

@@ -12,7 +12,7 @@ import urllib.request
 import numpy as np
 import pytest
 from live_fakes import newcomer_csv
-from test_dashboard_ui import CHROMIUM, browser, screenshots  # noqa: F401
+from test_dashboard_ui import CHROMIUM, SHOWN, browser, screenshots  # noqa: F401
 
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.room import dashboard_server
@@ -237,16 +237,6 @@ def test_a_million_rows_are_read_in_seconds_and_replayable():
 
 
 # -- the real page ----------------------------------------------------------------------------
-
-SHOWN = """(text) => {
-  const walk = (root) => {
-    for (const n of root.querySelectorAll("*")) {
-      if (n.shadowRoot && walk(n.shadowRoot)) return true;
-    }
-    return root !== document && (root.textContent || "").includes(text);
-  };
-  return walk(document);
-}"""
 
 
 @pytest.fixture(scope="module")
