@@ -350,5 +350,21 @@ def test_month_view_rejoins_on_every_move_and_keeps_a_history():
         len(first.pairs),
     ]
     assert int(wider.per_hour.sum()) == len(wider.pairs)
+    area = app.per_hour_view().layers["pairs per hour"]
+    assert area.glyph == "varea" and int(area.columns["y"].sum()) == len(wider.pairs)
     page = pn.panel(app)
     assert any("Whole month" in c.title for c in page.select(pn.Card))
+    (fig,) = [p.object for p in page.select(pn.pane.Bokeh) if p.object.renderers]
+    app.d = 1000.0  # the chart follows the re-join in place
+    assert int(sum(fig.renderers[0].data_source.data["y"])) == len(app.last.pairs)
+    assert fig.title.text == "Pairs per hour, delta = 0.6, d = 1000 ms"
+    assert fig.y_range.end >= max(app.last.per_hour)
+
+
+def test_month_view_before_its_first_join_is_an_empty_chart_that_says_so():
+    from workbench.app.month import MonthExplorer
+
+    view = MonthExplorer().per_hour_view()
+    assert view.title.startswith("Join the whole month")
+    assert len(view.layers["pairs per hour"].columns["x"]) == 0
+    assert view.y_range == (0.0, 1.0)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 
-import holoviews as hv
+import numpy as np
 import pandas as pd
 import panel as pn
 import param
 
-from workbench.app.panes import ReadTable, confidence_delta, intro, plot, plot_key
+from workbench.app.panes import ReadTable, confidence_delta, following_view, intro, plot_key
 from workbench.data.streams import MONTH_DAYS, ReplayedStreams, month_streams
 from workbench.experiments.month import MonthJoin, month_join
+from workbench.viz.figures import Layer, View, headroom
 from workbench.viz.ptjoin import fill_swatch
 
 __all__ = ["MonthExplorer"]
@@ -103,26 +104,19 @@ class MonthExplorer(pn.viewable.Viewer):
         )
         return run
 
-    @param.depends("last")
-    def per_hour_view(self) -> hv.Area:
-        """Pairs per hour of the month (by the A event's detection)."""
+    def per_hour_view(self) -> View:
+        """Pairs per hour of the month (by the A event's detection), as an area over its days."""
         if self.last is None:
-            hours, pairs = [0.0], [0]
+            days, pairs = np.empty(0), np.empty(0)
+            title = "Join the whole month to see its pairs per hour"
         else:
-            hours, pairs = self.last.per_hour.index / 24.0, self.last.per_hour.to_numpy()
-        title = (
-            f"Pairs per hour, delta = {self.delta:g}, d = {self.d:g} ms"
-            if self.last is not None
-            else "Join the whole month to see its pairs per hour"
-        )
-        return hv.Area((hours, pairs), "day", "pairs per hour").opts(
-            title=title,
-            responsive=True,
-            height=380,
-            color=AREA,
-            line_color=AREA,
-            framewise=True,
-        )
+            days = self.last.per_hour.index.to_numpy() / 24.0
+            pairs = self.last.per_hour.to_numpy()
+            title = f"Pairs per hour, delta = {self.delta:g}, d = {self.d:g} ms"
+        end = max(float(MONTH_DAYS), float(days[-1]) if len(days) else 0.0)
+        area = Layer("varea", {"x": days, "y": pairs}, {"color": AREA, "fill_alpha": 0.8})
+        top = float(pairs.max()) if len(pairs) else 0.0
+        return View(title, (0.0, end), headroom(top), {"pairs per hour": area})
 
     @param.depends("message", "running")
     def status(self) -> pn.pane.Markdown:
@@ -157,7 +151,15 @@ class MonthExplorer(pn.viewable.Viewer):
             pn.Row(
                 controls,
                 pn.Column(
-                    plot(hv.DynamicMap(self.per_hour_view), sizing_mode="stretch_width"),
+                    following_view(
+                        self,
+                        self.per_hour_view,
+                        ["last"],
+                        "day",
+                        "pairs per hour",
+                        height=380,
+                        x_axis="linear",
+                    ),
                     key,
                     pn.pane.Markdown("**Recent re-joins** (newest first)"),
                     self.history,

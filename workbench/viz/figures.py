@@ -99,6 +99,7 @@ DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
     "vspan": lambda fig, src, name, **s: [fig.vspan(x="x", source=src, **s)],
     "labelled": _labelled,
     "scatter": lambda fig, src, name, **s: [fig.scatter(x="x", y="y", source=src, **s)],
+    "varea": lambda fig, src, name, **s: [fig.varea(x="x", y1=0.0, y2="y", source=src, **s)],
     "quad": lambda fig, src, name, **s: [
         fig.quad(left="left", right="right", top="top", bottom=0.0, source=src, **s)
     ],
@@ -111,11 +112,11 @@ DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
 """How each kind of layer is drawn from its source, and the columns it reads: strips
 ``x0``-``x1`` (full height), ``xs``/``ys`` lines, an ``x``/``y`` line, segments from
 (``x0``, ``y0``) to (``x1``, ``y1``), full-width lines at ``y``, full-height lines at ``x``,
-such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``), bars from 0 up
-to ``top`` between ``left`` and ``right``, a step line through ``x``/``y`` (each value holds
-until the next ``x``), ``text`` at (``x``, ``y``), 2-D arrays ``image`` (a cell per value,
-coloured on the view's :attr:`~View.color_range`) with their corner ``x``, ``y`` and size
-``dw``, ``dh``."""
+such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``), an area from 0
+up to ``y`` along ``x``, bars from 0 up to ``top`` between ``left`` and ``right``, a step line
+through ``x``/``y`` (each value holds until the next ``x``), ``text`` at (``x``, ``y``), 2-D
+arrays ``image`` (a cell per value, coloured on the view's :attr:`~View.color_range`) with
+their corner ``x``, ``y`` and size ``dw``, ``dh``."""
 
 
 def plain_figure(
