@@ -6,7 +6,7 @@ tab says why Spark cannot start when Start is pressed.  Then every tab is built 
 once (:func:`~workbench.app.dashboard.warm_tabs`) before the server takes its first session,
 and the objects made so far (imports, caches, warm tabs) are frozen out of the garbage
 collector's full passes (``gc.freeze``): a full pass over them stopped every session for
-0.2-0.5 s, about every 8 s in a room of eight.  The ``workbench`` log goes to the server's
+0.2-0.5 s, several times a minute in a room of eight.  The ``workbench`` log goes to the server's
 output (stderr, INFO): it says when the tabs and when Spark are warm."""
 
 from __future__ import annotations
