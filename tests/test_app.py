@@ -340,6 +340,15 @@ def test_launcher_binds_localhost_and_takes_origins():
     cmd = serve_command(5100, "0.0.0.0", allow_websocket_origin=["lab.example:80"])
     origins = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--allow-websocket-origin"]
     assert origins == ["lab.example:80"]
+    assert "--num-procs" not in cmd  # one process unless configured
+
+
+def test_launcher_serves_on_the_configured_processes(monkeypatch):
+    from workbench.app.serve import serve_command
+
+    monkeypatch.setenv("WORKBENCH_SERVER_PROCS", "3")
+    cmd = serve_command(port=5100)
+    assert cmd[cmd.index("--num-procs") + 1] == "3"
 
 
 def test_a_served_page_builds_a_tab_when_it_is_first_opened():
@@ -382,23 +391,31 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
 
 
 def test_a_rooms_cpu_wait_is_littles_law_and_pauses_are_out_of_step():
-    """``bench room``: what a room's interactions cost in CPU sets what its users wait."""
+    """``bench room``: what a room's interactions cost in CPU, the machine's and the server
+    thread's, sets what its users wait at least."""
     from workbench.app.room import (
         SessionTimes,
         cpu_per_interaction,
         cpu_wait,
         pauses,
+        server_per_interaction,
+        server_wait,
         summary,
         verdicts,
     )
 
     times = SessionTimes(page_s=2.0, switch_ms={"a": 1000.0}, moves_ms={"a": [500.0, 500.0]})
-    room = {**summary([times] * 8), "cpu": {"server_s": 8.0, "others_s": 16.0, "cores": 2}}
+    cpu = {"server_s": 8.0, "own_s": 6.4, "others_s": 16.0, "cores": 2}
+    room = {**summary([times] * 8), "cpu": cpu}
     assert room["interactions"] == 32 and room["mean_wait_s"] == pytest.approx(1.0)
     assert cpu_per_interaction(room) == pytest.approx(0.75)  # 24 CPU-s over 32 interactions
     assert cpu_wait(room) == pytest.approx(3.0)  # 8 users x 0.75 CPU-s / 2 cores
     assert cpu_wait(room, think=1.0) == pytest.approx(2.0)
     assert cpu_wait(room, think=5.0) == 0.0
+    assert server_per_interaction(room) == pytest.approx(0.2)  # 6.4 CPU-s of its own / 32
+    assert server_wait(room) == pytest.approx(1.6)  # 8 users x 0.2 s on one thread
+    assert server_wait(room, think=1.0) == pytest.approx(0.6)
+    assert server_wait(room, think=2.0) == 0.0
     first, second = ([draw() for _ in range(50)] for draw in (pauses(2.0, 0), pauses(2.0, 1)))
     assert all(1.0 <= v <= 3.0 for v in first + second) and first != second
     assert pauses(2.0, 0)() == first[0]  # the same user in every run

@@ -57,10 +57,16 @@ def test_dashboard_flags_become_the_servers_environment(monkeypatch, tmp_path):
     monkeypatch.setattr(os, "environ", clean)
     argv = ["dashboard", "--master", "local[1]", "--shuffle-partitions", "3", "--spark-slots", "4"]
     folders = ["--data-dir", str(tmp_path), "--work-dir", str(tmp_path / "w")]
-    assert main([*argv, *folders, "--spark-at-start", "no"]) == 0
+    assert main([*argv, *folders, "--spark-at-start", "no", "--procs", "2"]) == 0
     (seen,) = served
     assert seen == Settings(
-        "local[1]", 3, tmp_path, tmp_path / "w", spark_slots=4, spark_at_start=False
+        "local[1]",
+        3,
+        tmp_path,
+        tmp_path / "w",
+        spark_slots=4,
+        spark_at_start=False,
+        server_procs=2,
     )
     clean["WORKBENCH_SPARK_MASTER"] = "local[4]"  # a variable set before: kept
     assert main(["dashboard"]) == 0 and served[-1].spark_master == "local[4]"

@@ -121,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
         help="the same rooms on a page of one figure and four sliders per tab, for comparison",
     )
     rm.add_argument(
+        "--procs", type=int, help="the dashboard server's processes (default 1; the floor's: 1)"
+    )
+    rm.add_argument(
         "--think",
         type=float,
         help="seconds each user pauses before a tab switch or slider move, on average "
@@ -159,6 +162,7 @@ def _parser() -> argparse.ArgumentParser:
         ("--data-dir", "data_dir", "DIR", "where downloaded data (the real readings) is kept"),
         ("--work-dir", "work_dir", "DIR", "where Spark runs write checkpoints and output"),
         ("--spark-slots", "spark_slots", "N", "Spark runs going at once (more wait, told so)"),
+        ("--procs", "server_procs", "N", "server processes, each serving a share of the sessions"),
         (
             "--spark-at-start",
             "spark_at_start",

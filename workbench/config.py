@@ -9,7 +9,9 @@
 - ``WORKBENCH_MAX_UPLOAD_MB`` (``50``): the largest file the dashboard accepts (a CSV upload),
   in MB (2**20 bytes); it also sizes the server's websocket message limit;
 - ``WORKBENCH_SPARK_AT_START`` (``yes``): whether the dashboard's server starts and warms Spark
-  when it starts (``no``: at the first Spark run, for a server used for the analytical tabs).
+  when it starts (``no``: at the first Spark run, for a server used for the analytical tabs);
+- ``WORKBENCH_SERVER_PROCS`` (``1``): the dashboard server's processes, each serving its share
+  of the sessions on a thread of its own.
 
 A path typed into the page is confined to the data and work folders (:func:`page_path`); the
 Python functions that take paths are not.
@@ -34,6 +36,7 @@ ENV = {
     "max_upload_mb": "WORKBENCH_MAX_UPLOAD_MB",
     "spark_slots": "WORKBENCH_SPARK_SLOTS",
     "spark_at_start": "WORKBENCH_SPARK_AT_START",
+    "server_procs": "WORKBENCH_SERVER_PROCS",
 }
 """Each setting's environment variable."""
 
@@ -65,6 +68,10 @@ class Settings:
     spark_at_start: bool = True
     """Whether the dashboard's server starts Spark and warms it up when it starts (about a
     minute of CPU, the first Start then finds Java running); False: at the first Spark run."""
+    server_procs: int = 1
+    """The dashboard server's processes (Bokeh's ``--num-procs``): each serves its share of the
+    sessions on its one thread, with its own caches and Spark session; the Spark slots stay
+    shared among them."""
 
     @property
     def max_upload_bytes(self) -> int:
@@ -96,7 +103,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     an error naming the variable and the value.
 
     >>> settings({"WORKBENCH_SPARK_MASTER": "local[4]", "WORKBENCH_SHUFFLE_PARTITIONS": "2"})
-    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None, max_upload_mb=50.0, spark_slots=2, spark_at_start=True)
+    Settings(spark_master='local[4]', shuffle_partitions=2, data_dir=None, work_dir=None, max_upload_mb=50.0, spark_slots=2, spark_at_start=True, server_procs=1)
     >>> settings({"WORKBENCH_SHUFFLE_PARTITIONS": "two"})
     Traceback (most recent call last):
     ValueError: WORKBENCH_SHUFFLE_PARTITIONS = 'two' must be a whole number >= 1
@@ -111,7 +118,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
                 "spark://host:port or sc://host:port"
             )
         values["spark_master"] = master
-    for key in ("shuffle_partitions", "spark_slots"):
+    for key in ("shuffle_partitions", "spark_slots", "server_procs"):
         count = env.get(ENV[key], "").strip()
         if count:
             if not count.isdigit() or int(count) < 1:

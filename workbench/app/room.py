@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workbench.bench import BenchReport
+from workbench.config import ENV
 from workbench.spark.session import SPARK_WARM
 
 __all__ = [
@@ -238,18 +239,29 @@ def serving(
 
 @contextmanager
 def dashboard_server(
-    log: Path, args: Sequence[str] = (), env: dict[str, str] | None = None, warm: bool = False
+    log: Path,
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    warm: bool = False,
+    procs: int = 1,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``workbench dashboard`` (with ``args``) on a free localhost port, its output in
-    ``log``: yields the page's URL and the server process (``panel serve``: the launcher
-    execs it), ended with everything it started afterwards; ``warm``: not before its
-    background Spark warm-up has ended (its log says so, or that Spark did not start)."""
+    """``workbench dashboard`` (with ``args``, on ``procs`` processes) on a free localhost
+    port, its output in ``log``: yields the page's URL and the server process (``panel
+    serve``: the launcher execs it), ended with everything it started afterwards; ``warm``:
+    not before every process's background Spark warm-up has ended (its log says so, or that
+    Spark did not start)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/dashboard"
     cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), *args]
+    env = {**(env or {}), ENV["server_procs"]: str(procs)}
+
+    def warmed() -> int:
+        text = log.read_text()
+        return text.count(SPARK_WARM) + text.count("Spark did not start")
+
     with serving(log, cmd, url, env) as server:
         deadline = time.monotonic() + 300
-        while warm and not any(m in log.read_text() for m in (SPARK_WARM, "Spark did not start")):
+        while warm and warmed() < procs:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"Spark did not warm up: {log.read_text()!r}")
             time.sleep(0.5)  # polling the server's log
@@ -383,12 +395,13 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class CpuSplit:
-    """Where a room's CPU went: wall time, the server's CPU time (its process and children:
-    Spark's JVM) and the rest of the machine's (the browsers, mostly), all in seconds, and
-    the machine's cores."""
+    """Where a room's CPU went: wall time, the server's CPU time (its processes and children:
+    Spark's JVM), its Python processes' own (each serves its sessions on one thread) and the
+    rest of the machine's (the browsers, mostly), all in seconds, and the machine's cores."""
 
     wall_s: float
     server_s: float
+    own_s: float
     others_s: float
     cores: int
 
@@ -402,22 +415,23 @@ def cpu_split(server_pid: int) -> Iterator[list[CpuSplit]]:
         t = psutil.cpu_times()
         return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
 
-    def tree() -> dict[int, float]:
-        root = psutil.Process(server_pid)
+    def tree() -> dict[int, tuple[float, bool]]:
         found = {}
-        for proc in (root, *root.children(recursive=True)):
+        for proc in _server_tree(server_pid):
             with suppress(psutil.NoSuchProcess):
-                found[proc.pid] = sum(proc.cpu_times()[:2])
+                found[proc.pid] = (sum(proc.cpu_times()[:2]), _is_python(proc))
         return found
 
     out: list[CpuSplit] = []
     start, machine, before = time.perf_counter(), busy(), tree()
     yield out
-    server_s = sum(t - before.get(pid, 0.0) for pid, t in tree().items())
+    spent = {pid: (t - before.get(pid, (0.0, py))[0], py) for pid, (t, py) in tree().items()}
+    server_s = sum(t for t, _ in spent.values())
     out.append(
         CpuSplit(
             time.perf_counter() - start,
             server_s,
+            sum(t for t, py in spent.values() if py),
             busy() - machine - server_s,
             psutil.cpu_count() or 1,
         )
@@ -439,12 +453,31 @@ class ServerState:
     threads: int
 
 
-def server_state(pid: int) -> ServerState:
-    """:class:`ServerState` of the process ``pid`` (its own: Spark's JVM is a child)."""
+def _server_tree(pid: int) -> list:
+    """The server's process ``pid`` and every process it started (psutil processes)."""
     import psutil
 
-    proc = psutil.Process(pid)
-    return ServerState(proc.memory_info().rss / 2**20, proc.num_threads())
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+def _is_python(proc: object) -> bool:
+    """Whether ``proc`` (a psutil process) is one of the server's Python processes, not a
+    Spark JVM it started."""
+    import psutil
+
+    try:
+        return "python" in proc.name().lower()
+    except psutil.NoSuchProcess:
+        return False
+
+
+def server_state(pid: int) -> ServerState:
+    """:class:`ServerState` of the server's Python processes (``pid`` and those it forked for
+    ``WORKBENCH_SERVER_PROCS``; Spark's JVMs are left out), summed."""
+    procs = [p for p in _server_tree(pid) if _is_python(p)]
+    rss = sum(p.memory_info().rss for p in procs) / 2**20
+    return ServerState(rss, sum(p.num_threads() for p in procs))
 
 
 def open_close_cycles(url: str, server_pid: int, cycles: int) -> dict[str, object]:
@@ -501,29 +534,52 @@ def cpu_per_interaction(room: dict) -> float:
     return (cpu["server_s"] + cpu["others_s"]) / room["interactions"]
 
 
+def _littles_wait(sessions: int, cost: float, workers: int, think: float) -> float:
+    """The least mean wait (s) of ``sessions`` users who pause ``think`` s before each action
+    when every action costs ``cost`` s of one of ``workers`` busy workers: they complete at most
+    ``workers / cost`` actions a second, and by Little's law ``sessions = throughput x (wait +
+    think)`` (no less than 0)."""
+    return max(0.0, sessions * cost / workers - think)
+
+
 def cpu_wait(room: dict, think: float = 0.0) -> float:
     """The mean wait (s) the machine's CPU allows ``room``'s users, who pause ``think`` s
-    before each action: when every interaction costs ``c`` CPU-seconds
-    (:func:`cpu_per_interaction`), ``cores`` busy cores complete ``cores / c`` interactions a
-    second, and by Little's law ``sessions = throughput x (wait + think)``: each user waits
-    ``sessions * c / cores - think`` on average (no less than 0).  Near the room's measured
-    mean wait, the room is bound by CPU work, not by queueing on the server's thread."""
-    each = room["sessions"] * cpu_per_interaction(room) / room["cpu"]["cores"] - think
-    return max(0.0, each)
+    before each action, when every interaction costs ``c`` CPU-seconds
+    (:func:`cpu_per_interaction`) of the machine's cores: ``sessions * c / cores - think``
+    (:func:`_littles_wait`).  Near the room's measured mean wait, the room is bound by CPU
+    work."""
+    cores = room["cpu"]["cores"]
+    return _littles_wait(room["sessions"], cpu_per_interaction(room), cores, think)
+
+
+def server_per_interaction(room: dict) -> float:
+    """The CPU-seconds of the server's Python processes (each serves its sessions on one
+    thread) an interaction took in ``room``."""
+    return room["cpu"]["own_s"] / room["interactions"]
+
+
+def server_wait(room: dict, think: float = 0.0) -> float:
+    """The least mean wait (s) the server's threads allow ``room``'s users however fast their
+    browsers (each on a machine of its own): ``sessions * s / procs - think`` when every
+    interaction costs the server ``s`` CPU-seconds (:func:`server_per_interaction`) and it
+    runs ``procs`` processes of one thread each, given the cores (:func:`_littles_wait`).
+    With one process, eight users without pause wait 0.5 s only if ``s`` is below 0.5 / 8 s."""
+    procs = room.get("procs", 1)
+    return _littles_wait(room["sessions"], server_per_interaction(room), procs, think)
 
 
 def _measured(
-    url: str, server_pid: int, sessions: int, moves: int, think: float = 0.0
+    url: str, server_pid: int, sessions: int, moves: int, think: float = 0.0, procs: int = 1
 ) -> dict[int, dict]:
     """:func:`summary` of one session, then of ``sessions`` at once, each with its
-    :class:`CpuSplit`, on the warmed page at ``url`` (``think``: the seconds each user
-    pauses before an action, on average)."""
+    :class:`CpuSplit`, on the warmed page at ``url`` served by ``procs`` processes
+    (``think``: the seconds each user pauses before an action, on average)."""
     run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
     rooms = {}
     for n in (1, sessions):
         with cpu_split(server_pid) as cpu:
             room = run_room(url, n, moves=moves, think=think)
-        rooms[n] = {**summary(room), "cpu": asdict(cpu[0])}
+        rooms[n] = {**summary(room), "cpu": asdict(cpu[0]), "procs": procs}
     return rooms
 
 
@@ -553,18 +609,32 @@ def _described(rooms: dict[int, dict], think: float) -> list[str]:
                 f"CPU-ms an interaction its CPU allows {cpu_wait(s, think):.2f} s "
                 "(Little's law)"
             )
+            one = s["procs"] == 1
+            threads = "one thread" if one else f"{s['procs']} processes' threads"
+            allow = "it alone allows" if one else "they alone allow"
+            lines.append(
+                f"    the server's {threads}: {1000 * server_per_interaction(s):.0f} CPU-ms an "
+                f"interaction; with every browser elsewhere {allow} {server_wait(s, think):.2f} s"
+            )
     return lines
 
 
 def bench_room(
-    sessions: int = 8, moves: int = 3, cycles: int = 20, floor: bool = False, think: float = 0.0
+    sessions: int = 8,
+    moves: int = 3,
+    cycles: int = 20,
+    floor: bool = False,
+    think: float = 0.0,
+    procs: int = 1,
 ) -> BenchReport:
     """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
     tab switches and slider moves as each user waits them, and where the CPU went; then
     ``cycles`` sessions one after another, the server's memory and threads after them; the
     verdicts (:func:`verdicts`).  ``floor``: the same rooms on the floor page
     (:mod:`workbench.app.room_floor`), and each median's ratio to it.  ``think``: the seconds
-    each user pauses before a switch or move, on average (0: none, the issue's room)."""
+    each user pauses before a switch or move, on average (0: none, the issue's room).
+    ``procs``: the dashboard server's processes (``WORKBENCH_SERVER_PROCS``; the floor's is
+    one)."""
     import tempfile
 
     from workbench.app.room_floor import floor_server
@@ -572,15 +642,16 @@ def bench_room(
     if headless_shell() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
     with tempfile.TemporaryDirectory() as tmp:
-        with dashboard_server(Path(tmp) / "server.txt", warm=True) as (url, server):
-            rooms = _measured(url, server.pid, sessions, moves, think)
+        with dashboard_server(Path(tmp) / "server.txt", warm=True, procs=procs) as (url, server):
+            rooms = _measured(url, server.pid, sessions, moves, think, procs)
             cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
         floors = {}
         if floor:
             with floor_server(Path(tmp)) as (url, server):
                 floors = _measured(url, server.pid, sessions, moves, think)
     pausing = f"pausing {think:g} s (0.5-1.5x) before each switch or move" if think else "no pause"
-    lines = [f"Dashboard for a room: one server, 1 then {sessions} sessions at once, {pausing}"]
+    server = "one server" + (f" of {procs} processes" if procs > 1 else "")
+    lines = [f"Dashboard for a room: {server}, 1 then {sessions} sessions at once, {pausing}"]
     lines += _described(rooms, think)
     if floors:
         lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")

@@ -130,11 +130,12 @@ def serve_command(
     """The ``panel serve`` command line; websocket origins default to the bound address (only
     on loopback: elsewhere they must be given, :func:`check_exposure`); the websocket message
     limit follows the upload limit (``max_upload_mb``, None: the configured one); the setup
-    script starts Spark in the background."""
+    script starts Spark in the background; the configured server processes
+    (``WORKBENCH_SERVER_PROCS``) become ``--num-procs``."""
+    from workbench.config import settings
+
     check_exposure(address, port, allow_websocket_origin)
     if max_upload_mb is None:
-        from workbench.config import settings
-
         max_upload_mb = settings().max_upload_mb
     origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
@@ -144,6 +145,8 @@ def serve_command(
         cmd += ["--allow-websocket-origin", origin]
     cmd += ["--websocket-max-message-size", str(websocket_max_message_bytes(max_upload_mb))]
     cmd += ["--check-unused-sessions", str(CHECK_UNUSED_MS)]
+    if settings().server_procs > 1:
+        cmd += ["--num-procs", str(settings().server_procs)]
     if show:
         cmd.append("--show")
     return cmd
