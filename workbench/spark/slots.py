@@ -120,11 +120,13 @@ class Slots:
 def spark_slots() -> Slots:
     """This process's slots, as many as the settings say (``WORKBENCH_SPARK_SLOTS``); in a
     server of several processes (``WORKBENCH_SERVER_PROCS``), shared by them through a lock
-    file in the work folder named after the server (the processes' parent)."""
+    file in the work folder (made when missing) named after the server (the processes'
+    parent)."""
     from workbench.config import settings
 
     config = settings()
     shared = None
     if config.server_procs > 1:
+        config.work_folder.mkdir(parents=True, exist_ok=True)  # as a run's folder would be
         shared = config.work_folder / f"workbench-spark-slots-{os.getppid()}.lock"
     return Slots(config.spark_slots, shared)
