@@ -406,7 +406,7 @@ def test_a_rooms_cpu_wait_is_littles_law_and_pauses_are_out_of_step():
 
     times = SessionTimes(page_s=2.0, switch_ms={"a": 1000.0}, moves_ms={"a": [500.0, 500.0]})
     cpu = {"server_s": 8.0, "own_s": 6.4, "others_s": 16.0, "cores": 2}
-    room = {**summary([times] * 8), "cpu": cpu}
+    room = {**summary([times] * 8), "cpu": cpu, "procs": 1}
     assert room["interactions"] == 32 and room["mean_wait_s"] == pytest.approx(1.0)
     assert cpu_per_interaction(room) == pytest.approx(0.75)  # 24 CPU-s over 32 interactions
     assert cpu_wait(room) == pytest.approx(3.0)  # 8 users x 0.75 CPU-s / 2 cores

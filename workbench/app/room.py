@@ -564,8 +564,7 @@ def server_wait(room: dict, think: float = 0.0) -> float:
     interaction costs the server ``s`` CPU-seconds (:func:`server_per_interaction`) and it
     runs ``procs`` processes of one thread each, given the cores (:func:`_littles_wait`).
     With one process, eight users without pause wait 0.5 s only if ``s`` is below 0.5 / 8 s."""
-    procs = room.get("procs", 1)
-    return _littles_wait(room["sessions"], server_per_interaction(room), procs, think)
+    return _littles_wait(room["sessions"], server_per_interaction(room), room["procs"], think)
 
 
 def _measured(

@@ -135,8 +135,9 @@ def serve_command(
     from workbench.config import settings
 
     check_exposure(address, port, allow_websocket_origin)
+    config = settings()
     if max_upload_mb is None:
-        max_upload_mb = settings().max_upload_mb
+        max_upload_mb = config.max_upload_mb
     origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
     cmd += ["--setup", str(SETUP_FILE)]
@@ -145,8 +146,8 @@ def serve_command(
         cmd += ["--allow-websocket-origin", origin]
     cmd += ["--websocket-max-message-size", str(websocket_max_message_bytes(max_upload_mb))]
     cmd += ["--check-unused-sessions", str(CHECK_UNUSED_MS)]
-    if settings().server_procs > 1:
-        cmd += ["--num-procs", str(settings().server_procs)]
+    if config.server_procs > 1:
+        cmd += ["--num-procs", str(config.server_procs)]
     if show:
         cmd.append("--show")
     return cmd
