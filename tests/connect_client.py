@@ -4,11 +4,13 @@ LiveJoin on a replay, pairs saved.
 ``python tests/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds ``(streams, settings)``
 with ``settings`` a list of ``(d, delta)``; the committed pairs of setting k go to
 ``OUT/k/pairs.npy`` (the query) and ``OUT/k/live.npy`` (a LiveJoin started on another delta,
-then steered to this one before its first batch).
+then steered to this one before its first batch).  A client still running after
+:data:`STALL_S` seconds prints every thread's stack and exits: a stall shows where it is.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import pickle
 import sys
 from pathlib import Path
@@ -19,8 +21,13 @@ from workbench.events import sort_pairs
 from workbench.spark import ptjoin_query, read_pairs, spark_session
 from workbench.spark.live import LiveJoin
 
+STALL_S = 300
+"""Seconds after which the client reports its threads' stacks and exits (a passing run takes
+under a minute)."""
+
 
 def main(argv: list[str]) -> None:
+    faulthandler.dump_traceback_later(STALL_S, exit=True)
     case, url, source, out = argv[:4]
     with open(case, "rb") as f:
         streams, settings = pickle.load(f)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from connect_client import STALL_S
 from spark_cases import in_process_pairs, scenario, sorted_pairs
 
 from workbench.data.replay import Replayer
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.spark
 
 DRIVER = Path(__file__).with_name("live_driver.py")
 CONNECT_CLIENT = Path(__file__).with_name("connect_client.py")
+CONNECT_LISTENERS = Path(__file__).with_name("connect_listeners.py")
 
 
 def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -227,8 +229,15 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.fixture(scope="module")
+def connect(tmp_path_factory):
+    """One Spark Connect server for this module's Connect tests (its logs in a folder)."""
+    with connect_server(log_dir=tmp_path_factory.mktemp("connect")) as server:
+        yield server
+
+
 @pytest.mark.slow
-def test_the_ptjoin_runs_over_spark_connect(tmp_path):
+def test_the_ptjoin_runs_over_spark_connect(tmp_path, connect):
     """Both decision paths (broadcast stime table, pandas band probability) over one server,
     as a query and as a steerable LiveJoin (its foreachBatch step runs in the server's
     Python and reads its parameters from the run folder)."""
@@ -238,26 +247,41 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path):
     case = tmp_path / "case.pkl"
     with open(case, "wb") as f:
         pickle.dump((streams, settings), f)
-    with connect_server(log_dir=tmp_path) as server:
-        run = subprocess.run(
-            [
-                sys.executable,
-                str(CONNECT_CLIENT),
-                str(case),
-                server.master_url,
-                str(tmp_path / "in"),
-                str(tmp_path / "out"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=400,
-        )
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(CONNECT_CLIENT),
+            str(case),
+            connect.master_url,
+            str(tmp_path / "in"),
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=STALL_S + 100,  # a stalled client reports its stacks first
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     for k, (d, delta) in enumerate(settings):
         expected = in_process_pairs(streams, events, d, delta)
         for name in ("pairs.npy", "live.npy"):  # the query, and the LiveJoin steered to delta
             got = np.load(tmp_path / "out" / str(k) / name)
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.slow
+def test_a_busy_listener_detaches_over_spark_connect_without_hanging(connect):
+    """Right after its query stops, a listener with progress events queued behind it is
+    removed without hanging the Connect client (its last listener's removal waits for the
+    event thread under the lock that thread needs: SPARK-59623); straight away, about 4
+    rounds in 10 hung on pyspark 4.3.0."""
+    run = subprocess.run(
+        [sys.executable, str(CONNECT_LISTENERS), connect.master_url, "8"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "hung 0 of 8" in run.stdout, run.stdout + run.stderr
 
 
 @pytest.mark.slow

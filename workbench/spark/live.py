@@ -61,7 +61,7 @@ from workbench.spark.live_sink import (
     read_live_rejects,
     write_params,
 )
-from workbench.spark.metrics import ProgressLog, attach_progress
+from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.ptjoin import ptjoin_candidates
 from workbench.spark.session import ui_url
 from workbench.spark.source import reject_rows, stop_query
@@ -222,6 +222,7 @@ class LiveJoin:
             .queryName(self.query_name)
         )
         self._query = self._trigger(writer).start()
+        self.progress.watch(self._query.id)
 
     def _trigger(self, writer: DataStreamWriter) -> DataStreamWriter:
         if self.available_now:
@@ -290,7 +291,7 @@ class LiveJoin:
         """Stop and detach the progress listener."""
         self.stop()
         if self.progress is not None:
-            self.spark.streams.removeListener(self.progress)
+            detach_progress(self.spark, self.progress)
             self.progress = None
 
     def set_delta(self, delta: float) -> str:

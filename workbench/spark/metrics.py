@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 
 import numpy as np
@@ -16,6 +17,7 @@ __all__ = [
     "ProgressLog",
     "attach_progress",
     "batch_metrics",
+    "detach_progress",
     "no_progress",
     "watermark_drops",
 ]
@@ -51,11 +53,20 @@ BATCH_COLUMNS = (
 
 
 class ProgressLog(StreamingQueryListener):
-    """Collects every query progress event (Spark pushes them; nothing polls)."""
+    """Collects every query progress event (Spark pushes them; nothing polls), and the ends
+    delivered of the queries its owner started (:meth:`watch`, :func:`detach_progress`)."""
 
     def __init__(self) -> None:
         self._rows: list[dict[str, object]] = []
         self._lock = threading.Lock()
+        self._watched: set[str] = set()
+        self._ended: set[str] = set()
+        self._ending = threading.Condition(self._lock)
+
+    def watch(self, query_id: str) -> None:
+        """Note a query its owner started: :func:`detach_progress` waits for its end."""
+        with self._lock:
+            self._watched.add(str(query_id))
 
     def onQueryStarted(self, event: object) -> None:  # noqa: N802 (Spark's API)
         """Nothing to record at start."""
@@ -64,7 +75,16 @@ class ProgressLog(StreamingQueryListener):
         """Nothing to record while idle."""
 
     def onQueryTerminated(self, event: object) -> None:  # noqa: N802
-        """Nothing to record at the end."""
+        """Note that the query's end has been delivered."""
+        with self._ending:
+            self._ended.add(str(event.id))
+            self._ending.notify_all()
+
+    def wait_ended(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s until the end of every watched query has been delivered;
+        say whether it has."""
+        with self._ending:
+            return self._ending.wait_for(lambda: self._watched <= self._ended, timeout)
 
     def onQueryProgress(self, event: object) -> None:  # noqa: N802
         """Record one micro-batch's figures."""
@@ -96,6 +116,27 @@ class ProgressLog(StreamingQueryListener):
         """Every progress seen so far, one row per micro-batch."""
         with self._lock:
             return pd.DataFrame(self._rows, columns=PROGRESS_COLUMNS)
+
+
+def detach_progress(spark: SparkSession, log: ProgressLog, timeout: float = 30.0) -> None:
+    """Remove ``log`` from the session's listeners once the ends of the queries it watches
+    (:meth:`ProgressLog.watch`; stopped or finished by now) have reached it.
+
+    The wait is for Spark Connect: its Python client removes the session's last listener
+    holding the lock that its event thread takes to deliver an event, and waits for that
+    thread, so an event arriving meanwhile hangs both for good (SPARK-59623, open in pyspark
+    4.3).  Every streaming query the workbench starts has a listener until its end has been
+    delivered, so when the last listener goes, no query of ours can still send an event.  A
+    classic session delivers through the JVM and is not waited for; an end that does not
+    arrive within ``timeout`` s is logged, and the listener removed all the same."""
+    over_connect = type(spark).__module__.startswith("pyspark.sql.connect.")
+    if over_connect and not log.wait_ended(timeout):
+        logging.getLogger("workbench").warning(
+            "the end of a streaming query did not reach its listener within %g s; "
+            "removing the listener all the same",
+            timeout,
+        )
+    spark.streams.removeListener(log)
 
 
 def no_progress() -> pd.DataFrame:

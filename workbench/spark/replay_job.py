@@ -34,7 +34,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench.config import run_folder
 from workbench.data.replay import Replayer
-from workbench.spark.metrics import ProgressLog, attach_progress
+from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.slots import spark_slots
 from workbench.spark.source import stop_query
 from workbench.spark.worker import Worker
@@ -211,9 +211,11 @@ class ReplayJob(Worker):
 
     def _started(self, query: StreamingQuery) -> None:
         """Note a started query (its name, :attr:`query_name`, names its progress) on the
-        current checkpoint."""
+        current checkpoint; its listener waits for its end when detached."""
         self.query = query
         self._checkpoints[query.name] = self.checkpoint
+        if self.progress is not None:
+            self.progress.watch(query.id)
 
     def _stop_query(self) -> None:
         query, self.query = self.query, None
@@ -243,7 +245,7 @@ class ReplayJob(Worker):
                 replayer.join()
             self._stop_query()
             if progress is not None and self._spark is not None:
-                self._spark.streams.removeListener(progress)
+                detach_progress(self._spark, progress)
         finally:
             spark_slots().release(self)
             if work is not None:
