@@ -125,9 +125,10 @@ def detach_progress(spark: SparkSession, log: ProgressLog, timeout: float = 30.0
     The wait is for Spark Connect: its Python client removes the session's last listener
     holding the lock that its event thread takes to deliver an event, and waits for that
     thread, so an event arriving meanwhile hangs both for good (SPARK-59623, open in pyspark
-    4.3).  Every streaming query the workbench starts has a listener until its end has been
-    delivered, so when the last listener goes, no query of ours can still send an event.  A
-    classic session delivers through the JVM and is not waited for; an end that does not
+    4.3).  The queries of live joins and of the dashboard's Spark runs keep a listener until
+    their ends have been delivered, so when the last listener goes none of them can still send
+    an event; a query started without one (``ptjoin_query``) and running meanwhile still can.
+    A classic session delivers through the JVM and is not waited for; an end that does not
     arrive within ``timeout`` s is logged, and the listener removed all the same."""
     over_connect = type(spark).__module__.startswith("pyspark.sql.connect.")
     if over_connect and not log.wait_ended(timeout):
