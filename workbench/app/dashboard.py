@@ -15,6 +15,7 @@ from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.deployment import DeploymentExplorer
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.month import MonthExplorer
+from workbench.app.offline_styles import keep_styles_local
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.serve import disconnect_message
@@ -200,8 +201,10 @@ def serve_page() -> None:
     is made: Panel records that only when it renders the page, and until then it writes each
     new component's stylesheets with the CDN's address (a template's design wrote them back;
     without one, a page fetched them from the internet when a shared stylesheet was written
-    after the page was rendered)."""
+    after the page was rendered).  A change on a hidden tab keeps them there too
+    (:func:`~workbench.app.offline_styles.keep_styles_local`)."""
     pn.state.curdoc._template_variables["dist_url"] = get_dist_path()
+    keep_styles_local()
     pn.extension(
         notifications=True,
         sizing_mode="stretch_width",
