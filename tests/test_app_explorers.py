@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import pytest
-from plot_checks import rendered, uncovered
 
+from tests.support.plot_checks import rendered, uncovered
 from workbench.app import (
     DeploymentExplorer,
     PartitionRegions,

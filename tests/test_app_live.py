@@ -11,9 +11,9 @@ import pandas as pd
 import panel as pn
 import pytest
 from bokeh.models import CustomJSTickFormatter
-from live_fakes import FakeLive, newcomer_csv
-from plot_checks import rendered, uncovered
 
+from tests.support.live_fakes import FakeLive, newcomer_csv
+from tests.support.plot_checks import rendered, uncovered
 from workbench.app.live import LiveJoinExplorer
 from workbench.data.streams import WINDOW_MS, csv_streams, load_streams
 from workbench.operators import PTJoin, StreamSpec

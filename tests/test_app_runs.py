@@ -16,8 +16,8 @@ import numpy as np
 import panel as pn
 import pytest
 from bokeh.models import CustomJSTickFormatter
-from plot_checks import uncovered
 
+from tests.support.plot_checks import uncovered
 from workbench.app import CoalescingExplorer, WJoinExplorer
 from workbench.app.panes import concept
 from workbench.app.wjoin import response_ms

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from window_oracle import WindowOracle, readings
 
+from tests.support.window_oracle import WindowOracle, readings
 from workbench.coalesce import (
     EagerExtent,
     Equivalence,

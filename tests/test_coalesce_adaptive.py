@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from window_oracle import WindowOracle
 
+from tests.support.window_oracle import WindowOracle
 from workbench.coalesce import Equivalence, Window, recoalesce
 from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from window_oracle import WindowOracle
 
 import workbench
+from tests.support.window_oracle import WindowOracle
 from workbench.coalesce.adaptive import AdaptiveCoalescing, Records
 from workbench.coalesce.window import WindowExtent, recoalesce
 from workbench.data.synthetic import synthetic_events

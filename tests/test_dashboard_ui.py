@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from workbench.app.room import DATA_SIGNATURE, READY, dashboard_server
+from tests.support.server import DATA_SIGNATURE, READY, dashboard_server
 
 pytestmark = pytest.mark.ui
 
@@ -95,7 +95,7 @@ TITLED = """(start) => {
 
 LAYOUT_PROBLEMS = "\n".join(  # the function, without its leading comment
     line
-    for line in (Path(__file__).parent / "layout_problems.js").read_text().splitlines()
+    for line in (Path(__file__).parent / "support" / "layout_problems.js").read_text().splitlines()
     if not line.startswith("//")
 )
 

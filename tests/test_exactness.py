@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import adversarial_sets, adversarial_template
 from test_operators import _engines_agree
 
+from tests.support.strategies import adversarial_sets, adversarial_template
 from workbench.decision import BandDecider, LocalTemplates, ge_shift
 from workbench.events import Events, sort_pairs
 from workbench.exact import ExactHistogram, band_exact, band_prob_exact, ge_exact, stime_bracket

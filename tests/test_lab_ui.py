@@ -30,7 +30,7 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     screenshots,
 )
 
-from workbench.app.room import end_group
+from tests.support.server import end_group
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import histograms, template_sets
 
+from tests.support.strategies import histograms, template_sets
 from workbench.partitions import (
     Partitions,
     Region,

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import histograms, random_histogram
 
+from tests.support.strategies import histograms, random_histogram
 from workbench.paper_examples import example3_templates
 from workbench.probability import (
     adjusted_histograms,

@@ -9,8 +9,8 @@ import time
 from functools import partial
 
 import pytest
-from live_fakes import newcomer_csv
 
+from tests.support.live_fakes import newcomer_csv
 from workbench.app.live import LiveJoinExplorer
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay

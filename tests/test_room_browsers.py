@@ -3,7 +3,7 @@ the analytical tabs with sliders, and moves each slider; every page gets its own
 after every move, and no page reports an error.
 
 This is the room's correctness check.  Its latency figures (medians per tab at 1 and 8
-sessions, against the issue's goals) come from ``workbench bench room``: on two cores the eight
+sessions, against the issue's goals) come from ``./dev bench room``: on two cores the eight
 browsers themselves take most of the CPU, so the figures belong to a benchmark, not a test."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import math
 
 import pytest
 
+from benchmarks.room import SLIDER_TABS, run_room, summary
+from tests.support.server import chromium, dashboard_server
 from workbench.app.dashboard import TABS_WARM
-from workbench.app.room import SLIDER_TABS, chromium, dashboard_server, run_room, summary
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 

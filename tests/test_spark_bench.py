@@ -1,4 +1,4 @@
-"""The pandas-UDF join of ``workbench bench spark`` (the PTJoin a Spark user writes without
+"""The pandas-UDF join of ``./dev bench spark`` (the PTJoin a Spark user writes without
 Theorem 2) gives exactly the streaming PTJoin's pairs, on both of PTJoin's decision paths.
 
 The bench's several masters (one SparkContext per JVM) are not exercised in this process: the
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spark_cases import in_process_pairs, scenario
 
+from benchmarks.spark import pair_mismatches, pandas_udf_query
+from tests.support.spark_cases import in_process_pairs, scenario
 from workbench.data.replay import Replayer
 from workbench.experiments import Example5Workload
 from workbench.paper_examples import Example5Setting
 from workbench.spark import Decider, ptjoin_query, read_pairs
-from workbench.spark.bench import pair_mismatches, pandas_udf_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

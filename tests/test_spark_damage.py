@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from spark_cases import in_process_pairs, scenario, sorted_pairs
 
+from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.spark.live import LiveJoin
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spark_cases import adversarial_scenario, replay_files
 
+from tests.support.spark_cases import adversarial_scenario, replay_files
 from workbench.events import Events
 from workbench.operators import StreamSpec, brute_force_join, on_time
 from workbench.spark import ptjoin_query, read_pairs

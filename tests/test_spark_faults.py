@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from spark_cases import in_process_pairs, scenario, sorted_pairs
 
+from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.coalesce import Window
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import coalescing_stream
@@ -49,7 +49,7 @@ from workbench.spark.coalesce import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-DRIVER = Path(__file__).with_name("fault_driver.py")
+DRIVER = Path(__file__).parent / "support" / "fault_driver.py"
 KILL_AFTER = 2  # committed batches before the kill: join state and shuffle output to lose
 TIMEOUT = 300.0  # s for a driver to start or a query to finish (a busy 2-core machine)
 

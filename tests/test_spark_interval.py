@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spark_cases import replay_files
 
+from tests.support.spark_cases import replay_files
 from workbench.data.synthetic import synthetic_events
 from workbench.events import sort_pairs
 from workbench.operators import EagerCorrelation, SimpleCorrelation, StreamSpec, replay

@@ -9,8 +9,8 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 import pytest
-from live_fakes import FakeLive, newcomer_csv
 
+from tests.support.live_fakes import FakeLive, newcomer_csv
 from workbench.data.streams import csv_streams
 from workbench.operators import StreamSpec
 from workbench.spark.job import LiveSession, RunSettings

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from connect_client import STALL_S
-from spark_cases import in_process_pairs, scenario, sorted_pairs
 
+from tests.support.connect_client import STALL_S
+from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.operators.oracle import on_time
 from workbench.spark.cluster import connect_server, standalone_cluster
@@ -25,9 +25,9 @@ from workbench.spark.live import LiveJoin, read_live_pairs
 
 pytestmark = pytest.mark.spark
 
-DRIVER = Path(__file__).with_name("live_driver.py")
-CONNECT_CLIENT = Path(__file__).with_name("connect_client.py")
-CONNECT_LISTENERS = Path(__file__).with_name("connect_listeners.py")
+DRIVER = Path(__file__).parent / "support" / "live_driver.py"
+CONNECT_CLIENT = Path(__file__).parent / "support" / "connect_client.py"
+CONNECT_LISTENERS = Path(__file__).parent / "support" / "connect_listeners.py"
 
 
 def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -321,7 +321,7 @@ def test_batches_larger_than_the_driver_may_collect_are_written_by_the_executors
 def test_bench_live_maps_every_record_to_the_batch_that_committed_it(spark):
     """``bench live``'s measurement on a short fast replay: every record's file is found in
     the file source's log, latencies are positive, and the session's settings are restored."""
-    from workbench.spark.live_bench import Levers, live_run
+    from benchmarks.live import Levers, live_run
 
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
     run = live_run(spark, Levers(shuffle_partitions=1, trigger_seconds=0.2), 3000.0, 2.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spark_cases import in_process_pairs, scenario
 
+from tests.support.spark_cases import in_process_pairs, scenario
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events

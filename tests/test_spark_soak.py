@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from workbench.spark.soak import SAMPLE_COLUMNS, fitted_growth, soak_verdicts
+from benchmarks.soak import SAMPLE_COLUMNS, fitted_growth, soak_verdicts
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 def test_a_short_soak_samples_bounded_state_and_latency_and_cleans_up(spark):
     """The soak's run on the tests' warm session over the default day (``bench soak`` runs the
     month, after a warm-up, for 20 minutes: a bench command, not a test)."""
+    from benchmarks.soak import soak_run
     from workbench.data.streams import default_streams
-    from workbench.spark.soak import soak_run
 
     run = soak_run(spark, minutes=0.4, speed=300.0, sample_seconds=6.0, streams=default_streams())
     samples = run["samples"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from spark_cases import replay_files
 
+from tests.support.spark_cases import replay_files
 from workbench.events import sort_pairs
 from workbench.operators import BEWJoin, brute_force_wjoin
 from workbench.operators.windows import WindowConstraints

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import histograms, random_histogram, template_sets
 
+from tests.support.strategies import histograms, random_histogram, template_sets
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, prob_ge
 from workbench.stime import StimeTable, stime, stime_table

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import histograms
 
+from tests.support.strategies import histograms
 from workbench.timestamps import HistogramTimestamp, TemplateSet, pack_histograms, random_templates
 
 H = HistogramTimestamp

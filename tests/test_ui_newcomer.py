@@ -7,7 +7,6 @@ The server, browser, page and screenshot fixtures are those of ``test_dashboard_
 from __future__ import annotations
 
 import pytest
-from live_fakes import newcomer_csv
 from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     PAIRS,
     browser,
@@ -17,6 +16,8 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     screenshots,
     server,
 )
+
+from tests.support.live_fakes import newcomer_csv
 
 pytestmark = [pytest.mark.ui, pytest.mark.spark]
 

@@ -11,11 +11,11 @@ import urllib.request
 
 import numpy as np
 import pytest
-from live_fakes import newcomer_csv
 from test_dashboard_ui import CHROMIUM, SHOWN, browser, screenshots  # noqa: F401
 
+from tests.support.live_fakes import newcomer_csv
+from tests.support.server import dashboard_server
 from workbench.app.live_settings import LiveJoinSettings
-from workbench.app.room import dashboard_server
 from workbench.app.serve import disconnect_message
 from workbench.data.streams import csv_streams, load_streams
 

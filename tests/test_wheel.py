@@ -27,6 +27,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SHIPPED = ("*.egg-info", "build", "dist", "notebooks", "tests", "__pycache__", ".*")
+HARNESS = ("pytest", "nbmake", "hypothesis", "playwright", "psutil", "ruff")
+"""Test and benchmark tooling: the ``dev`` extra's, never what a user's install pulls."""
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,7 @@ def wheel(tmp_path_factory) -> Path:
         check=True,
         capture_output=True,
     )
-    (built,) = tmp.glob("workbench-*.whl")
+    (built,) = tmp.glob("uncertain_time_workbench-*.whl")
     return built
 
 
@@ -84,7 +86,29 @@ def test_the_wheel_holds_the_package_its_data_and_the_served_app(wheel):
         "workbench/app/server_setup.py",
     ):
         assert shipped in names
-    assert not [n for n in names if n.startswith(("tests/", "notebooks/", "apps/", "data/"))]
+    assert not [
+        n
+        for n in names
+        if n.startswith(("tests/", "notebooks/", "apps/", "data/", "benchmarks/", "docs/"))
+    ]
+    assert not [n for n in names if n.startswith("workbench/") and "bench" in n.split("/")[-1]]
+
+
+def test_the_wheel_pulls_no_test_or_benchmark_tooling(wheel):
+    """A user's ``pip install`` brings what the workbench calls: pytest, nbmake, the browser
+    driver and the load tools come only with the ``dev`` extra."""
+    (metadata,) = [
+        n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/METADATA")
+    ]
+    text = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Name: uncertain-time-workbench" in text and "License-Expression: Apache-2.0" in text
+    required = [
+        line.split(":", 1)[1].strip()
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+    always = [r for r in required if "extra ==" not in r]
+    assert always and not [r for r in always if re.split(r"[<>=\[ ;]", r)[0].lower() in HARNESS]
 
 
 @pytest.mark.slow
@@ -95,6 +119,12 @@ def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
     example = _run(venv, "workbench", "example4", cwd=tmp_path)
     assert example.returncode == 0, example.stderr
     assert "0.925" in example.stdout
+    usage = _run(venv, "workbench", "--help", cwd=tmp_path)
+    commands = re.search(r"\{([a-z0-9,]+)\}", usage.stdout).group(1).split(",")
+    assert commands == ["example4", "reports", "dashboard"]
+    for command in commands:  # every command the wheel installs starts (reports, dashboard: below)
+        helped = _run(venv, "workbench", command, "--help", cwd=tmp_path)
+        assert helped.returncode == 0 and "usage: workbench" in helped.stdout, helped.stderr
     code = (
         "from workbench.data import simulate_deployment\n"
         "from workbench.app.panes import concept\n"

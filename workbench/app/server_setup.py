@@ -26,7 +26,7 @@ if not log.handlers:
 from workbench.config import ENV, settings  # noqa: E402 (after the log's set-up)
 
 try:
-    from workbench.spark.session import start_shared_session
+    from workbench.spark.live import start_shared_session
 except ImportError as exc:  # pyspark missing: the analytical tabs still work
     log.warning("Spark not started in the background: %s", exc)
 else:

@@ -34,6 +34,7 @@ Steering, and what each change costs:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -63,11 +64,12 @@ from workbench.spark.live_sink import (
 )
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.ptjoin import ptjoin_candidates
-from workbench.spark.session import ui_url
+from workbench.spark.session import SPARK_WARM, shared_session, ui_url
 from workbench.spark.source import reject_rows, stop_query
 from workbench.timestamps import random_templates
 
 __all__ = [
+    "start_shared_session",
     "BatchWriter",
     "LiveJoin",
     "LiveParams",
@@ -439,3 +441,23 @@ def warm_up(spark: SparkSession) -> int:
             pairs += sum(int(b["pairs"]) for b in live.batches)  # type: ignore[call-overload]
             live.close()
     return pairs
+
+
+def start_shared_session() -> threading.Thread:
+    """Make :func:`shared_session` and warm it up (:func:`warm_up`) in a
+    background thread (the dashboard server calls it at start, so the first Start finds Java
+    running and a live join's code loaded).  A failure (no Java) is only logged here: the
+    first Start calls :func:`shared_session` again and shows the error in the page."""
+
+    def start() -> None:
+        log, start = logging.getLogger("workbench"), time.monotonic()
+        try:
+            warm_up(shared_session())
+        except Exception as exc:  # noqa: BLE001 (reported again, in the page, at Start)
+            log.warning("Spark did not start: %s", exc)
+        else:
+            log.info("%s after %.0f s", SPARK_WARM, time.monotonic() - start)
+
+    thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
+    thread.start()
+    return thread

@@ -261,7 +261,7 @@ def ptjoin_query(
 
     ``decide=False`` writes every candidate pair of the band instead: Spark's own
     deterministic interval join with the same watermarks, range and bucket key (the baseline
-    of ``workbench bench spark``).  Rejected input is left out (see :func:`rejects_query`).
+    of ``./dev bench spark``).  Rejected input is left out (see :func:`rejects_query`).
     A ``decider`` built earlier (query installation: its stime tables) can be passed in.
     """
     if not 0 < delta < 1:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
-import time
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -20,7 +18,6 @@ __all__ = [
     "STATE_STORES",
     "shared_session",
     "spark_session",
-    "start_shared_session",
     "ui_url",
 ]
 
@@ -104,27 +101,6 @@ def shared_session() -> SparkSession:
             spark.sparkContext.setLogLevel("ERROR")
         return spark
 
-
-def start_shared_session() -> threading.Thread:
-    """Make :func:`shared_session` and warm it up (:func:`workbench.spark.live.warm_up`) in a
-    background thread (the dashboard server calls it at start, so the first Start finds Java
-    running and a live join's code loaded).  A failure (no Java) is only logged here: the
-    first Start calls :func:`shared_session` again and shows the error in the page."""
-
-    def start() -> None:
-        from workbench.spark.live import warm_up  # live imports this module
-
-        log, start = logging.getLogger("workbench"), time.monotonic()
-        try:
-            warm_up(shared_session())
-        except Exception as exc:  # noqa: BLE001 (reported again, in the page, at Start)
-            log.warning("Spark did not start: %s", exc)
-        else:
-            log.info("%s after %.0f s", SPARK_WARM, time.monotonic() - start)
-
-    thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
-    thread.start()
-    return thread
 
 
 def ui_url(spark: SparkSession) -> str | None:

@@ -1,60 +1,37 @@
 """A room of users on one dashboard server: browser sessions (headless Chromium through
 Playwright, one context each) open the page at once, switch through the tabs and move a
 slider on each analytical tab; every wait is for the page's own change, and each figure is
-what that session's user waited (``workbench bench room``).
+what that session's user waited (``./dev bench room``).
 
 Playwright and a Chromium are test tooling (the ``dev`` extra; ``./dev`` installs Debian's
-``chromium``); nothing else in the package imports this module.
+``chromium``); the server and the ready labels are the tests' (:mod:`tests.support.server`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.bench import BenchReport
-from workbench.config import ENV
-from workbench.spark.session import SPARK_WARM
+from benchmarks.report import BenchReport
+from tests.support.server import READY, dashboard_server, headless_shell
 
 __all__ = [
-    "DATA_SIGNATURE",
     "CpuSplit",
-    "READY",
+    "SLIDER_TABS",
     "SessionTimes",
     "WATCH",
     "bench_room",
-    "chromium",
     "cpu_split",
-    "dashboard_server",
-    "end_group",
     "run_room",
 ]
 
-READY = {
-    "Templates": "Edit a template",
-    "Satisfaction probability": "partner pi (ms)",
-    "Partition regions": "base event a_i",
-    "Live join (Spark)": "speed (x real time)",
-    "Coalescing": "weight: scan",
-    "Multi-way join": "temperature band (C)",
-    "Deployment (simulated)": "quantum (C)",
-    "Whole month": "window d (ms)",
-}
-"""A label each tab shows once rendered."""
 SLIDER_TABS = (
     "Satisfaction probability",
     "Partition regions",
@@ -62,86 +39,7 @@ SLIDER_TABS = (
     "Deployment (simulated)",
 )
 """The analytical tabs whose first slider changes a plot's data at once."""
-DATA_SIGNATURE = """() => {
-  const out = [];
-  const add = (sum, x) => sum + (typeof x === "number" && Number.isFinite(x) ? x : 0);
-  for (const doc of Bokeh.documents)
-    for (const m of doc.all_models)
-      if (m.data) for (const [k, v] of Object.entries(m.data))
-        out.push(k + ":" + v.length + ":" + String(Array.prototype.slice.call(v, 0, 3))
-          + ":" + Array.prototype.reduce.call(v, add, 0));
-  return out.sort().join("|");
-}"""
-"""Every data source's columns: their lengths, first values and sums of their finite numbers,
-which change when any plot gets new data (what a test checks; a session waiting on it would
-spend its CPU hashing every model)."""
-WATCH = r"""(() => {
-  const want = new Set(FIRST);   // labels awaited
-  const candidates = new Map();  // text node holding a wanted label -> the label
-  const room = window.__room = {shown: {}, clicked: NaN, pressed: NaN, changed: NaN};
-  const hold = (text) => {
-    for (const label of want) if (text.data.includes(label)) candidates.set(text, label);
-  };
-  const scan = (node) => {
-    if (node.nodeType === 3) return hold(node);
-    if (node.nodeType !== 1 && node.nodeType !== 11) return;
-    const walk = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
-    for (let text = walk.nextNode(); text; text = walk.nextNode()) hold(text);
-  };
-  let framing = false, later = 0;
-  const look = () => {
-    framing = false;
-    for (const [text, label] of candidates) {
-      const el = text.parentElement;
-      if (!want.has(label)) candidates.delete(text);
-      else if (text.isConnected && el && el.getClientRects().length) {
-        room.shown[label] = performance.now();
-        want.delete(label);
-        candidates.delete(text);
-      }
-    }
-    clearTimeout(later);  // shown by a change no mutation tells (a style sheet loading)
-    if (candidates.size) later = setTimeout(look, 100);
-  };
-  const changed = (records) => {
-    if (!want.size) return;
-    for (const r of records) {
-      if (r.type === "characterData") hold(r.target);
-      else if (r.type === "childList") r.addedNodes.forEach(scan);
-    }
-    if (candidates.size && !framing) { framing = true; requestAnimationFrame(look); }
-  };
-  const observe = (root) => new MutationObserver(changed).observe(
-    root, {subtree: true, childList: true, characterData: true, attributes: true});
-  const attach = Element.prototype.attachShadow;
-  Element.prototype.attachShadow = function (init) {
-    const root = attach.call(this, init);
-    observe(root);
-    return root;
-  };
-  observe(document);
-  room.want = (label) => {
-    want.add(label);
-    const roots = [document];
-    while (roots.length) for (const el of roots.pop().querySelectorAll("*")) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-      for (const node of el.childNodes) if (node.nodeType === 3) hold(node);
-    }
-    look();
-  };
-  room.follow = () => {
-    let framed = false;
-    for (const doc of Bokeh.documents) doc.on_change((e) => {
-      if (e.model == null || e.model.data === undefined) return;
-      if (e.attr !== "data" && !String(e.kind).startsWith("Column")) return;
-      if (framed || room.changed > room.pressed) return;
-      framed = true;
-      requestAnimationFrame(() => { framed = false; room.changed = performance.now(); });
-    });
-  };
-  addEventListener("pointerdown", () => { room.clicked = performance.now(); }, true);
-  addEventListener("keydown", () => { room.pressed = performance.now(); }, true);
-})();"""
+WATCH = (Path(__file__).with_name("room_watch.js")).read_text()
 """Each session's clock, inside its page (a script run before the page's own; ``FIRST``: the
 labels awaited from the start, a JSON list).  A label *shows* in the first frame in which a
 text node holding it is connected and laid out: every shadow root is observed from its
@@ -166,106 +64,6 @@ class SessionTimes:
     switch_ms: dict[str, float] = field(default_factory=dict)
     moves_ms: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-
-
-def chromium() -> str | None:
-    """The Chromium executable on PATH (Debian's ``chromium``), or None."""
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def headless_shell() -> str | None:
-    """The browser a room's sessions run: Debian's ``chromium-headless-shell`` (Chromium's old
-    headless mode, what Playwright runs for headless tests: a page load costs it about half the
-    CPU of the full browser, which on a shared machine is CPU the server does not get), else
-    :func:`chromium`."""
-    return shutil.which("chromium-headless-shell") or chromium()
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def end_group(proc: subprocess.Popen) -> None:
-    """End a process started in a session of its own (``start_new_session``) and everything
-    it started: SIGTERM to its group, SIGKILL to what is left after 5 s."""
-    group = proc.pid
-    with suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)  # anyone left in the group?
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        with suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGKILL)
-    proc.wait()
-
-
-@contextmanager
-def serving(
-    log: Path, cmd: Sequence[str], url: str, env: dict[str, str] | None = None
-) -> Iterator[subprocess.Popen]:
-    """Run ``cmd``, a server, its output in ``log``, until the page at ``url`` answers: yields
-    the server process, ended with everything it started afterwards."""
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            list(cmd),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # the launcher and its server: one group to end
-            env={**os.environ, **(env or {})},
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=60) as page:
-                    if page.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{url} did not start: {log.read_text()!r}") from None
-                time.sleep(0.2)  # polling the server's socket
-        yield server
-    finally:
-        end_group(server)
-
-
-@contextmanager
-def dashboard_server(
-    log: Path,
-    args: Sequence[str] = (),
-    env: dict[str, str] | None = None,
-    warm: bool = False,
-    procs: int = 1,
-) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``workbench dashboard`` (with ``args``, on ``procs`` processes) on a free localhost
-    port, its output in ``log``: yields the page's URL and the server process (``panel
-    serve``: the launcher execs it), ended with everything it started afterwards; ``warm``:
-    not before every process's background Spark warm-up has ended (its log says so, or that
-    Spark did not start)."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/dashboard"
-    cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), *args]
-    env = {**(env or {}), ENV["server_procs"]: str(procs)}
-
-    def warmed() -> int:
-        text = log.read_text()
-        return text.count(SPARK_WARM) + text.count("Spark did not start")
-
-    with serving(log, cmd, url, env) as server:
-        deadline = time.monotonic() + 300
-        while warm and warmed() < procs:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Spark did not warm up: {log.read_text()!r}")
-            time.sleep(0.5)  # polling the server's log
-        yield url, server
 
 
 async def _wait(page, condition: str, arg: object = None) -> None:
@@ -630,13 +428,13 @@ def bench_room(
     tab switches and slider moves as each user waits them, and where the CPU went; then
     ``cycles`` sessions one after another, the server's memory and threads after them; the
     verdicts (:func:`verdicts`).  ``floor``: the same rooms on the floor page
-    (:mod:`workbench.app.room_floor`), and each median's ratio to it.  ``think``: the seconds
+    (:mod:`benchmarks.room_floor`), and each median's ratio to it.  ``think``: the seconds
     each user pauses before a switch or move, on average (0: none, the issue's room).
     ``procs``: the dashboard server's processes (``WORKBENCH_SERVER_PROCS``; the floor's is
     one)."""
     import tempfile
 
-    from workbench.app.room_floor import floor_server
+    from benchmarks.room_floor import floor_server
 
     if headless_shell() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")

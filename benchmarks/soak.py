@@ -1,8 +1,8 @@
-"""``workbench bench soak``: the live PTJoin left running (PTJoin Section 3, Theorem 4).
+"""``./dev bench soak``: the live PTJoin left running (PTJoin Section 3, Theorem 4).
 
 The whole simulated month (:func:`~workbench.data.streams.month_streams`) is replayed at
 ``speed`` times real time into a :class:`~workbench.spark.live.LiveJoin` with the dashboard's
-levers (:data:`~workbench.spark.live_bench.LIVE_LEVERS`) for ``minutes`` of wall time (at 300x,
+levers (:data:`~benchmarks.live.LIVE_LEVERS`) for ``minutes`` of wall time (at 300x,
 20 minutes cover 100 hours of data).  Every ``sample_seconds`` a sample records:
 
 - the join's **state rows** and state memory, from the query's last progress
@@ -13,8 +13,8 @@ levers (:data:`~workbench.spark.live_bench.LIVE_LEVERS`) for ``minutes`` of wall
   shown but not judged);
 - the **per-record latency** (p50, p95) of the records whose micro-batch committed within the
   sample's window: from a replay file becoming visible to the commit of the batch that read it
-  (:func:`~workbench.spark.live_bench.record_latency`, the batch of each file from the file
-  source's log, :func:`~workbench.spark.live_bench.file_batches`);
+  (:func:`~benchmarks.live.record_latency`, the batch of each file from the file
+  source's log, :func:`~benchmarks.live.file_batches`);
 - records replayed and pairs committed so far.
 
 The verdicts compare the run's first third (after a warm-up) with its last third and fit a
@@ -37,19 +37,19 @@ import numpy as np
 from pyspark.sql import SparkSession
 from tqdm.auto import tqdm
 
-from workbench.bench import BenchReport, Stages
-from workbench.data.replay import Replayer
-from workbench.data.streams import ReplayedStreams, month_streams, window_range
-from workbench.operators import StreamSpec
-from workbench.spark.job import FILES_PER_SECOND
-from workbench.spark.live import LiveJoin, warm_up
-from workbench.spark.live_bench import (
+from benchmarks.live import (
     LIVE_LEVERS,
     Levers,
     file_batches,
     levers_set,
     record_latency,
 )
+from benchmarks.report import BenchReport, Stages
+from workbench.data.replay import Replayer
+from workbench.data.streams import ReplayedStreams, month_streams, window_range
+from workbench.operators import StreamSpec
+from workbench.spark.job import FILES_PER_SECOND
+from workbench.spark.live import LiveJoin, warm_up
 from workbench.spark.session import spark_session
 
 __all__ = [

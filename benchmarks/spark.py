@@ -1,4 +1,4 @@
-"""``workbench bench spark``: the streaming PTJoin against Spark's deterministic interval join
+"""``./dev bench spark``: the streaming PTJoin against Spark's deterministic interval join
 and against the pandas-UDF join a Spark user would write without Theorem 2 (PTJoin Section 3
 on Spark Structured Streaming, Example 5's workload), on several masters in one command.
 
@@ -18,7 +18,7 @@ Each master (``local[N]``, ``spark://h:p``, ``sc://h:p``, or ``standalone``: a 2
 is stopped first (one SparkContext per JVM; pyspark 4 builds a new context after ``stop``).
 Progress goes to stderr (stdout carries the report): a bar over the stages of every master
 (session, stime tables, warm-up, each query of each round, the pair check) naming the stage
-running, and one line per finished stage above it (:class:`~workbench.bench.Stages`).
+running, and one line per finished stage above it (:class:`~benchmarks.report.Stages`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from workbench.bench import BenchReport, Stages
+from benchmarks.report import BenchReport, Stages
 from workbench.data.replay import Replayer
 from workbench.decision import BandDecider
 from workbench.events import Events
@@ -72,7 +72,7 @@ STANDALONE = "standalone"
 """The master name that makes the bench start a standalone cluster on loopback: two workers
 of one core (and 1 GB) each."""
 MASTERS = ("local[1]", "local[2]", STANDALONE)
-"""The masters of ``workbench bench spark`` when none is given."""
+"""The masters of ``./dev bench spark`` when none is given."""
 QUERIES = ("deterministic join", "PTJoin", "pandas-UDF join")
 """The raced queries, in the order each round runs them."""
 WARM_UP_EVENTS = 1_000
@@ -302,7 +302,7 @@ def bench_spark(
     in-process operator; events/s per master and query, PTJoin / deterministic and pandas-UDF
     / PTJoin time ratios.  Query installation (the stime tables, broadcast) is timed apart,
     as in the paper (Section 3.1).  ``progress``: a bar over every master's stages on stderr
-    (:class:`~workbench.bench.Stages`)."""
+    (:class:`~benchmarks.report.Stages`)."""
     if isinstance(masters, str):
         masters = (masters,)
     if not masters or len(set(masters)) < len(masters):

@@ -1,6 +1,6 @@
 """A Spark driver process for the kill and cluster tests: runs a LiveJoin on a pickled case.
 
-``python tests/live_driver.py CASE.pkl MASTER SOURCE WORK [--available-now] [--conf K=V]
+``python tests/support/live_driver.py CASE.pkl MASTER SOURCE WORK [--available-now] [--conf K=V]
 [--collect]``: CASE holds ``(streams, d, delta)``.  Without ``--available-now`` it runs one file
 per 0.2 s micro-batch until killed.  ``--collect`` then tries to collect the run's whole output
 into the driver and prints whether Spark refused (``spark.driver.maxResultSize``).

@@ -1,4 +1,4 @@
-"""``workbench bench live``: how live the streaming PTJoin is (PTJoin Section 3 on Spark).
+"""``./dev bench live``: how live the streaming PTJoin is (PTJoin Section 3 on Spark).
 
 The simulated deployment (the dashboard's default data) is replayed at ``speed`` times real
 time into a running :class:`~workbench.spark.live.LiveJoin`, as the dashboard does (two files
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from workbench.bench import BenchReport, Stages
+from benchmarks.report import BenchReport, Stages
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
 from workbench.events import Events

@@ -1,10 +1,10 @@
 """A Spark Connect client process for the Connect test: the PTJoin query and the steerable
 LiveJoin on a replay, pairs saved.
 
-``python tests/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds ``(streams, settings)``
-with ``settings`` a list of ``(d, delta)``; the committed pairs of setting k go to
-``OUT/k/pairs.npy`` (the query) and ``OUT/k/live.npy`` (a LiveJoin started on another delta,
-then steered to this one before its first batch).  A client still running after
+``python tests/support/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds
+``(streams, settings)`` with ``settings`` a list of ``(d, delta)``; the committed pairs of
+setting k go to ``OUT/k/pairs.npy`` (the query) and ``OUT/k/live.npy`` (a LiveJoin started on
+another delta, then steered to this one before its first batch).  A client still running after
 :data:`STALL_S` seconds prints every thread's stack and exits: a stall shows where it is.
 """
 

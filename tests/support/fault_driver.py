@@ -1,7 +1,7 @@
 """A Spark driver process for the executor-fault tests: one application on a cluster that runs
 queries on pickled cases, one after another, reporting their progress in files.
 
-``python tests/fault_driver.py MASTER JOBS``: once the session is up it writes
+``python tests/support/fault_driver.py MASTER JOBS``: once the session is up it writes
 ``JOBS/ready.json`` (the application id), then runs each ``JOBS/<name>.job`` it finds (written
 atomically: ``{"kind", "case", "source", "work"}``, in name order) until ``JOBS/stop`` appears.
 A job's KIND and the pickled CASE:

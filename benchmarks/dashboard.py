@@ -14,9 +14,9 @@ from collections.abc import Sequence
 import panel as pn
 from bokeh.document import Document
 
+from benchmarks.report import BenchReport
 from workbench.app.coalescing import PERIOD_MS
 from workbench.app.dashboard import dashboard_tabs
-from workbench.bench import BenchReport
 
 __all__ = ["bench_dashboard", "time_interaction"]
 

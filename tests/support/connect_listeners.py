@@ -1,8 +1,8 @@
 """A Spark Connect client for the listener test: detach a busy progress listener right after
 its query stops, again and again, and count the detaches that hang.
 
-``python tests/connect_listeners.py URL ROUNDS``: each round opens a session of its own, adds
-a :class:`~workbench.spark.metrics.ProgressLog` that takes 0.1 s per progress event (so
+``python tests/support/connect_listeners.py URL ROUNDS``: each round opens a session of its
+own, adds a :class:`~workbench.spark.metrics.ProgressLog` that takes 0.1 s per progress event (so
 events queue behind it), runs a query of a micro-batch every 20 ms for 2 s, stops it and
 detaches the listener (:func:`~workbench.spark.metrics.detach_progress`) on a thread given
 :data:`HANG_S` seconds.  It prints ``hung H of ROUNDS``.  Removing the listener straight
