@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from bokeh.models import CustomJSTickFormatter
 
 __all__ = ["clock", "time_ticks"]
 
-_CODE = """
-const scale = %(scale)s;                      // ticks in this many ms
-const ms = ticks.map((t) => t * scale);
-const top = Math.max(...ms.map(Math.abs));
-const step = ms.length > 1 ? Math.abs(ms[1] - ms[0]) : top;
-const v = tick * scale;
-if (top >= 60000) {                           // clock time h:mm:ss (.s when steps are finer)
-  const sign = v < 0 ? "-" : "";
-  let rest = Math.abs(v) / 1000;
-  const h = Math.floor(rest / 3600); rest -= 3600 * h;
-  const m = Math.floor(rest / 60); rest -= 60 * m;
-  const digits = step < 1000 ? Math.min(3, Math.ceil(-Math.log10(step / 1000))) : 0;
-  let s = rest.toFixed(digits);
-  if (parseFloat(s) < 10) s = "0" + s;
-  const mm = String(m).padStart(h > 0 ? 2 : 1, "0");
-  return sign + (h > 0 ? h + ":" + mm : mm) + ":" + s;
-}
-if (top >= 2000) return (v / 1000).toLocaleString("en-US", {maximumFractionDigits: 3}) + " s";
-return v.toLocaleString("en-US", {maximumFractionDigits: 3}) + " ms";
-"""
+_CODE = (files("workbench.viz") / "time_ticks.js").read_text(encoding="utf-8")
+"""The formatter's script (``scale``: the ticks' unit in ms, an argument)."""
 
 
 def time_ticks(unit: str = "ms") -> CustomJSTickFormatter:
@@ -35,7 +19,7 @@ def time_ticks(unit: str = "ms") -> CustomJSTickFormatter:
     scale = {"ms": 1, "s": 1000}.get(unit)
     if scale is None:
         raise ValueError(f"unit = {unit!r} must be 'ms' or 's'")
-    return CustomJSTickFormatter(code=_CODE % {"scale": scale})
+    return CustomJSTickFormatter(args={"scale": scale}, code=_CODE)
 
 
 def clock(ms: float) -> str:
