@@ -159,6 +159,9 @@ def test_installed_from_the_wheel_it_serves_the_dashboard(venv, tmp_path):
                 assert server.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.5)  # polling the server's socket
+        with urllib.request.urlopen(url, timeout=60) as page:  # another session: no new start
+            assert page.status == 200
+        assert log.read_text().count("Dashboard tabs are warm") == 1
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)

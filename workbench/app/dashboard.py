@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import threading
 import time
 from collections.abc import Callable
 
@@ -23,7 +22,7 @@ from workbench.app.month import MonthExplorer
 from workbench.app.offline_styles import keep_styles_local
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
-from workbench.app.serve import disconnect_message
+from workbench.app.serve import disconnect_message, once_per_process
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
 from workbench.config import ENV, settings
@@ -201,16 +200,12 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> Dashboard:
     return Dashboard(tabs, header)
 
 
-_SETUP = threading.Lock()
-_SET_UP = threading.Event()
-
-
 def setup_server() -> None:
-    """Start the dashboard's server, once per process (later calls return at once): the
-    ``workbench`` log goes to the server's output (stderr, INFO) and says when the tabs and
-    when Spark are warm; the shared Spark session
-    (:func:`workbench.spark.session.start_shared_session`) starts in a background thread, so
-    Java is up by the time a user presses Start in the live tab (unless
+    """Start the dashboard's server, once per process (later calls return at once,
+    :func:`~workbench.app.serve.once_per_process`): the ``workbench`` log goes to the server's
+    output (stderr, INFO) and says when the tabs and when Spark are warm; the shared Spark
+    session (:func:`workbench.spark.session.start_shared_session`) starts in a background
+    thread, so Java is up by the time a user presses Start in the live tab (unless
     ``WORKBENCH_SPARK_AT_START`` is no; without Java or PySpark the page still loads, and the
     live tab says why Spark cannot start when Start is pressed); then every tab is built and
     rendered once (:func:`warm_tabs`), and the objects made so far (imports, caches, warm
@@ -220,39 +215,38 @@ def setup_server() -> None:
     ``panel serve --setup workbench/app/server_setup.py`` runs it at the server's start, in
     each process, before the first session (``workbench dashboard`` does); otherwise the first
     session's :func:`serve_page` does, and that page waits for it."""
-    with _SETUP:
-        if _SET_UP.is_set():
-            return
-        log = logging.getLogger("workbench")
-        if not log.handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(
-                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-            )
-            log.addHandler(handler)
-            log.setLevel(logging.INFO)
-            log.propagate = False  # once: not again through the server's root handler
-        try:
-            from workbench.spark.session import start_shared_session
-        except ImportError as exc:  # pyspark missing: the analytical tabs still work
-            log.warning("Spark not started in the background: %s", exc)
+    once_per_process(_start_server)
+
+
+def _start_server() -> None:
+    """:func:`setup_server`'s work."""
+    log = logging.getLogger("workbench")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False  # once: not again through the server's root handler
+    try:
+        from workbench.spark.session import start_shared_session
+    except ImportError as exc:  # pyspark missing: the analytical tabs still work
+        log.warning("Spark not started in the background: %s", exc)
+    else:
+        if settings().spark_at_start:
+            start_shared_session()
         else:
-            if settings().spark_at_start:
-                start_shared_session()
-            else:
-                log.info("Spark starts at the first Spark run (%s is no)", ENV["spark_at_start"])
-        start = time.perf_counter()
-        took = sorted(warm_tabs().items(), key=lambda item: -item[1])
-        gc.collect()  # what is garbage now is not frozen
-        gc.freeze()
-        log.info(
-            "%s after %.1f s (slowest: %s); %d objects frozen",
-            TABS_WARM,
-            time.perf_counter() - start,
-            ", ".join(f"{name} {seconds:.2f} s" for name, seconds in took[:3]),
-            gc.get_freeze_count(),
-        )
-        _SET_UP.set()
+            log.info("Spark starts at the first Spark run (%s is no)", ENV["spark_at_start"])
+    start = time.perf_counter()
+    took = sorted(warm_tabs().items(), key=lambda item: -item[1])
+    gc.collect()  # what is garbage now is not frozen
+    gc.freeze()
+    log.info(
+        "%s after %.1f s (slowest: %s); %d objects frozen",
+        TABS_WARM,
+        time.perf_counter() - start,
+        ", ".join(f"{name} {seconds:.2f} s" for name, seconds in took[:3]),
+        gc.get_freeze_count(),
+    )
 
 
 def serve_page() -> None:

@@ -16,7 +16,8 @@ import math
 import os
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "check_exposure",
     "disconnect_message",
     "is_loopback",
+    "once_per_process",
     "serve",
     "serve_command",
     "websocket_max_message_bytes",
@@ -62,6 +64,21 @@ def app_file() -> Path:
     if root is not None and (root / "apps" / "dashboard.py").is_file():
         return root / "apps" / "dashboard.py"
     return PACKAGE_APP
+
+
+_STARTING = threading.Lock()
+_STARTED = threading.Event()
+
+
+def once_per_process(start: Callable[[], None]) -> None:
+    """Run the server's ``start`` (:func:`workbench.app.dashboard.setup_server`) unless it has
+    run in this process; a caller meanwhile waits for it.  The state lives here, in a module
+    imported once per process: ``panel serve`` runs a served module (the package's dashboard,
+    from a wheel) as a fresh copy for each session, whose own state would be new each time."""
+    with _STARTING:
+        if not _STARTED.is_set():
+            start()
+            _STARTED.set()
 
 
 def websocket_max_message_bytes(max_upload_mb: float) -> int:
