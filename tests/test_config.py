@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.config import ENV, Settings, run_folder, settings
+from workbench.config import ENV, Settings, checkout, run_folder, settings
 
 
 def test_settings_default_and_read_every_variable(tmp_path):
@@ -25,7 +25,16 @@ def test_settings_default_and_read_every_variable(tmp_path):
     assert given.spark_master == "spark://10.0.0.5:7077" and given.shuffle_partitions == 8
     assert given.readings_file == tmp_path / "data" / "data.txt.gz"
     assert given.work_dir == Path.home() / "runs"
+
+
+def test_the_data_folder_is_the_checkouts_data_else_the_users_cache(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]  # the tests run from a source checkout
+    assert checkout() == root
+    assert Settings().cache_dir == root / "data"  # where a user looks, beside the README
+    assert settings({"WORKBENCH_DATA_DIR": str(tmp_path)}).cache_dir == tmp_path  # given: wins
+    monkeypatch.setattr("workbench.config.checkout", lambda: None)  # installed from a wheel
     assert Settings().cache_dir.name == "workbench"  # the user's cache folder
+    assert settings({"WORKBENCH_DATA_DIR": str(tmp_path)}).cache_dir == tmp_path
 
 
 @pytest.mark.parametrize(

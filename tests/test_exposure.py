@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import builtins
 import os
+import shlex
+from pathlib import Path
 
 import pytest
 
 from workbench.app.live_settings import LiveJoinSettings
-from workbench.app.serve import serve_command, websocket_max_message_bytes
+from workbench.app.serve import PACKAGE_APP, serve_command, websocket_max_message_bytes
 from workbench.cli import main
 from workbench.config import ENV
 
@@ -75,6 +77,21 @@ def test_the_upload_limit_sets_the_websocket_message_limit(execs, capsys):
     assert default[default.index("--websocket-max-message-size") + 1] == str(
         websocket_max_message_bytes(50)
     )
+
+
+def test_a_checkout_serves_its_app_file_and_a_wheel_the_packages_module(monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    assert serve_command()[4] == str(root / "apps" / "dashboard.py")  # python -m panel serve
+    monkeypatch.setattr("workbench.config.checkout", lambda: None)  # installed from a wheel
+    assert serve_command()[4] == str(PACKAGE_APP)
+
+
+def test_a_dry_run_prints_the_command_with_its_settings_and_serves_nothing(execs, capsys):
+    assert main(["dashboard", "--dry-run", "--max-upload-mb", "100", "--port", "5100"]) == 0
+    assert execs == []
+    printed = shlex.split(capsys.readouterr().out)
+    assert printed[0] == "WORKBENCH_MAX_UPLOAD_MB=100"
+    assert printed[1:] == serve_command(5100)  # the settings given: in its environment now
 
 
 def test_serve_command_refuses_an_exposed_address_without_origins():

@@ -131,10 +131,16 @@ def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
         "readings = simulate_deployment(days=0.05)\n"
         "print(len(readings), readings.attrs['source'])\n"
         "print(concept('Live join')[:60])\n"
+        "from workbench.config import settings\n"
+        "from workbench.app.serve import app_file\n"
+        "print(settings().cache_dir)\n"
+        "print(app_file())\n"
     )
     data = _run(venv, "python", "-c", code, cwd=tmp_path)
     assert data.returncode == 0, data.stderr
-    rows, concept = data.stdout.splitlines()[:2]
+    rows, concept, data_dir, served = data.stdout.splitlines()[:4]
+    assert Path(data_dir).name == "workbench"  # no checkout's data/: the user's cache folder
+    assert Path(served).is_relative_to(venv) and served.endswith("workbench/app/dashboard.py")
     from workbench.data import simulate_deployment
 
     expected = simulate_deployment(days=0.05)
@@ -183,6 +189,9 @@ def test_installed_from_the_wheel_it_serves_the_dashboard(venv, tmp_path):
                 assert server.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.5)  # polling the server's socket
+        with urllib.request.urlopen(url, timeout=60) as page:  # another session: no new start
+            assert page.status == 200
+        assert log.read_text().count("Dashboard tabs are warm") == 1
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)

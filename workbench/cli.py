@@ -44,10 +44,21 @@ def _parser() -> argparse.ArgumentParser:
         "the address; required for any other address)",
     )
     dash.add_argument("--show", action="store_true", help="open a browser tab")
+    dash.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the panel serve command it runs, with every option, and exit",
+    )
     for flag, key, metavar, text in (
         ("--master", "spark_master", "MASTER", "Spark master: local[N], spark://h:p, sc://h:p"),
         ("--shuffle-partitions", "shuffle_partitions", "N", "the Spark shuffle partitions"),
-        ("--data-dir", "data_dir", "DIR", "where downloaded data (the real readings) is kept"),
+        (
+            "--data-dir",
+            "data_dir",
+            "DIR",
+            "where downloads (the real readings) and your files go (default: a checkout's "
+            "data/, else the user's cache folder)",
+        ),
         ("--work-dir", "work_dir", "DIR", "where Spark runs write checkpoints and output"),
         ("--spark-slots", "spark_slots", "N", "Spark runs going at once (more wait, told so)"),
         ("--procs", "server_procs", "N", "server processes, each serving a share of the sessions"),
@@ -87,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")
         print(f"index: {Path(args.out) / 'index.html'}")
     elif args.command == "dashboard":
-        from workbench.app.serve import check_exposure, serve
+        import shlex
+
+        from workbench.app.serve import check_exposure, serve, serve_command
 
         given = {ENV[k]: str(v) for k in ENV if (v := getattr(args, k, None)) is not None}
         try:
@@ -98,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"workbench dashboard: {exc}", file=sys.stderr)
             return 2
         os.environ.update(given)  # the server reads its settings from its environment
+        if args.dry_run:
+            cmd = serve_command(args.port, args.address, args.allow_websocket_origin, args.show)
+            print(" ".join([*(f"{k}={shlex.quote(v)}" for k, v in given.items()), shlex.join(cmd)]))
+            return 0
         serve(
             port=args.port,
             address=args.address,

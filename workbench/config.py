@@ -3,7 +3,8 @@
 
 - ``WORKBENCH_SPARK_MASTER`` (``local[2]``): the dashboard's Spark master;
 - ``WORKBENCH_SHUFFLE_PARTITIONS`` (``1``): its ``spark.sql.shuffle.partitions``;
-- ``WORKBENCH_DATA_DIR`` (the user's cache folder): where the real readings are kept;
+- ``WORKBENCH_DATA_DIR`` (``data/`` in a source checkout, else the user's cache folder): where
+  the real readings are downloaded and the user's own files go (:attr:`Settings.cache_dir`);
 - ``WORKBENCH_WORK_DIR`` (the system's temporary folder): where Spark runs write;
 - ``WORKBENCH_SPARK_SLOTS`` (``2``): Spark runs going at once on the dashboard's server;
 - ``WORKBENCH_MAX_UPLOAD_MB`` (``50``): the largest file the dashboard accepts (a CSV upload),
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ENV", "Settings", "page_path", "run_folder", "settings"]
+__all__ = ["ENV", "Settings", "checkout", "page_path", "run_folder", "settings"]
 
 ENV = {
     "spark_master": "WORKBENCH_SPARK_MASTER",
@@ -55,7 +56,8 @@ class Settings:
     shuffle_partitions: int = 1
     """Shuffle partitions of the dashboard's session (``bench live`` weighs this lever)."""
     data_dir: Path | None = None
-    """Where downloaded data (the real readings) is cached; None: the user's cache folder."""
+    """Where downloaded data (the real readings) and the user's files go; None: the default
+    folder (:attr:`cache_dir`)."""
     work_dir: Path | None = None
     """Where Spark runs keep their checkpoints and sinks; None: the system's temporary folder."""
     max_upload_mb: float = 50.0
@@ -90,12 +92,25 @@ class Settings:
 
     @property
     def cache_dir(self) -> Path:
-        """:attr:`data_dir`, or the user's cache folder for the workbench."""
+        """:attr:`data_dir`; else ``data/`` of the source checkout the package runs from
+        (:func:`checkout`), where a user looks for data; else, installed from a wheel, the
+        user's cache folder for the workbench (``~/.cache/workbench`` on Linux)."""
         if self.data_dir is not None:
             return self.data_dir
+        root = checkout()
+        if root is not None:
+            return root / "data"
         import pooch
 
         return Path(pooch.os_cache("workbench"))
+
+
+def checkout() -> Path | None:
+    """The source checkout the package runs from (an editable install or ``PYTHONPATH``): the
+    folder holding the package folder and a ``pyproject.toml``; None when installed from a
+    wheel (the package then sits in ``site-packages``, which has none)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:

@@ -1,15 +1,19 @@
 """The dashboard: its tabs in one list, the template editor linked to the PTJoin explorer,
-failures shown in the page, and the served page (a header bar over the tabs).  This module is
-also the file that ``panel serve`` runs (``workbench dashboard``): served, it builds the page."""
+failures shown in the page, the served page (a header bar over the tabs) and the server's
+start once per process (:func:`setup_server`).  The app file ``apps/dashboard.py`` serves the
+page (:func:`serve_page`); installed from a wheel, which has no ``apps/``, ``workbench
+dashboard`` serves this module, which builds the page when ``panel serve`` runs it."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable
 
 import panel as pn
 from panel.io.resources import get_dist_path
+from panel.io.state import set_curdoc
 
 from workbench.app.coalescing import CoalescingExplorer
 from workbench.app.deployment import DeploymentExplorer
@@ -18,10 +22,10 @@ from workbench.app.month import MonthExplorer
 from workbench.app.offline_styles import keep_styles_local
 from workbench.app.ptjoin import PTJoinExplorer
 from workbench.app.regions import PartitionRegions
-from workbench.app.serve import disconnect_message
+from workbench.app.serve import disconnect_message, once_per_process
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
-from workbench.config import settings
+from workbench.config import ENV, settings
 from workbench.data.streams import default_readings
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
     "dashboard_tabs",
     "header_text",
     "serve_page",
+    "setup_server",
     "show_error",
     "warm_tabs",
 ]
@@ -100,7 +105,7 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
 
 def warm_tabs() -> dict[str, float]:
     """Build and render every tab once, into a document no one sees, and return the seconds
-    each took: run at server start (``server_setup.py``), so the imports, compiled kernels and
+    each took: run at server start (:func:`setup_server`), so the imports, compiled kernels and
     shared caches a tab needs are ready before its first user opens it.  A tab that fails is
     logged and left out; the server still starts, and the tab shows its error when opened."""
     from bokeh.document import Document
@@ -111,7 +116,8 @@ def warm_tabs() -> dict[str, float]:
         try:
             doc = Document()
             doc._template_variables["dist_url"] = get_dist_path()  # as a session's (serve_page)
-            pn.panel(tabs[name]).get_root(doc)
+            with set_curdoc(doc):  # its own, also when a session's page runs the warm-up
+                pn.panel(tabs[name]).get_root(doc)
         except Exception:  # noqa: BLE001 (the tab's own page reports it to its user)
             logging.getLogger("workbench").exception("warming the %s tab failed", name)
             continue
@@ -194,8 +200,58 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> Dashboard:
     return Dashboard(tabs, header)
 
 
+def setup_server() -> None:
+    """Start the dashboard's server, once per process (later calls return at once,
+    :func:`~workbench.app.serve.once_per_process`): the ``workbench`` log goes to the server's
+    output (stderr, INFO) and says when the tabs and when Spark are warm; the shared Spark
+    session (:func:`workbench.spark.live.start_shared_session`) starts in a background
+    thread, so Java is up by the time a user presses Start in the live tab (unless
+    ``WORKBENCH_SPARK_AT_START`` is no; without Java or PySpark the page still loads, and the
+    live tab says why Spark cannot start when Start is pressed); then every tab is built and
+    rendered once (:func:`warm_tabs`), and the objects made so far (imports, caches, warm
+    tabs) are frozen out of the garbage collector's full passes (``gc.freeze``): a full pass
+    over them stopped every session for 0.2-0.5 s, several times a minute in a room of eight.
+
+    ``panel serve --setup workbench/app/server_setup.py`` runs it at the server's start, in
+    each process, before the first session (``workbench dashboard`` does); otherwise the first
+    session's :func:`serve_page` does, and that page waits for it."""
+    once_per_process(_start_server)
+
+
+def _start_server() -> None:
+    """:func:`setup_server`'s work."""
+    log = logging.getLogger("workbench")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False  # once: not again through the server's root handler
+    try:
+        from workbench.spark.live import start_shared_session
+    except ImportError as exc:  # pyspark missing: the analytical tabs still work
+        log.warning("Spark not started in the background: %s", exc)
+    else:
+        if settings().spark_at_start:
+            start_shared_session()
+        else:
+            log.info("Spark starts at the first Spark run (%s is no)", ENV["spark_at_start"])
+    start = time.perf_counter()
+    took = sorted(warm_tabs().items(), key=lambda item: -item[1])
+    gc.collect()  # what is garbage now is not frozen
+    gc.freeze()
+    log.info(
+        "%s after %.1f s (slowest: %s); %d objects frozen",
+        TABS_WARM,
+        time.perf_counter() - start,
+        ", ".join(f"{name} {seconds:.2f} s" for name, seconds in took[:3]),
+        gc.get_freeze_count(),
+    )
+
+
 def serve_page() -> None:
-    """Load Panel's extensions and mark a new page servable: what each served session runs.
+    """The page of a served session, after the server's start (:func:`setup_server`, done
+    once per process): Panel's extensions loaded and a new page marked servable.
 
     The session's document knows where Panel's stylesheets are served before any component
     is made: Panel records that only when it renders the page, and until then it writes each
@@ -203,6 +259,7 @@ def serve_page() -> None:
     without one, a page fetched them from the internet when a shared stylesheet was written
     after the page was rendered).  A change on a hidden tab keeps them there too
     (:func:`~workbench.app.offline_styles.keep_styles_local`)."""
+    setup_server()
     pn.state.curdoc._template_variables["dist_url"] = get_dist_path()
     keep_styles_local()
     pn.extension(
@@ -213,5 +270,5 @@ def serve_page() -> None:
     build_dashboard().servable(title=TITLE)
 
 
-if __name__.startswith("bokeh_app_"):  # run by `panel serve` for a session, not on import
-    serve_page()  # (what pn.state.served tests, without the 40 ms its inspect.stack() costs)
+if __name__.startswith("bokeh_app_"):  # served from a wheel (a checkout serves apps/), per
+    serve_page()  # session (what pn.state.served tests, without its inspect.stack()'s 40 ms)

@@ -72,7 +72,7 @@ class LiveJoinSettings(param.Parameterized):
     readings_path = param.String(
         "",
         label="readings file",
-        doc="The Intel Lab data.txt(.gz); by default the download's place in the cache folder "
+        doc="The Intel Lab data.txt(.gz); by default the download's place in the data folder "
         "(WORKBENCH_DATA_DIR). It must lie inside that folder; a relative path is taken from it.",
     )
     readings_report = param.String(

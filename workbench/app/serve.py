@@ -1,4 +1,6 @@
-"""Launch the dashboard with ``panel serve`` on the package's app module (localhost by default).
+"""Launch the dashboard with ``panel serve`` (localhost by default) on its app file: a source
+checkout's ``apps/dashboard.py``, else (installed from a wheel) the package's module
+(:func:`app_file`); both serve the one page, :func:`workbench.app.dashboard.serve_page`.
 
 Binding an address other than loopback exposes the page to the network; it needs explicit
 websocket origins (:func:`check_exposure`), and is announced with a warning (:data:`EXPOSED`).
@@ -14,24 +16,29 @@ import math
 import os
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = [
-    "APP_FILE",
     "EXPOSED",
+    "PACKAGE_APP",
+    "app_file",
     "check_exposure",
     "disconnect_message",
     "is_loopback",
+    "once_per_process",
     "serve",
     "serve_command",
     "websocket_max_message_bytes",
 ]
 
-APP_FILE = Path(__file__).resolve().with_name("dashboard.py")
-"""The served file: :mod:`workbench.app.dashboard`, which builds the page when served."""
+PACKAGE_APP = Path(__file__).resolve().with_name("dashboard.py")
+"""The package's served module, :mod:`workbench.app.dashboard`: it builds the page when served
+(what a wheel serves, having no ``apps/``)."""
 SETUP_FILE = Path(__file__).resolve().parent / "server_setup.py"
-"""Run once at server start (``--setup``): Spark starts in the background."""
+"""Run at server start (``--setup``), in each process: Spark starts in the background and the
+tabs warm up (:func:`~workbench.app.dashboard.setup_server`)."""
 EXPOSED = (
     "WARNING: the dashboard at {url} is reachable from the network, not only from this "
     "machine. It has no authentication: anyone who can reach it (from the allowed origins "
@@ -46,6 +53,32 @@ UPLOAD_HEADROOM = 1.5
 """The websocket accepts files up to this multiple of the upload limit, so a file somewhat
 above the limit still reaches the page and gets its message (a larger one drops the
 connection: Tornado closes a websocket whose message is too big, code 1009)."""
+
+
+def app_file() -> Path:
+    """The file ``panel serve`` runs: ``apps/dashboard.py`` of the source checkout the package
+    runs from (:func:`workbench.config.checkout`), else :data:`PACKAGE_APP`."""
+    from workbench.config import checkout
+
+    root = checkout()
+    if root is not None and (root / "apps" / "dashboard.py").is_file():
+        return root / "apps" / "dashboard.py"
+    return PACKAGE_APP
+
+
+_STARTING = threading.Lock()
+_STARTED = threading.Event()
+
+
+def once_per_process(start: Callable[[], None]) -> None:
+    """Run the server's ``start`` (:func:`workbench.app.dashboard.setup_server`) unless it has
+    run in this process; a caller meanwhile waits for it.  The state lives here, in a module
+    imported once per process: ``panel serve`` runs a served module (the package's dashboard,
+    from a wheel) as a fresh copy for each session, whose own state would be new each time."""
+    with _STARTING:
+        if not _STARTED.is_set():
+            start()
+            _STARTED.set()
 
 
 def websocket_max_message_bytes(max_upload_mb: float) -> int:
@@ -139,7 +172,7 @@ def serve_command(
     if max_upload_mb is None:
         max_upload_mb = config.max_upload_mb
     origins = list(allow_websocket_origin) or [f"{address}:{port}", f"localhost:{port}"]
-    cmd = [sys.executable, "-m", "panel", "serve", str(APP_FILE), "--address", address]
+    cmd = [sys.executable, "-m", "panel", "serve", str(app_file()), "--address", address]
     cmd += ["--setup", str(SETUP_FILE)]
     cmd += ["--port", str(port)]
     for origin in origins:

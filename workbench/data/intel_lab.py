@@ -6,7 +6,7 @@ can place in time (date, time and mote parse), fills unparsable or missing measu
 NaN, counts every malformed line by reason, flags physically impossible values (the dying-
 battery signature), and sorts the result by time.  :func:`clean` is the documented cleaning
 step: flagged measurements become NaN (rows stay, so epochs and gaps remain visible).
-:func:`fetch_readings` downloads the real file into the cache folder through pooch.
+:func:`fetch_readings` downloads the real file into the data folder through pooch.
 """
 
 from __future__ import annotations
@@ -238,8 +238,9 @@ def fetch_readings(
     expected_sha256: str = READINGS_GZ_SHA256,
     progress: bool = True,
 ) -> Path:
-    """Download the readings once into ``cache_dir`` (None: the configured cache folder,
-    ``WORKBENCH_DATA_DIR`` or the user's cache, :func:`workbench.config.settings`) with pooch.
+    """Download the readings once into ``cache_dir`` (None: the configured data folder,
+    ``WORKBENCH_DATA_DIR``, else a checkout's ``data/`` or the user's cache folder,
+    :attr:`workbench.config.Settings.cache_dir`) with pooch.
 
     pooch does the work: it streams the file to a temporary name, checks its sha256 before
     moving it into place (a wrong digest is a ValueError naming the expected and the actual
