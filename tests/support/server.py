@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from workbench.config import ENV
+from workbench.spark.cluster import free_port
 from workbench.spark.session import SPARK_WARM
 
 __all__ = [
@@ -59,12 +59,6 @@ def headless_shell() -> str | None:
     :func:`chromium`."""
     return shutil.which("chromium-headless-shell") or chromium()
 
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def end_group(proc: subprocess.Popen) -> None:
