@@ -95,7 +95,6 @@ class CoalescingSpark(ReplayControl):
         """On Spark: apply the change as restart_kind says (in the worker); announce it."""
         if self.run_on != "Spark" or self.state not in ("starting", "running"):
             return  # (a failed run is torn down: it takes the change at the next start)
-            return
         settings = self.settings()
         if settings == self._settings:
             return
