@@ -71,7 +71,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     def _show_pairs(self) -> None:
         self.table.value = self.spark.latest
 
-    @param.depends("spark.state", "spark.message", "model.paused")
+    @param.depends("spark.state", "spark.message")
     def status(self) -> pn.pane.Alert:
         """The last action's outcome, or the failure."""
         run = self.spark
