@@ -127,11 +127,14 @@ class CoalescingExplorer(pn.viewable.Viewer):
     def extent_view(self) -> View:
         """The chosen scheme's window extent per group (Figure 2: uncoalesced vs coalesced);
         on Spark, the query's coalesced view."""
+        scheme = self.model.scheme
         if self.spark.run_on == "Spark":
             tuples, title = self.spark.extent()
         else:
-            tuples, title = self.model.extent(), self.model.extent_title()
-        color = plots.SCHEME_COLORS[self.model.scheme]
+            tuples = self.model.extent()
+            what = "coalesced tuples" if scheme == "eager" else "raw tuples (coalesced on scan)"
+            title = f"{scheme} extent: {len(tuples):,} {what}"
+        color = plots.SCHEME_COLORS[scheme]
         return plots.extent_view(tuples, title, color, groups=[(m,) for m in self.model.motes])
 
     def _surface(self, which: int, title: str) -> View:

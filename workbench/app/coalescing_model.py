@@ -295,11 +295,6 @@ class CoalescingModel(param.Parameterized):
             return self.eager.view()
         return uncoalesced(self.lazy.raw())
 
-    def extent_title(self) -> str:
-        """What the timeline of :meth:`extent` says it shows."""
-        what = "coalesced tuples" if self.scheme == "eager" else "raw tuples (coalesced on scan)"
-        return f"{self.scheme} extent: {len(self.extent()):,} {what}"
-
     def _window_tuples(self) -> int:
         """The window's size in tuples (a time window: the tuples it holds now)."""
         return self.window_tuples if self.window_kind == "tuples" else max(len(self.lazy), 1)
