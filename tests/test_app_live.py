@@ -489,6 +489,7 @@ def test_live_join_on_spark_changes_delta_live(spark, tmp_path):
     finally:
         app.spark.stop()
         app.spark.settle()
+        app.close(wait=True)  # its worker thread ends (the room test counts them)
     assert app.spark.state == "idle" and app.spark.pairs > 0
 
 
