@@ -246,26 +246,26 @@ def test_coalescing_explorer_streams_and_switches_schemes():
     from workbench.coalesce import recoalesce
 
     app = CoalescingExplorer()
-    assert app.source.startswith("simulated") and app.position > 0
-    eager = app.extent()
-    app.scheme = "lazy"
-    lazy = app.extent()
+    assert app.model.source.startswith("simulated") and app.model.position > 0
+    eager = app.model.extent()
+    app.model.scheme = "lazy"
+    lazy = app.model.extent()
     assert len(lazy) > len(eager) and all(c.count == 1 for c in lazy)
     assert sum(c.count for c in eager) == len(lazy)  # same window, stored coalesced
-    q = app.query()
-    oracle = recoalesce(app.lazy.raw(), q.equivalence)
+    q = app.model.query()
+    oracle = recoalesce(app.model.lazy.raw(), q.equivalence)
     assert [(c.ts, c.te) for c in oracle] == [(c.ts, c.te) for c in eager]
-    position = app.position
-    assert app.step(100) == 100 and app.position == position + 100
-    cp, oop = app.cp_oop()
+    position = app.model.position
+    assert app.model.step(100) == 100 and app.model.position == position + 100
+    cp, oop = app.model.cp_oop()
     assert 0 < cp < 1 and 0 < oop < 0.1
-    app.equivalence = "equal"  # reconfiguring replays the latest readings
-    assert app.position == position + 100 and app.eager.stored > len(eager)
-    table = app.selection()
+    app.model.equivalence = "equal"  # reconfiguring replays the latest readings
+    assert app.model.position == position + 100 and app.model.eager.stored > len(eager)
+    table = app.model.selection()
     assert set(table["optimal"]) <= {"eager", "lazy"} and len(table) == 4
-    eager_cost, lazy_cost = app.surfaces()
-    app.w_update = 100.0  # update-heavy weights favour lazy (coalescing paper, Figure 3)
-    eager_heavy, lazy_heavy = app.surfaces()
+    eager_cost, lazy_cost = app.model.surfaces()
+    app.model.w_update = 100.0  # update-heavy weights favour lazy (coalescing paper, Figure 3)
+    eager_heavy, lazy_heavy = app.model.surfaces()
     assert (eager_heavy < lazy_heavy).sum() < (eager_cost < lazy_cost).sum()
     view = app.extent_view()
     assert extent_figure(view).title.text == view.title and "extent:" in view.title
@@ -295,7 +295,7 @@ def test_coalescing_sessions_share_the_preload_but_not_their_extents():
     """The extents every page opens on are built once; each session streams its own copy."""
     from workbench.app import CoalescingExplorer
 
-    first, second = CoalescingExplorer(), CoalescingExplorer()
+    first, second = CoalescingExplorer().model, CoalescingExplorer().model
     assert first.eager is not second.eager and first._adaptive is not second._adaptive
     assert first.eager.counters == second.eager.counters
     assert [(c.ts, c.te) for c in first.extent()] == [(c.ts, c.te) for c in second.extent()]
@@ -308,26 +308,27 @@ def test_coalescing_sessions_share_the_preload_but_not_their_extents():
 
 def test_wjoin_explorer_runs_bew_and_few():
     from workbench.app import WJoinExplorer
+    from workbench.app.wjoin_model import WJoinModel
     from workbench.operators import brute_force_wjoin
 
-    app = WJoinExplorer(hours=2.0, window=120.0)
-    bew, few = app.run()
+    app = WJoinExplorer(WJoinModel(hours=2.0, window=120.0))
+    bew, few = app.model.run()
     assert bew.results == few.results > 0 and bew.tuples == few.tuples
     assert few.response_ms.mean() > bew.response_ms.mean()  # FEW waits for its periods
-    rows = app.rows()
+    rows = app.model.rows()
     groups = [rows[rows["stream"] == s] for s in range(3)]
     oracle = brute_force_wjoin(
         [g["value"].tolist() for g in groups],
         [g["ts"].tolist() for g in groups],
         [g["id"].tolist() for g in groups],
-        app.constraints(),
+        app.model.constraints(),
     )
     assert len(oracle) == bew.results
-    assert set(app.measures()["algorithm"]) == {"BEW", "FEW"}
-    app.graph = "path"
-    assert app.constraints().form == "path" and len(app.run()) == 2
-    app.motes = [1]
-    assert app.run() == [] and "2 to 6 motes" in app.message
+    assert set(app.model.measures()["algorithm"]) == {"BEW", "FEW"}
+    app.model.graph = "path"
+    assert app.model.constraints().form == "path" and len(app.model.run()) == 2
+    app.model.motes = [1]
+    assert app.model.run() == [] and "2 to 6 motes" in app.model.message
     assert graph_figure(app.graph_view()).title.text == "Choose 2 to 6 motes"
 
 

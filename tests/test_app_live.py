@@ -15,6 +15,7 @@ from bokeh.models import CustomJSTickFormatter
 from tests.support.live_fakes import FakeLive, newcomer_csv
 from tests.support.plot_checks import rendered, uncovered
 from workbench.app.live import LiveJoinExplorer
+from workbench.app.live_settings import LiveJoinSettings
 from workbench.data.streams import WINDOW_MS, csv_streams, load_streams
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
@@ -36,7 +37,7 @@ def live_app(tmp_path):
             "work_root": str(tmp_path),
             **params,
         }
-        apps.append(LiveJoinExplorer(**params))
+        apps.append(LiveJoinExplorer(LiveJoinSettings(**params)))
         return apps[-1]
 
     yield make
@@ -46,14 +47,14 @@ def live_app(tmp_path):
 
 def _settle(app) -> None:
     """Apply what finished, then a snapshot taken after it."""
-    app.settle()
-    app.settle()
+    app.spark.settle()
+    app.spark.settle()
 
 
 def _replayed(app, timeout: float = 30.0) -> None:
     """Wait until the replay thread has written every event (it runs on its own)."""
     deadline = time.monotonic() + timeout
-    while (r := app.session.replayer) is not None and r.written < len(r.records):
+    while (r := app.spark.job.replayer) is not None and r.written < len(r.records):
         assert time.monotonic() < deadline, "the replay did not end"
         time.sleep(0.05)
 
@@ -63,45 +64,52 @@ def _replayed(app, timeout: float = 30.0) -> None:
 
 def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app, tmp_path):
     app = live_app()
-    assert app.state == "stopped" and pn.panel(app).get_root() is not None
-    app.start()
-    assert app.state == "starting"  # the work went to the worker thread
+    assert app.spark.state == "idle" and pn.panel(app).get_root() is not None
+    app.spark.start()
+    assert app.spark.state == "starting"  # the work went to the worker thread
     _settle(app)
     (live,) = FakeLive.instances
-    assert app.state == "running" and "10,000 events of synthetic events" in app.message
-    assert live.active and live.d_max == 2 * app.d and live.streams[0].max_delay == 2000.0
+    assert app.spark.state == "running" and "10,000 events of synthetic events" in app.spark.message
+    assert live.active and live.d_max == 2 * app.model.d and live.streams[0].max_delay == 2000.0
     assert "[Spark UI](http://127.0.0.1:4040)" in app.readout().object
     live.step()
     live.step()
     _settle(app)
-    assert app.pairs == 10 and app.run == 1 and len(app.metrics.data) == 2 and app.batches == 2
-    assert app.metrics.data["results_per_s"].iloc[-1] > 0
+    assert (
+        app.spark.pairs == 10
+        and app.spark.run == 1
+        and len(app.spark.metrics.data) == 2
+        and app.spark.batches == 2
+    )
+    assert app.spark.metrics.data["results_per_s"].iloc[-1] > 0
     assert app.table.value["P"].tolist()[0] == "0.912"
     assert app.table.value["A detected"].tolist()[0] == "1:01.5"
-    rejects = app.reject_pipe.data.set_index("reason")["records"]
+    rejects = app.spark.reject_pipe.data.set_index("reason")["records"]
     assert rejects["late"] == 3 and rejects["dropped by watermark"] == 2
-    app.delta = 0.6  # applied at once, no worker round trip
-    assert live.delta == 0.6 and "no restart" in app.message and not app.session.pending
-    app.d = 4000.0  # within the envelope: live
+    app.model.delta = 0.6  # applied at once, no worker round trip
+    assert live.delta == 0.6 and "no restart" in app.spark.message and not app.spark.job.pending
+    app.model.d = 4000.0  # within the envelope: live
     _settle(app)
-    assert live.d == 4000.0 and "no restart" in app.message and app.run == 1
-    app.d = 10_000.0  # beyond it: a new checkpoint, the charts start over
+    assert live.d == 4000.0 and "no restart" in app.spark.message and app.spark.run == 1
+    app.model.d = 10_000.0  # beyond it: a new checkpoint, the charts start over
     _settle(app)
-    assert "restarted on a new checkpoint" in app.message and app.run == 2
-    assert len(app.metrics.data) == 0
-    app.watermark = 3000.0  # a later watermark: another new checkpoint
+    assert "restarted on a new checkpoint" in app.spark.message and app.spark.run == 2
+    assert len(app.spark.metrics.data) == 0
+    app.model.watermark = 3000.0  # a later watermark: another new checkpoint
     _settle(app)
-    assert live.watermark == 3000.0 and "new checkpoint" in app.message and app.run == 3
-    app.paused = True
-    assert app.state == "paused" and "keeps running" in app.message
-    assert app.session.paused
-    app.paused = False
-    app.speed = 500.0
-    assert app.state == "running" and app.session.replayer.speed == 500.0
-    app.stop()
-    assert app.state == "stopping"
+    assert live.watermark == 3000.0 and "new checkpoint" in app.spark.message and app.spark.run == 3
+    app.model.paused = True
+    assert app.spark.phase() == "paused" and "keeps running" in app.spark.message
+    assert app.spark.job.paused
+    app.model.paused = False
+    app.model.speed = 500.0
+    assert app.spark.state == "running" and app.spark.job.replayer.speed == 500.0
+    app.spark.stop()
+    assert app.spark.state == "stopping"
     _settle(app)
-    assert app.state == "stopped" and live.closed and "Stopped after 0 pairs" in app.message
+    assert (
+        app.spark.state == "idle" and live.closed and "Stopped after 0 pairs" in app.spark.message
+    )
     assert list(tmp_path.iterdir()) == []  # the run's folder is gone
 
 
@@ -110,26 +118,26 @@ def test_live_join_failures_show_in_the_page_and_it_stays_usable(live_app):
         raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited\nstack...")
 
     app = live_app(live_factory=no_java)
-    app.start()
+    app.spark.start()
     _settle(app)
-    assert app.state == "stopped" and app.failed
-    assert "JAVA_GATEWAY_EXITED" in app.message and "stack" not in app.message
+    assert app.spark.state == "failed"
+    assert "JAVA_GATEWAY_EXITED" in app.spark.message and "stack" not in app.spark.message
     assert app.status().alert_type == "danger"
-    app.live_factory = FakeLive
-    app.start()
+    app.model.live_factory = FakeLive
+    app.spark.start()
     _settle(app)
-    assert app.state == "running" and not app.failed
+    assert app.spark.state == "running"
     (live,) = FakeLive.instances
     live.active, live.error = False, "foreachBatch raised ValueError: boom"
     _settle(app)  # the next snapshot finds the query dead
-    assert app.state == "stopped" and app.failed and "boom" in app.message and live.closed
+    assert app.spark.state == "failed" and "boom" in app.spark.message and live.closed
 
 
 def test_damaged_state_is_said_and_a_restart_on_a_new_checkpoint_offered(live_app):
     """A sink whose disk filled: the page names the damage and the folder, offers the restart
     on a new checkpoint, and the restart runs the data again in a new run folder."""
     app = live_app()
-    app.start()
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
     sink = f"{live.work_dir}/run-001/pairs"
@@ -139,32 +147,35 @@ def test_damaged_state_is_said_and_a_restart_on_a_new_checkpoint_offered(live_ap
         f"java.io.IOException: No space left on device ... {sink}/batch=3/part-0.parquet"
     )
     _settle(app)  # the next snapshot finds the query stopped by the full disk
-    assert app.state == "stopped" and app.failed and app.damaged and live.closed
-    assert f"The disk holding the sink folder {sink} is full" in app.message
-    assert "Restart on a new checkpoint" in app.message and "WORKBENCH_WORK_DIR" in app.message
+    assert app.spark.state == "failed" and app.spark.damaged and live.closed
+    assert f"The disk holding the sink folder {sink} is full" in app.spark.message
+    assert (
+        "Restart on a new checkpoint" in app.spark.message
+        and "WORKBENCH_WORK_DIR" in app.spark.message
+    )
     page = pn.panel(app)
     recover = [b for b in page.select(pn.widgets.Button) if "new checkpoint" in b.label]
     assert len(recover) == 1 and recover[0].visible
     recover[0].clicks += 1  # as the browser does
     _settle(app)
-    assert app.state == "running" and not app.failed and not app.damaged
+    assert app.spark.state == "running" and not app.spark.damaged
     assert not recover[0].visible and len(FakeLive.instances) == 2
     assert FakeLive.instances[1].work_dir != live.work_dir  # a new checkpoint and sink
 
 
 def test_two_pages_run_live_joins_side_by_side(live_app):
     first, second = live_app(), live_app()
-    first.start()
-    second.start()
+    first.spark.start()
+    second.spark.start()
     _settle(first)
     _settle(second)
     try:
-        assert first.state == second.state == "running"
+        assert first.spark.state == second.spark.state == "running"
         a, b = FakeLive.instances
         assert a.query_name != b.query_name  # Spark runs one active query per name
     finally:
-        first.stop()
-        second.stop()
+        first.spark.stop()
+        second.spark.stop()
         _settle(first)
         _settle(second)
 
@@ -223,35 +234,43 @@ def test_the_dashboard_loads_without_pyspark():
 def test_a_csv_at_the_defaults_runs_with_d_from_its_templates(live_app):
     data = newcomer_csv()  # 30 s sampling, 10 s jitter: templates about 10 s wide
     app = live_app(source="CSV file")
-    assert app.fast_from is None and app.d == WINDOW_MS and "learned" in app.window_note().object
-    app.csv_file = data  # the upload: read at once, before Start
+    assert (
+        app.model.fast_from is None
+        and app.model.d == WINDOW_MS
+        and "learned" in app.model.window_note().object
+    )
+    app.model.csv_file = data  # the upload: read at once, before Start
     streams = csv_streams(data, "time", "sensor", "")
     widest = max(t.pi for t in streams.templates)
     assert 9_000 < widest < 11_000  # the jitter, not the 30 s period
-    assert app.fast_from == widest and app.d >= widest and app.d == 11_000.0
-    assert app.param.d.bounds[1] >= 20 * app.d
-    assert "the fast path applies" in app.window_note().object
-    assert "2,000 of 2,000 rows accepted" in app.csv_report and app.csv_alert == "success"
+    assert app.model.fast_from == widest and app.model.d >= widest and app.model.d == 11_000.0
+    assert app.model.param.d.bounds[1] >= 20 * app.model.d
+    assert "the fast path applies" in app.model.window_note().object
+    assert (
+        "2,000 of 2,000 rows accepted" in app.model.csv_report and app.model.csv_alert == "success"
+    )
     # at this d the (exact, in-process) PTJoin finds pairs in the CSV: the default is usable
     specs = tuple(StreamSpec(t, 2000.0) for t in streams.templates)
-    pairs, _ = replay(PTJoin(streams=specs, d=app.d, threshold=app.delta), streams.events)
+    pairs, _ = replay(
+        PTJoin(streams=specs, d=app.model.d, threshold=app.model.delta), streams.events
+    )
     assert len(pairs.a_ids) > 100
-    app.start()
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
-    assert app.state == "running" and live.d == app.d and live.d_max == 2 * app.d
-    assert "fast path" in app.message and live.steered == []
-    assert app.replaying.startswith("CSV: 2,000 readings of 2 sensors")
+    assert app.spark.state == "running" and live.d == app.model.d and live.d_max == 2 * app.model.d
+    assert "fast path" in app.spark.message and live.steered == []
+    assert app.spark.replaying.startswith("CSV: 2,000 readings of 2 sensors")
 
 
 def test_a_d_set_by_the_user_is_kept_and_the_page_says_which_path(live_app):
     app = live_app(source="CSV file", d=1500.0)
-    app.csv_file = newcomer_csv()
-    assert app.d == 1500.0 and app.fast_from > 9_000  # the user's d stays
-    assert "d < max(pi)" in app.window_note().object
-    app.start()
+    app.model.csv_file = newcomer_csv()
+    assert app.model.d == 1500.0 and app.model.fast_from > 9_000  # the user's d stays
+    assert "d < max(pi)" in app.model.window_note().object
+    app.spark.start()
     _settle(app)
-    assert FakeLive.instances[0].d == 1500.0 and "exact probabilities" in app.message
+    assert FakeLive.instances[0].d == 1500.0 and "exact probabilities" in app.spark.message
 
 
 def test_start_derives_d_from_the_templates_of_any_source(live_app, monkeypatch):
@@ -260,74 +279,87 @@ def test_start_derives_d_from_the_templates_of_any_source(live_app, monkeypatch)
     wide = csv_streams(newcomer_csv(), "time", "sensor", "")
     monkeypatch.setattr(streams_module, "synthetic_streams", lambda: wide)
     app = live_app()
-    assert app.d == WINDOW_MS and app.fast_from is None  # not read before Start
-    app.start()
+    assert app.model.d == WINDOW_MS and app.model.fast_from is None  # not read before Start
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
-    assert app.d == live.d == 11_000.0 and app.fast_from > 9_000
-    assert "follows the data's widest timing template" in app.message
-    assert live.steered == [] and app.run == 1  # adopting d did not steer the run
-    app.source = "simulated deployment"  # while running: restart, d back to the data's own
-    assert app.fast_from is None and app.d == WINDOW_MS
+    assert app.model.d == live.d == 11_000.0 and app.model.fast_from > 9_000
+    assert "follows the data's widest timing template" in app.spark.message
+    assert live.steered == [] and app.spark.run == 1  # adopting d did not steer the run
+    app.model.source = "simulated deployment"  # while running: restart, d back to the data's own
+    assert app.model.fast_from is None and app.model.d == WINDOW_MS
     _settle(app)
     assert FakeLive.instances[-1].d == WINDOW_MS and FakeLive.instances[0].closed
 
 
 def test_the_csv_report_lists_rejected_rows_and_suggests_the_time_unit(live_app):
     app = live_app(source="CSV file")
-    app.csv_file = newcomer_csv(bad_times=200)
-    assert app.csv_alert == "warning"
+    app.model.csv_file = newcomer_csv(bad_times=200)
+    assert app.model.csv_alert == "warning"
     assert "1,800 of 2,000 rows accepted; 200 rejected because the time does not parse" in (
-        app.csv_report
+        app.model.csv_report
     )
-    assert "First rejected rows: 5 (time 'not a time' does not parse), 15 (" in app.csv_report
-    assert app.csv_view().object == app.csv_report
-    app.csv_file = newcomer_csv(epoch_seconds=True)  # epoch seconds, unit left empty
-    assert app.csv_alert == "danger" and "no CSV row has a parsable time" in app.csv_report
-    assert 'set the CSV time unit to "s"' in app.csv_report
-    app.csv_time_unit = "ms"  # the wrong unit: parses as 1970, still pointed at "s"
-    assert app.csv_alert == "warning" and 'the CSV time unit is "ms"' in app.csv_report
-    app.csv_time_unit = "s"
-    assert app.csv_alert == "success" and "2,000 of 2,000 rows accepted" in app.csv_report
-    app.csv_time = "when"
-    assert app.csv_alert == "danger" and "columns ['when'] are not in the CSV" in app.csv_report
-    app.start()  # an unusable CSV fails the Start with the same words, the page stays up
+    assert "First rejected rows: 5 (time 'not a time' does not parse), 15 (" in app.model.csv_report
+    assert app.model.csv_view().object == app.model.csv_report
+    app.model.csv_file = newcomer_csv(epoch_seconds=True)  # epoch seconds, unit left empty
+    assert (
+        app.model.csv_alert == "danger" and "no CSV row has a parsable time" in app.model.csv_report
+    )
+    assert 'set the CSV time unit to "s"' in app.model.csv_report
+    app.model.csv_time_unit = "ms"  # the wrong unit: parses as 1970, still pointed at "s"
+    assert app.model.csv_alert == "warning" and 'the CSV time unit is "ms"' in app.model.csv_report
+    app.model.csv_time_unit = "s"
+    assert (
+        app.model.csv_alert == "success" and "2,000 of 2,000 rows accepted" in app.model.csv_report
+    )
+    app.model.csv_time = "when"
+    assert (
+        app.model.csv_alert == "danger"
+        and "columns ['when'] are not in the CSV" in app.model.csv_report
+    )
+    app.spark.start()  # an unusable CSV fails the Start with the same words, the page stays up
     _settle(app)
-    assert app.state == "stopped" and app.failed and "columns ['when']" in app.message
+    assert app.spark.state == "failed" and "columns ['when']" in app.spark.message
 
 
 def test_the_run_finishes_when_the_replay_is_joined(live_app):
     app = live_app()
-    app.start()
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
     live.step()
     _replayed(app)
     _settle(app)
-    assert app.state == "running" and app.replayed == app.events == 10_000  # not caught up yet
+    assert (
+        app.spark.state == "running" and app.spark.replayed == app.spark.events == 10_000
+    )  # not caught up yet
     live.step()
     live.idle = True  # Spark has committed every replayed file
     _settle(app)
-    assert app.state == "finished" and app.pairs == 10 and app.status().alert_type == "success"
-    assert app.message.startswith("Finished: all 10,000 events replayed and joined, 10 pairs")
+    assert (
+        app.spark.state == "finished"
+        and app.spark.pairs == 10
+        and app.status().alert_type == "success"
+    )
+    assert app.spark.message.startswith("Finished: all 10,000 events replayed and joined, 10 pairs")
     assert (
         "finished" in app.readout().object and "2 micro-batches committed" in app.readout().object
     )
-    app.settle()  # the queries stop, the run's folder goes
-    assert live.closed and app.session.live is None and not app.session.sampling
+    app.spark.settle()  # the queries stop, the run's folder goes
+    assert live.closed and app.spark.job.live is None and not app.spark.job.sampling
     assert app.table.value["P"].tolist()[0] == "0.912"  # the last pairs stay on the page
-    app.d = 5000.0  # steering a finished run does nothing until the next Start
-    assert not app.session.pending and app.state == "finished"
-    app.start()  # Start is available again
-    assert app.state == "starting"
+    app.model.d = 5000.0  # steering a finished run does nothing until the next Start
+    assert not app.spark.job.pending and app.spark.state == "finished"
+    app.spark.start()  # Start is available again
+    assert app.spark.state == "starting"
     _settle(app)
-    assert app.state == "running" and len(FakeLive.instances) == 2 and app.pairs == 0
+    assert app.spark.state == "running" and len(FakeLive.instances) == 2 and app.spark.pairs == 0
 
 
 def test_a_run_without_pairs_finishes_and_says_why(live_app):
     FakeLive.per_batch = 0  # every micro-batch is empty
     app = live_app()
-    app.start()
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
     live.step()
@@ -335,8 +367,8 @@ def test_a_run_without_pairs_finishes_and_says_why(live_app):
     _replayed(app)
     live.idle = True
     _settle(app)
-    assert app.state == "finished" and not app.failed and app.pairs == 0
-    assert "try a larger window d" in app.message and len(app.table.value) == 0
+    assert app.spark.state == "finished" and app.spark.pairs == 0
+    assert "try a larger window d" in app.spark.message and len(app.table.value) == 0
 
 
 def test_starting_shows_its_progress(live_app):
@@ -345,25 +377,28 @@ def test_starting_shows_its_progress(live_app):
         return FakeLive(**kwargs)
 
     app = live_app(live_factory=slow_spark)
-    app.start()
+    app.spark.start()
     deadline = time.monotonic() + 10
-    while "Waiting for Spark" not in app.message:
-        assert time.monotonic() < deadline, app.message
+    while "Waiting for Spark" not in app.spark.message:
+        assert time.monotonic() < deadline, app.spark.message
         time.sleep(0.05)
-        app.poll()
-    assert app.state == "starting" and "s since Start" in app.message
+        app.spark.poll()
+    assert app.spark.state == "starting" and "s since Start" in app.spark.message
     _settle(app)
-    assert app.state == "running" and "0 micro-batches committed" in app.readout().object
+    assert app.spark.state == "running" and "0 micro-batches committed" in app.readout().object
 
 
 def test_start_says_its_first_stage_at_once(live_app):
     # on a warm Spark a start can end between two polls: the page still says what it does
     app = live_app()
-    app.start()
-    assert app.state == "starting"
-    assert app.message == "Reading the data and learning its timing templates... (0 s since Start)"
+    app.spark.start()
+    assert app.spark.state == "starting"
+    assert (
+        app.spark.message
+        == "Reading the data and learning its timing templates... (0 s since Start)"
+    )
     _settle(app)
-    assert app.state == "running"
+    assert app.spark.state == "running"
 
 
 def test_live_plots_follow_their_data(live_app, monkeypatch):
@@ -376,7 +411,7 @@ def test_live_plots_follow_their_data(live_app, monkeypatch):
     figures = [rendered(p)[0] for p in panes]
     rejects = figures[-1]
     assert (rejects.y_range.start, rejects.y_range.end) == (0, 1)  # nothing rejected yet
-    app.start()
+    app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
     for _ in range(4):
@@ -424,55 +459,65 @@ def test_the_header_names_the_replayed_data(live_app, monkeypatch):
     )
     assert tabs.built() == []  # nothing built before a tab is shown
     app = tabs[live]
-    app.csv_file = newcomer_csv()
-    app.start()
+    app.model.csv_file = newcomer_csv()
+    app.spark.start()
     _settle(app)
     assert "Live join (running): **CSV: 2,000 readings of 2 sensors**" in header.object
 
 
 @pytest.mark.spark
 def test_live_join_on_spark_changes_delta_live(spark, tmp_path):
-    app = LiveJoinExplorer(source="synthetic events", speed=5000.0, work_root=str(tmp_path))
-    app.start()
-    app.settle()
-    assert app.state == "running", app.message
+    app = LiveJoinExplorer(
+        LiveJoinSettings(source="synthetic events", speed=5000.0, work_root=str(tmp_path))
+    )
+    app.spark.start()
+    app.spark.settle()
+    assert app.spark.state == "running", app.spark.message
     try:
         deadline = time.monotonic() + 120
-        while app.pairs == 0:
-            assert time.monotonic() < deadline and app.state == "running", app.message
+        while app.spark.pairs == 0:
+            assert time.monotonic() < deadline and app.spark.state == "running", app.spark.message
             time.sleep(0.2)
-            app.poll()
+            app.spark.poll()
         latest = app.table.value
         assert (
             len(latest)
             and (latest["P"].astype(float) >= latest["delta"].astype(float) - 1e-3).all()
         )
-        app.delta = 0.5
-        assert "no restart" in app.message and app.session.live.params.delta == 0.5
+        app.model.delta = 0.5
+        assert "no restart" in app.spark.message and app.spark.job.live.params.delta == 0.5
     finally:
-        app.stop()
-        app.settle()
-    assert app.state == "stopped" and not app.failed and app.pairs > 0
+        app.spark.stop()
+        app.spark.settle()
+        app.close(wait=True)  # its worker thread ends (the room test counts them)
+    assert app.spark.state == "idle" and app.spark.pairs > 0
 
 
 @pytest.mark.spark
 def test_a_csv_at_the_defaults_finishes_on_spark(spark, tmp_path):
-    app = LiveJoinExplorer(source="CSV file", speed=20_000.0, work_root=str(tmp_path))
-    app.csv_file = newcomer_csv()
-    app.start()
+    app = LiveJoinExplorer(
+        LiveJoinSettings(source="CSV file", speed=20_000.0, work_root=str(tmp_path))
+    )
+    app.model.csv_file = newcomer_csv()
+    app.spark.start()
     try:
         deadline = time.monotonic() + 240
-        while app.state != "finished":
-            assert time.monotonic() < deadline, app.message
-            assert app.state in ("starting", "running") and not app.failed, app.message
+        while app.spark.state != "finished":
+            assert time.monotonic() < deadline, app.spark.message
+            assert app.spark.state in ("starting", "running"), app.spark.message
             time.sleep(0.2)
-            app.poll()
-        assert app.replayed == app.events == 2000 and f"{app.pairs:,} pairs" in app.message
+            app.spark.poll()
+        assert (
+            app.spark.replayed == app.spark.events == 2000
+            and f"{app.spark.pairs:,} pairs" in app.spark.message
+        )
         # finished means caught up: every pair the exact in-process PTJoin finds is committed
-        streams = csv_streams(app.csv_file, "time", "sensor", "")
+        streams = csv_streams(app.model.csv_file, "time", "sensor", "")
         specs = tuple(StreamSpec(t, 2000.0) for t in streams.templates)
-        pairs, _ = replay(PTJoin(streams=specs, d=app.d, threshold=app.delta), streams.events)
-        assert app.pairs == len(pairs.a_ids) > 100
+        pairs, _ = replay(
+            PTJoin(streams=specs, d=app.model.d, threshold=app.model.delta), streams.events
+        )
+        assert app.spark.pairs == len(pairs.a_ids) > 100
     finally:
         app.close(wait=True)
 
@@ -480,9 +525,9 @@ def test_a_csv_at_the_defaults_finishes_on_spark(spark, tmp_path):
 def _message_says(app, text: str, timeout: float = 30.0) -> None:
     """Poll the page (as its periodic callback does) until its message says ``text``."""
     deadline = time.monotonic() + timeout
-    while text not in app.message:
-        assert time.monotonic() < deadline, app.message
-        app.poll()
+    while text not in app.spark.message:
+        assert time.monotonic() < deadline, app.spark.message
+        app.spark.poll()
         time.sleep(0.05)
 
 
@@ -493,19 +538,19 @@ def test_a_start_beyond_the_spark_slots_waits_and_says_so(live_app, monkeypatch)
     slots = Slots(1)
     monkeypatch.setattr(job, "spark_slots", lambda: slots)
     first, second, third = live_app(), live_app(), live_app()
-    first.start()
+    first.spark.start()
     _settle(first)
-    assert first.state == "running" and slots.in_use == 1
-    second.start()
+    assert first.spark.state == "running" and slots.in_use == 1
+    second.spark.start()
     _message_says(second, "Waiting for a free Spark slot: 1 of 1 runs on this server")
-    assert second.state == "starting"
-    third.start()
+    assert second.spark.state == "starting"
+    third.spark.start()
     _message_says(third, "Waiting for a free Spark slot")
     third.close(wait=True)  # its session ended while it waited: it gives up at once
-    first.stop()
+    first.spark.stop()
     _settle(first)
     _settle(second)
-    assert first.state == "stopped" and second.state == "running" and slots.in_use == 1
-    second.stop()
+    assert first.spark.state == "idle" and second.spark.state == "running" and slots.in_use == 1
+    second.spark.stop()
     _settle(second)
     assert slots.in_use == 0

@@ -19,8 +19,10 @@ from bokeh.models import CustomJSTickFormatter
 
 from tests.support.plot_checks import uncovered
 from workbench.app import CoalescingExplorer, WJoinExplorer
+from workbench.app.coalescing_model import CoalescingModel
 from workbench.app.panes import concept
 from workbench.app.wjoin import response_ms
+from workbench.app.wjoin_model import WJoinModel
 from workbench.viz.wjoin import significant
 
 
@@ -42,7 +44,7 @@ def _data(figure: object, glyph: str) -> dict:
 @pytest.fixture(scope="module")
 def wjoin():
     """A multi-way join tab over two hours of data, its panes rendered, before any run."""
-    app = WJoinExplorer(hours=2.0)
+    app = WJoinExplorer(WJoinModel(hours=2.0))
     panes, figures = _figures(app)
     return app, panes, figures
 
@@ -64,10 +66,10 @@ def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
     assert before == [["not run yet"] * 2] * 2
     assert app.status_pane.alert_type == "info" and "Press **Run**" in app.status_pane.object
 
-    bew, few = app.run()
-    assert app.message.startswith(f"{bew.tuples:,} tuples from 3 motes")
-    assert app.status_pane.alert_type == "success" and app.status_pane.object == app.message
-    frame = app.measures()
+    bew, few = app.model.run()
+    assert app.model.message.startswith(f"{bew.tuples:,} tuples from 3 motes")
+    assert app.status_pane.alert_type == "success" and app.status_pane.object == app.model.message
+    frame = app.model.measures()
     assert frame["algorithm"].tolist() == ["BEW", "FEW"] and frame["results"].dtype.kind == "i"
     assert app.results_table.value.equals(frame)
     assert [p.object for p in panes] == figures  # the same figures, with the run's data
@@ -86,9 +88,9 @@ def test_a_multiway_run_fills_three_sized_plots_with_its_measures(wjoin):
 
 def test_response_times_read_in_three_significant_digits(wjoin):
     app, _, figures = wjoin
-    if not app.results:
-        app.run()
-    frame = app.measures()
+    if not app.model.results:
+        app.model.run()
+    frame = app.model.measures()
     for column in ("tuples/s", "mean response (ms)", "p95 response (ms)"):
         assert all(significant(v) == v for v in frame[column]), column
     labels = _data(figures[2], "Text")["text"]
@@ -110,29 +112,31 @@ def test_multiway_plots_follow_each_change(wjoin):
         {"hours": 1.0},
     ]
     for change in changes:
-        app.param.update(**change)
-        app.run()
-        assert app.results, (change, app.message)
+        app.model.param.update(**change)
+        app.model.run()
+        assert app.model.results, (change, app.model.message)
         names = figures[1].xaxis[0].major_label_overrides
-        assert [names[k] for k in sorted(names)] == app.algorithms, change
-        assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.motes), change
+        assert [names[k] for k in sorted(names)] == app.model.algorithms, change
+        assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.model.motes), change
         for figure in figures:
             assert not uncovered(figure), (change, figure.title.text)
-    app.motes = [1]  # cannot run: said in the page, plots keep their structure
-    assert app.run() == [] and app.status_pane.alert_type == "danger"
+    app.model.motes = [1]  # cannot run: said in the page, plots keep their structure
+    assert app.model.run() == [] and app.status_pane.alert_type == "danger"
     assert (
         "2 to 6 motes" in app.status_pane.object and figures[0].title.text == "Choose 2 to 6 motes"
     )
-    app.param.update(motes=[1, 2, 3], algorithms=[])
-    assert app.run() == [] and "choose BEW, FEW or both" in app.status_pane.object
+    app.model.param.update(motes=[1, 2, 3], algorithms=[])
+    assert app.model.run() == [] and "choose BEW, FEW or both" in app.status_pane.object
 
 
 def test_a_run_in_a_worker_thread_sets_its_outcome_on_the_loop():
-    app = WJoinExplorer(hours=1.0)
+    app = WJoinExplorer(WJoinModel(hours=1.0))
     seen = []
-    app.param.watch(lambda e: seen.append(e.new), "running")
+    app.model.param.watch(lambda e: seen.append(e.new), "running")
     asyncio.run(app.run_async())
-    assert seen == [True, False] and len(app.results) == 2 and "tuples from" in app.message
+    assert (
+        seen == [True, False] and len(app.model.results) == 2 and "tuples from" in app.model.message
+    )
 
 
 # -- Coalescing --------------------------------------------------------------------------------
@@ -153,26 +157,26 @@ def test_cp_reads_the_same_in_the_readout_and_the_table():
     for _ in range(3):
         numbers = _readout_numbers(app.readout_pane.object)
         assert all(re.fullmatch(r"\d\.\d{3}", v) for v in numbers.values()), numbers
-        cp, oop = app.cp_oop()
+        cp, oop = app.model.cp_oop()
         assert numbers["cp now"] == f"{cp:.3f}" and numbers["oop now"] == f"{oop:.3f}"
         table = app.query_table.value.set_index("query")
-        row = table.loc[app.query().name]
+        row = table.loc[app.model.query().name]
         assert numbers["cp then"] == f"{row['cp']:.3f}"
         assert numbers["oop then"] == f"{row['oop']:.3f}"
-        app.step(450)
+        app.model.step(450)
     html = app.query_table.html()
     assert '<th class="number">cp (last re-evaluation)</th>' in html
     cp = app.query_table.value["cp"].iloc[0]
     assert f'<td class="number">{cp:.3f}</td>' in html  # 0.87 reads 0.870
     points = app.eager_surface().layers["queries"]
     assert points.style["legend_field"] == "served"  # the legend names the serving schemes
-    table = app.selection()
+    table = app.model.selection()
     assert list(points.columns["query"]) == table["query"].tolist()
     assert list(points.columns["served"]) == [f"query served {k}" for k in table["scheme"]]
 
 
 def test_the_extent_lists_motes_in_numeric_order():
-    app = CoalescingExplorer(motes=[10, 3, 1, 2, 4, 6])
+    app = CoalescingExplorer(CoalescingModel(motes=[10, 3, 1, 2, 4, 6]))
     (_, *_), figures = _figures(app)
     timeline = figures[0]
 
@@ -184,7 +188,7 @@ def test_the_extent_lists_motes_in_numeric_order():
     assert rows() == [1, 2, 3, 4, 6, 10]
     assert isinstance(timeline.xaxis[0].formatter, CustomJSTickFormatter)
     assert "(ms)" not in timeline.xaxis[0].axis_label and "(s" not in timeline.xaxis[0].axis_label
-    app.motes = [12, 2, 11]
+    app.model.motes = [12, 2, 11]
     assert rows() == [2, 11, 12]
     assert not uncovered(timeline)
 
@@ -194,21 +198,21 @@ def test_coalescing_plots_follow_each_change():
     _, figures = _figures(app)
     assert len(figures) == 3  # the extent and the two cost surfaces
     changes = [
-        lambda: app.step(300),
-        lambda: setattr(app, "scheme", "lazy"),
-        lambda: setattr(app, "w_update", 100.0),
-        lambda: setattr(app, "motes", [1, 2]),
-        lambda: setattr(app, "window_minutes", 10.0),
-        lambda: setattr(app, "equivalence", "equal"),
-        lambda: app.param.update(window_kind="tuples", window_tuples=200),
-        lambda: setattr(app, "scheme", "eager"),
+        lambda: app.model.step(300),
+        lambda: setattr(app.model, "scheme", "lazy"),
+        lambda: setattr(app.model, "w_update", 100.0),
+        lambda: setattr(app.model, "motes", [1, 2]),
+        lambda: setattr(app.model, "window_minutes", 10.0),
+        lambda: setattr(app.model, "equivalence", "equal"),
+        lambda: app.model.param.update(window_kind="tuples", window_tuples=200),
+        lambda: setattr(app.model, "scheme", "eager"),
     ]
     for k, change in enumerate(changes):
         change()
         for figure in figures:
             assert not uncovered(figure), (k, figure.title.text)
     drawn = _data(figures[0], "Segment")
-    assert set(drawn["group"]) == {"1", "2"} and len(drawn["x0"]) == len(app.extent())
+    assert set(drawn["group"]) == {"1", "2"} and len(drawn["x0"]) == len(app.model.extent())
 
 
 @pytest.mark.parametrize("app", [CoalescingExplorer, WJoinExplorer])
@@ -231,10 +235,12 @@ def test_a_new_configuration_shows_only_the_refilled_extents():
     """Reconfiguring replays the latest readings into fresh extents; the page sees one update,
     with them filled (never the empty extents at an earlier position)."""
     app = CoalescingExplorer()
-    app.step()
+    app.model.step()
     seen = []
-    app.param.watch(lambda e: seen.append((e.new, app.eager.counters.events_in)), "position")
-    before = app.position
-    app.window_minutes = 65.0
-    assert app.position == before and app.eager.stored > 0
+    app.model.param.watch(
+        lambda e: seen.append((e.new, app.model.eager.counters.events_in)), "position"
+    )
+    before = app.model.position
+    app.model.window_minutes = 65.0
+    assert app.model.position == before and app.model.eager.stored > 0
     assert all(position == before and arrived > 0 for position, arrived in seen)

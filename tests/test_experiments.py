@@ -97,7 +97,7 @@ def test_flush_results_wait_for_the_flush():
 def test_the_dashboard_run_gives_the_benchmarks_response_times(cls):
     """The same join, timed by the same clock, read by the dashboard (times in seconds) and
     by the benchmarks and notebooks (times in ms): equal response times, result by result."""
-    from workbench.app.wjoin import run_join
+    from workbench.app.wjoin_model import run_join
 
     workload = WJoinWorkload(window_ms=100.5, keys=20, windows=20.0)
     rows_ms = workload.streams(np.random.default_rng(3), 3, 2000.0)

@@ -188,12 +188,13 @@ def build_dashboard(tabs: DashboardTabs | None = None) -> Dashboard:
 
     def follow(name: str, tab: pn.viewable.Viewer) -> None:
         if name == LIVE_TAB:  # the header names what the live join replays
-            tab.param.watch(
-                lambda *_: header.param.update(
-                    object=header_text(source, tab.replaying, tab.state)
-                ),
-                ["replaying", "state"],
-            )
+            run = tab.spark
+
+            def show(*_: object) -> None:
+                header.object = header_text(source, run.replaying, run.phase())
+
+            run.param.watch(show, ["replaying", "state"])
+            tab.model.param.watch(show, "paused")
 
     tabs = tabs or DashboardTabs()
     tabs.on_build = follow

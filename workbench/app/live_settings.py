@@ -1,7 +1,7 @@
 """The live join tab's choices: the data to replay (a CSV is read when chosen, and reported on),
 the join's window d, threshold delta, max delays, watermark and trigger, the replay's pace.
 d's default and range follow the data's timing templates: PTJoin Theorem 2's fast path needs
-d >= max(pi).  :class:`~workbench.app.live.LiveJoinExplorer` runs them on Spark.
+d >= max(pi).  :class:`~workbench.app.live_run.LiveRun` runs them on Spark.
 
 What the page accepts is checked here: an uploaded CSV above the upload limit, empty, binary
 or unreadable gets a message saying why (nothing raised); the readings file's path must lie

@@ -1,0 +1,223 @@
+"""The tabs' models without a page, and the one Spark control every Spark tab shares (issue 36):
+the models compute with no Panel object made, the control's run state moves idle -> starting
+-> running -> finished / failed / idle as its job reports, and the tabs' controls on it."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.app.coalescing_model import CoalescingModel
+from workbench.app.coalescing_spark import RETRY, CoalescingSpark
+from workbench.app.live_run import LiveRun
+from workbench.app.live_settings import LiveJoinSettings
+from workbench.app.spark_control import RUN_STATES, SparkControl
+from workbench.app.wjoin_model import WJoinModel
+from workbench.app.wjoin_spark import WJoinSpark
+
+APP = Path(__file__).resolve().parents[1] / "workbench" / "app"
+
+
+class FakeJob:
+    """A job whose queued work runs at :meth:`poll`, as the worker's results come in."""
+
+    def __init__(self, on_failure: Callable[[Exception], None], *_: object) -> None:
+        self.on_failure = on_failure
+        self.stage = ""
+        self.queue: list[tuple[Callable, Callable | None]] = []
+        self.snapshots: list[object] = []
+        self.torn_down = 0
+        self.closed = False
+        self.paced: list[tuple[float, bool]] = []
+
+    def submit(self, action: Callable, then: Callable | None = None) -> None:
+        self.queue.append((action, then))
+
+    def poll(self) -> None:
+        queue, self.queue = self.queue, []
+        for action, then in queue:
+            try:
+                out = action()
+            except Exception as exc:  # noqa: BLE001 (as the worker hands failures on)
+                self.on_failure(exc)
+                return
+            if then is not None:
+                then(out)
+
+    def collect(self, then: Callable) -> None:
+        if self.snapshots:
+            then(self.snapshots.pop(0))
+
+    def settle(self, timeout: float = 120.0) -> None:
+        self.poll()
+
+    def teardown(self) -> None:
+        self.torn_down += 1
+
+    def close(self, wait: bool = False) -> None:
+        self.closed = True
+
+    # what the tabs' jobs offer besides
+    def start(self, *_: object) -> str:
+        return "Running on Spark (fake)."
+
+    def reconfigure(self, settings: object) -> SimpleNamespace:
+        return SimpleNamespace(message="Kept the checkpoint (fake).")
+
+    def pace(self, rate: float, paused: bool) -> None:
+        self.paced.append((rate, paused))
+
+
+class FakeControl(SparkControl):
+    def _make_job(self) -> FakeJob:
+        return FakeJob(self.fail)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("module", ["coalescing_model.py", "wjoin_model.py"])
+def test_the_models_import_no_panel(module):
+    assert not {"panel", "holoviews"} & _imports(APP / module)
+
+
+def test_the_coalescing_model_streams_and_reconfigures_without_a_page():
+    """Eager and lazy extents store the same window (Sections 3-4); a reconfiguration replays
+    the latest readings; the readout and the selection follow (Sections 5-7)."""
+    model = CoalescingModel(motes=[1, 2])
+    position = model.position
+    assert position > 0 and model.step(50) == 50 and model.position == position + 50
+    assert sum(c.count for c in model.eager.view()) == len(model.lazy.raw())
+    model.scheme = "lazy"
+    assert all(c.count == 1 for c in model.extent())  # lazy stores raw tuples
+    model.window_kind = "tuples"
+    assert model.position == position + 50 and len(model.lazy) <= model.window_tuples
+    assert f"{model.position:,} of" in model.readout()
+    eager, lazy = model.surfaces()
+    assert eager.shape == lazy.shape == (21, 21) and not eager.flags.writeable
+    assert len(model.selection()) == 4
+    model.running = True
+    model.step(10**6)
+    assert not model.running  # the end of the readings stops the stream
+
+
+def test_the_wjoin_model_runs_without_a_page():
+    """BEW and FEW on the same tuples (W-join Sections 3-5), blocking and in a thread."""
+    model = WJoinModel(hours=1.0)
+    bew, few = model.run()
+    assert bew.results == few.results > 0 and model.message.startswith(f"{bew.tuples:,} tuples")
+    assert model.measures()["algorithm"].tolist() == ["BEW", "FEW"]
+    model.results = []
+    asyncio.run(model.run_async())
+    assert len(model.results) == 2 and not model.running
+    model.algorithms = []
+    assert model.compute() == ([], "Cannot run: choose BEW, FEW or both")
+
+
+def test_the_control_moves_through_its_states():
+    control = FakeControl()
+    assert control.state == "idle" and RUN_STATES[0] == "idle" and not control.busy
+    job = control.begin("Starting...")
+    assert control.state == "starting" and control.busy and control.message == "Starting..."
+    job.stage = "waiting for a free Spark slot"
+    control.poll()
+    assert control.state == "starting" and control.message == job.stage  # why it waits
+    job.submit(lambda: "Running.", control.started)
+    job.snapshots.append(SimpleNamespace(name="first"))
+    control.poll()
+    assert control.state == "running" and control.message == "Running."
+    assert control.snapshot.name == "first" and control.shown == 1  # collected while running
+    control.finish("Done.")
+    assert control.state == "finished" and not control.busy and control.message == "Done."
+    control.poll()
+    assert job.torn_down == 1  # a finished run is torn down
+    control.begin("Again...")
+    job.submit(lambda: 1 / 0)
+    control.poll()
+    assert control.state == "failed" and control.message.startswith(
+        "The Spark run failed (ZeroDivisionError: division by zero)"
+    )
+    control.end()
+    assert control.state == "idle" and control.message == "" and control.snapshot is None
+    control.close()
+    assert job.closed and control.job is None
+
+
+def test_the_coalescing_control_follows_the_model():
+    model = CoalescingModel(motes=[1, 2])
+    spark = CoalescingSpark(model=model)
+    spark._job_class = lambda: FakeJob
+    spark.run_on = "Spark"
+    assert spark.state == "starting" and model.running
+    assert spark.job.paced == [(spark.rate(), False)]  # running: the replay is not held
+    spark.poll()
+    assert spark.state == "running" and spark.message == "Running on Spark (fake)."
+    model.equivalence = "equal"
+    assert spark.message == "Applying the change on Spark..."
+    spark.poll()
+    assert spark.state == "running" and spark.message == "Kept the checkpoint (fake)."
+    model.speed = 300
+    assert spark.job.paced[-1] == (600.0, False)
+    spark.fail(RuntimeError("no Java"))
+    assert spark.state == "failed" and spark.message.endswith(RETRY) and not model.running
+    spark.run_on = "in-process"
+    assert spark.state == "idle" and spark.message == "" and spark.readout() == ""
+    spark.close()
+
+
+def test_the_wjoin_control_finishes_once_caught_up():
+    model = WJoinModel(hours=1.0)
+    spark = WJoinSpark(model=model, run_on="Spark")
+    spark._job_class = lambda: FakeJob
+    spark.run()
+    assert spark.state == "starting" and model.running
+    spark.poll()  # the in-process run, then the start
+    assert spark.state == "running" and len(model.results) == 2 and not model.running
+    results = np.array([[1, 2]])
+    snap = SimpleNamespace(
+        caught_up=True,
+        agrees=True,
+        results=results,
+        expected=results,
+        emitted_at=np.array([5.0]),
+        read=2,
+        replayed=2,
+        total=2,
+        metrics=pd.DataFrame({"elapsed_s": [], "input_rows": [], "batch_ms": []}),
+    )
+    spark.job.snapshots.append(snap)
+    spark.poll()
+    assert spark.state == "finished" and "which equal the in-process BEW-join's 1" in spark.message
+    assert "**same results as BEW: yes**" in spark.readout()
+    model.motes = [1]
+    spark.run()
+    assert spark.state == "failed" and "choose 2 to 6 motes" in spark.message
+    spark.close()
+
+
+@pytest.mark.parametrize(
+    ("state", "paused", "phase"),
+    [
+        ("idle", False, "stopped"),
+        ("failed", False, "stopped"),
+        ("starting", False, "starting"),
+        ("running", False, "running"),
+        ("running", True, "paused"),
+        ("stopping", False, "stopping"),
+        ("finished", False, "finished"),
+    ],
+)
+def test_the_live_run_says_its_state_in_the_pages_words(state, paused, phase):
+    run = LiveRun(model=LiveJoinSettings(paused=paused), state=state)
+    assert run.phase() == phase

@@ -1,0 +1,220 @@
+"""The Multi-way join tab's state and computation, without a page: motes of the (simulated)
+deployment as streams, a constraint graph over them, BEW-join and FEW-join run side by side on
+the same tuples and measured (W-join paper, Sections 3-5).
+:class:`~workbench.app.wjoin.WJoinExplorer` shows it; a run happens in a worker thread
+(:meth:`WJoinModel.run_async`) so the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import param
+
+from workbench.data.streams import default_readings
+from workbench.experiments import Clock, profile_wjoin
+from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
+from workbench.viz.wjoin import significant
+
+__all__ = ["GRAPHS", "MEASURES", "RunResult", "WJoinModel", "max_delays", "run_join"]
+
+GRAPHS = ("uniform clique", "path", "star")
+"""Constraint graphs offered: every pair, a chain in the chosen order, all to the first."""
+MEASURES = {
+    "algorithm": str,
+    "results": int,
+    "tuples/s": float,
+    "mean response (ms)": float,
+    "p95 response (ms)": float,
+    "late": int,
+}
+"""Columns of the measures table and their types (also before a run, when it is empty)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one join run did: tuples, results, throughput, response times, result times."""
+
+    algorithm: str
+    tuples: int
+    results: int
+    late: int
+    seconds: float
+    response_ms: np.ndarray
+    emitted_at: np.ndarray
+
+    @property
+    def throughput(self) -> float:
+        """Tuples processed per second of processing time."""
+        return self.tuples / self.seconds if self.seconds > 0 else float("inf")
+
+
+def max_delays(rows: pd.DataFrame) -> list[float]:
+    """Each stream's largest delay (``arrival - ts``) in ``rows``, a hair above (no tuple is
+    late), streams in order.
+
+    >>> rows = pd.DataFrame({"stream": [1, 0, 1], "ts": [0.0, 1.0, 2.0],
+    ...                      "arrival": [3.0, 1.5, 2.5]})
+    >>> [round(d, 3) for d in max_delays(rows)]
+    [0.5, 3.0]
+    """
+    return [
+        float((g["arrival"] - g["ts"]).max()) + 1e-6 for _, g in rows.groupby("stream", sort=True)
+    ]
+
+
+def run_join(
+    op: BEWJoin | FEWJoin, rows: pd.DataFrame, algorithm: str, clock: Clock = time.perf_counter
+) -> RunResult:
+    """Push ``rows`` (stream, id, value, ts, arrival; arrival order; times in seconds) through
+    ``op``, timed by the experiments' harness (:func:`~workbench.experiments.profile_wjoin`).
+
+    Response times follow its one first-come-first-served model (ms): a result's emitting
+    call finishes after every earlier call, and its response time runs from the arrival of
+    its last tuple to that finish.
+    """
+    p = profile_wjoin(op, rows, unit_ms=1000.0, clock=clock)
+    return RunResult(
+        algorithm,
+        len(rows),
+        p.results,
+        p.counters.late,
+        p.seconds,
+        p.response_ms(),
+        p.emitted_at_ms() / 1000.0,
+    )
+
+
+class WJoinModel(param.Parameterized):
+    """Motes as streams under a constraint graph; BEW and FEW run on the same tuples and
+    measured (module docstring)."""
+
+    motes = param.ListSelector(
+        default=[1, 2, 3], objects=list(range(1, 55)), doc="Motes joined (2 to 6 streams)."
+    )
+    graph = param.Selector(
+        objects=list(GRAPHS), default=GRAPHS[0], doc="Which pairs carry a window."
+    )
+    window = param.Number(
+        60.0, bounds=(1.0, 3600.0), step=1.0, label="window (s)", doc="Window of every edge."
+    )
+    quantum = param.Number(
+        0.5,
+        bounds=(0.01, 10.0),
+        step=0.01,
+        label="temperature band (C)",
+        doc="Tuples join when their temperatures fall in the same band (equality predicate).",
+    )
+    hours = param.Number(
+        6.0, bounds=(0.5, 24.0), step=0.5, label="hours of data", doc="Stream time replayed."
+    )
+    implementation = param.Selector(
+        objects=["hash", "nested"], default="hash", doc="Hash buckets or nested-loop buffers."
+    )
+    algorithms = param.ListSelector(
+        default=["BEW", "FEW"], objects=["BEW", "FEW"], doc="Which evaluation strategies run."
+    )
+    running = param.Boolean(False, doc="Whether a run is in progress.")
+    results = param.List(default=[], item_type=RunResult, doc="Results of the last run.")
+    message = param.String("", doc="Outcome of the last run, or why it could not run.")
+    readings = param.DataFrame(doc="Readings (time, mote, temperature, arrival).")
+
+    def __init__(self, **params: object) -> None:
+        if "readings" not in params:
+            params["readings"] = default_readings()
+        super().__init__(**params)
+
+    def constraints(self) -> WindowConstraints:
+        """The window constraints of the chosen graph over the chosen motes."""
+        m = len(self.motes)
+        if self.graph == "uniform clique":
+            return WindowConstraints.uniform(m, self.window)
+        if self.graph == "path":
+            return WindowConstraints.path([self.window] * (m - 1))
+        return WindowConstraints.graph(m, {(0, j): self.window for j in range(1, m)})
+
+    def rows(self) -> pd.DataFrame:
+        """The motes' readings as tuples (stream, id, band, ts, arrival) in arrival order."""
+        r = self.readings
+        start = r["time"].min()
+        r = r[(r["time"] < start + pd.Timedelta(hours=self.hours)) & r["mote"].isin(self.motes)]
+        r = r.dropna(subset=["temperature"]).sort_values("arrival", kind="stable")
+        stream = r["mote"].map({m: k for k, m in enumerate(self.motes)})
+        return pd.DataFrame(
+            {
+                "stream": stream.to_numpy(),
+                "id": np.arange(len(r)),
+                "value": np.floor(r["temperature"].to_numpy() / self.quantum).astype(int),
+                "ts": (r["time"] - start).dt.total_seconds().to_numpy(),
+                "arrival": (r["arrival"] - start).dt.total_seconds().to_numpy(),
+            }
+        )
+
+    def operators(self, rows: pd.DataFrame) -> dict[str, BEWJoin | FEWJoin]:
+        """One operator per chosen algorithm; delays bounded by the data's largest."""
+        wc = self.constraints()
+        delay = max_delays(rows)
+        if len(delay) != wc.m:
+            raise ValueError(f"every chosen mote needs readings; got {len(delay)} of {wc.m}")
+        strategy = "uniform" if self.graph == "uniform clique" else "gca"
+        kw = {"constraints": wc, "max_delay": delay, "implementation": self.implementation}
+        classes = {"BEW": BEWJoin, "FEW": FEWJoin}
+        return {
+            name: classes[name](
+                strategy="modified" if name == "BEW" and strategy == "gca" else strategy, **kw
+            )
+            for name in self.algorithms
+        }
+
+    def run(self) -> list[RunResult]:
+        """Run the chosen algorithms on the same rows (blocking); store and return results."""
+        results, message = self.compute()
+        self.param.update(results=results, message=message)
+        return results
+
+    def compute(self) -> tuple[list[RunResult], str]:
+        """The chosen algorithms' runs and the outcome in words; sets no parameter, so it can
+        run in a worker thread while the page's state changes only on the server's loop."""
+        try:
+            if not 2 <= len(self.motes) <= 6:
+                raise ValueError(f"choose 2 to 6 motes, got {len(self.motes)}")
+            if not self.algorithms:
+                raise ValueError("choose BEW, FEW or both")
+            rows = self.rows()
+            out = [run_join(op, rows, name) for name, op in self.operators(rows).items()]
+        except ValueError as exc:
+            return [], f"Cannot run: {exc}"
+        found = ", ".join(f"{r.results:,} results ({r.algorithm})" for r in out)
+        return out, f"{len(rows):,} tuples from {len(self.motes)} motes joined: {found}."
+
+    async def run_async(self) -> None:
+        """Run in a worker thread, so the server keeps serving meanwhile; the outcome is set
+        back on the server's loop."""
+        if self.running:
+            return
+        self.running = True
+        try:
+            results, message = await asyncio.to_thread(self.compute)
+            self.param.update(results=results, message=message)
+        finally:
+            self.running = False
+
+    def measures(self) -> pd.DataFrame:
+        """Per algorithm: results, throughput, mean and 95th-percentile response time (three
+        significant digits: they span 0.04 ms to seconds), late tuples."""
+        rows = [
+            (
+                r.algorithm,
+                r.results,
+                significant(r.throughput),
+                significant(float(r.response_ms.mean())) if r.results else 0.0,
+                significant(float(np.percentile(r.response_ms, 95))) if r.results else 0.0,
+                r.late,
+            )
+            for r in self.results
+        ]
+        return pd.DataFrame(rows, columns=list(MEASURES)).astype(MEASURES)
