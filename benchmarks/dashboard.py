@@ -37,7 +37,7 @@ def bench_dashboard(repeats: int = 8) -> BenchReport:
     for app in tabs.values():
         pn.panel(app).get_root(Document())
     editor, explorer = tabs["Templates"], tabs["Satisfaction probability"]
-    regions, coalescing = tabs["Partition regions"], tabs["Coalescing"]
+    regions, coalescing = tabs["Partition regions"], tabs["Coalescing"].model
     month = tabs["Whole month"]
     month.run()  # the month's streams, built once (not timed), and the kernels compiled
     n = repeats
@@ -81,7 +81,7 @@ def bench_dashboard(repeats: int = 8) -> BenchReport:
         f"   ({coalescing.speed} readings per tick, every "
         f"{PERIOD_MS} ms)"
     )
-    wjoin = tabs["Multi-way join"]
+    wjoin = tabs["Multi-way join"].model
     start = time.perf_counter()
     results = wjoin.run()
     lines.append(
