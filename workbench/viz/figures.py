@@ -44,7 +44,7 @@ _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 @dataclass(frozen=True)
 class Layer:
     """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
-        (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
+    (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
     layer's marks)."""
 
     glyph: str
