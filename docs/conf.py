@@ -43,6 +43,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 suppress_warnings += ["ref.python"]
 
 autosummary_generate = True
+# API objects stay out of the navigation (each module page lists its own): a site-wide
+# navigation of every function cost each page most of its build time.
+toc_object_entries = False
 # Each object is documented in the module that defines it (not again where a package re-exports it).
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_member_order = "bysource"
