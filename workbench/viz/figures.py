@@ -4,7 +4,7 @@ A :class:`View` names each layer of marks: how it is drawn (:data:`DRAW`), its s
 source's columns.  :func:`view_figure` draws a view once; :func:`refresh` gives the same
 figure another view's columns, axes and title in place, so a served page receives only the
 new columns.  Built directly, without HoloViews, a tab with such a plot costs the server and
-the browser about half as much (the dashboard's switch figures in the README)."""
+the browser about half as much (the dashboard's switch figures on the docs' Benchmarks page)."""
 
 from __future__ import annotations
 
