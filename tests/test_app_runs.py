@@ -228,7 +228,8 @@ def test_each_tab_opens_with_plain_words_and_its_concept(app):
     assert text.object == ""  # written when first opened
     card.collapsed = False
     assert text.object == concept(card.title.removeprefix("Concept: ").split(" (")[0])
-    assert text.object and not text.object.startswith("See the README")
+    assert text.object and not text.object.startswith("See the docs")
+    assert card.title.endswith("(docs › Concepts)")
 
 
 def test_a_new_configuration_shows_only_the_refilled_extents():

@@ -240,7 +240,7 @@ def test_an_invalid_template_edit_shows_its_message(page):
     page.get_by_text("Stored phi_0 of stream A").wait_for()
 
 
-def test_a_tabs_concept_card_opens_with_the_readmes_text(page):
+def test_a_tabs_concept_card_opens_with_its_text(page):
     open_tab(page, "Templates")
     page.get_by_text("Concept: Histogram timestamps").click()  # written when first opened
     page.get_by_text("the histogram of that lateness for one sensor").first.wait_for()

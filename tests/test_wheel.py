@@ -84,6 +84,7 @@ def test_the_wheel_holds_the_package_its_data_and_the_served_app(wheel):
         "workbench/data/intel-lab/connectivity.txt",
         "workbench/app/dashboard.py",
         "workbench/app/server_setup.py",
+        "workbench/concepts/live-join.md",
     ):
         assert shipped in names
     assert not [
@@ -145,7 +146,7 @@ def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
 
     expected = simulate_deployment(days=0.05)
     assert rows == f"{len(expected)} {expected.attrs['source']}"
-    assert concept and not concept.startswith("See the README")  # from the wheel's metadata
+    assert concept and not concept.startswith("See the docs")  # the wheel's package data
 
 
 @pytest.mark.slow

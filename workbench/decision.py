@@ -64,8 +64,9 @@ UNIT_ROUNDOFF = 2.0**-53
 @dataclass(frozen=True, eq=False)
 class LocalTemplates:
     """A stream's templates in local coordinates (each max moved to 0) with the quantities the
-    error bound needs and each template's CDF tables (:func:`~workbench.kernels.band.
-    cdf_tables`); the exact rational templates are built on first use.
+    error bound needs and each template's CDF tables
+    (:func:`~workbench.kernels.band.cdf_tables`); the exact rational templates are built on
+    first use.
 
     >>> from workbench.timestamps import HistogramTimestamp
     >>> lt = LocalTemplates.of(TemplateSet("A", (HistogramTimestamp.from_buckets(

@@ -143,7 +143,7 @@ class HistogramTimestamp:
 
     @property
     def max(self) -> float:
-        """max(H) = max(I_|H|)."""
+        """``max(H) = max(I_|H|)``: the last edge."""
         return float(self.edges[-1])
 
     @property

@@ -1,5 +1,6 @@
 """Panes shared by the tabs: plots whose axes follow their data, and each tab's plain-words
-introduction with its concept from the README."""
+introduction with its concept (package data in :mod:`workbench.concepts`, which the docs'
+Concepts page includes too)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ import html
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from importlib import metadata
-from pathlib import Path
+from importlib import resources
 
 import holoviews as hv
 import pandas as pd
@@ -20,9 +20,9 @@ from workbench.viz.figures import View, refresh, view_figure
 from workbench.viz.ptjoin import key
 
 __all__ = [
-    "README",
     "ReadTable",
     "concept",
+    "concept_slug",
     "confidence_delta",
     "controls_page",
     "following",
@@ -32,25 +32,8 @@ __all__ = [
     "intro",
     "plot",
     "plot_key",
-    "readme_text",
     "table_html",
 ]
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-"""The README whose "Concepts" section the tabs show (one home for the explanations), in a
-source checkout; an installed package reads the copy in its metadata (:func:`readme_text`)."""
-
-
-def readme_text() -> str:
-    """The README: the checkout's file when the package runs from one, else the copy an
-    installed wheel carries as its description (``pyproject.toml``'s ``readme``)."""
-    if README.exists():
-        return README.read_text(encoding="utf-8")
-    try:
-        return str(metadata.metadata("workbench").json.get("description", ""))
-    except metadata.PackageNotFoundError:
-        return ""
-
 
 def _framewise(obj: hv.core.Dimensioned) -> hv.core.Dimensioned:
     """Every element re-ranges its axes on each new frame (HoloViews keeps the first frame's
@@ -156,28 +139,40 @@ def controls_page(
     )
 
 
+def concept_slug(title: str) -> str:
+    """The file name (without ``.md``) of a concept in :mod:`workbench.concepts`: its title in
+    lower case, runs of other characters as one hyphen.
+
+    >>> concept_slug("Multi-way window joins")
+    'multi-way-window-joins'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
 @cache
 def concept(title: str) -> str:
-    """The README's ``### title`` subsection of "Concepts" (Markdown, :func:`readme_text`), or
-    a pointer to the README when it has none."""
-    text = readme_text()
-    found = re.search(
-        rf"^### {re.escape(title)}\n(.*?)(?=^##|\Z)", text, flags=re.MULTILINE | re.DOTALL
-    )
-    if found is None:
-        return f"See the README, section *Concepts › {title}*."
-    return found.group(1).strip()
+    """The concept ``title`` in plain words (Markdown): the package's
+    ``workbench/concepts/<slug>.md`` (:func:`concept_slug`), the text the docs' Concepts page
+    shows under the same title; a pointer to that page when there is none.
+
+    >>> concept("Live join").startswith("The live join replays recorded readings")
+    True
+    """
+    found = resources.files("workbench.concepts") / f"{concept_slug(title)}.md"
+    if not found.is_file():
+        return f"See the docs, page *Concepts*, section *{title}*."
+    return found.read_text(encoding="utf-8").strip()
 
 
 def intro(text: str, concept_title: str) -> pn.Column:
-    """A tab's two or three plain sentences (what you see, what to try), and its concept from
-    the README's "Concepts" section in a card that opens on demand: the concept is written
+    """A tab's two or three plain sentences (what you see, what to try), and its concept
+    (:func:`concept`) in a card that opens on demand: the concept is written
     into the card when it is first opened (a closed card's text cost each tab switch its
     rendering, on the server and in the browser, for a reader who rarely opens it)."""
     body = pn.pane.Markdown("", sizing_mode="stretch_width")
     card = pn.Card(
         body,
-        title=f"Concept: {concept_title} (README › Concepts)",
+        title=f"Concept: {concept_title} (docs › Concepts)",
         collapsed=True,
         sizing_mode="stretch_width",
         css_classes=["tab-concept"],

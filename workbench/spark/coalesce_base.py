@@ -3,7 +3,7 @@ tuple schema and its classified input, the extent view's columns, and a query's 
 what a change of them costs on restart.
 
 **Restarts** (:func:`restart_kind`): the eager state keeps the tuples of a *retention*
-``R >= `` window size, so a new window size up to R restarts from the same checkpoint (the
+``R >=`` the window size, so a new window size up to R restarts from the same checkpoint (the
 operator applies the size when it emits); a larger size, another window kind, another
 retention or another equivalence needs a new checkpoint (the state holds runs coalesced under
 the old equivalence and nothing older than R), and the operator refuses a checkpoint written

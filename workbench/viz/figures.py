@@ -4,7 +4,7 @@ A :class:`View` names each layer of marks: how it is drawn (:data:`DRAW`), its s
 source's columns.  :func:`view_figure` draws a view once; :func:`refresh` gives the same
 figure another view's columns, axes and title in place, so a served page receives only the
 new columns.  Built directly, without HoloViews, a tab with such a plot costs the server and
-the browser about half as much (the dashboard's switch figures in the README)."""
+the browser about half as much (the dashboard's switch figures on the docs' Benchmarks page)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 @dataclass(frozen=True)
 class Layer:
     """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
-        (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
+    (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
     layer's marks)."""
 
     glyph: str
