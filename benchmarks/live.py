@@ -30,13 +30,14 @@ from workbench.data.streams import default_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.spark.job import FILES_PER_SECOND
-from workbench.spark.live import LiveJoin, warm_up
+from workbench.spark.live import LiveJoin
 from workbench.spark.session import (
     LIVE_SHUFFLE_PARTITIONS,
     STATE_STORES,
     spark_session,
 )
 from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified, rejects_query
+from workbench.spark.warm import warm_up
 
 __all__ = [
     "BEFORE",
@@ -275,7 +276,7 @@ def bench_live(
     levers: bool = False,
 ) -> BenchReport:
     """The live join as the dashboard runs it (:data:`LIVE_LEVERS`, after the same warm-up,
-    :func:`~workbench.spark.live.warm_up`), replayed at ``speed`` (``seconds`` of wall time,
+    :func:`~workbench.spark.warm.warm_up`), replayed at ``speed`` (``seconds`` of wall time,
     None: all the data); with ``levers``, first the design before (:data:`BEFORE`), each
     lever alone, then all of them.  On stderr, a bar over the session's warm-up and the cases
     and, below it, each replay's bar of records written."""

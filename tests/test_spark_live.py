@@ -333,7 +333,7 @@ def test_bench_live_maps_every_record_to_the_batch_that_committed_it(spark):
 
 
 def test_the_warm_up_runs_a_small_live_join_to_its_end(spark):
-    from workbench.spark.live import warm_up
+    from workbench.spark.warm import warm_up
 
     assert warm_up(spark) > 0
     assert not [q for q in spark.streams.active if q.name and q.name.startswith("warm-up")]

@@ -205,7 +205,7 @@ def setup_server() -> None:
     """Start the dashboard's server, once per process (later calls return at once,
     :func:`~workbench.app.serve.once_per_process`): the ``workbench`` log goes to the server's
     output (stderr, INFO) and says when the tabs and when Spark are warm; the shared Spark
-    session (:func:`workbench.spark.live.start_shared_session`) starts in a background
+    session (:func:`workbench.spark.warm.start_shared_session`) starts in a background
     thread, so Java is up by the time a user presses Start in the live tab (unless
     ``WORKBENCH_SPARK_AT_START`` is no; without Java or PySpark the page still loads, and the
     live tab says why Spark cannot start when Start is pressed); then every tab is built and
@@ -229,7 +229,7 @@ def _start_server() -> None:
         log.setLevel(logging.INFO)
         log.propagate = False  # once: not again through the server's root handler
     try:
-        from workbench.spark.live import start_shared_session
+        from workbench.spark.warm import start_shared_session
     except ImportError as exc:  # pyspark missing: the analytical tabs still work
         log.warning("Spark not started in the background: %s", exc)
     else:
