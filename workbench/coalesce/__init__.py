@@ -1,5 +1,6 @@
-"""Temporal coalescing of window extents (coalescing paper): eager and lazy extents, value
-equivalence, temporal functions and predicates."""
+"""Temporal coalescing of window extents (coalescing paper): eager and lazy extents (each an
+:class:`~workbench.protocol.ExtentOperator`), value equivalence, temporal functions and
+predicates."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from workbench.coalesce.window import (
     Window,
     recoalesce,
 )
+from workbench.protocol import ExtentOperator
 
 __all__ = [
     "AFTER",
@@ -42,6 +44,7 @@ __all__ = [
     "Equivalence",
     "ExtentConfig",
     "ExtentCounters",
+    "ExtentOperator",
     "LazyExtent",
     "Query",
     "Readings",

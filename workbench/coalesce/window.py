@@ -7,7 +7,7 @@ the timestamp of the group's next tuple, or ts itself while the tuple is the gro
 tuples with the largest timestamps; a time-based window of size T holds the accepted tuples
 with ``ts >= t_max - T`` (t_max the largest timestamp accepted).  A tuple that would fall
 outside the window on arrival is too late: counted and emitted as late, never stored.  Ties in
-ts are ordered by arrival.  Every extent speaks the protocol of :mod:`workbench.protocol`; it
+ts are ordered by arrival.  Every extent is an :class:`~workbench.protocol.ExtentOperator`: it
 emits no results (its output is its coalesced ``view()``), only late and bad records.
 """
 
@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -26,17 +26,18 @@ from workbench.protocol import (
     BadEventError,
     BadPolicy,
     Engine,
+    ExtentOperator,
     OperatorConfig,
-    StreamOperator,
     check_time,
     from_config,
 )
-from workbench.records import Columns, Counters, Emitted
+from workbench.records import Coalesced, Columns, Counters, Emitted
 
 __all__ = [
     "Coalesced",
     "ExtentConfig",
     "ExtentCounters",
+    "RawTuple",
     "Readings",
     "Window",
     "WindowExtent",
@@ -46,6 +47,19 @@ __all__ = [
 ]
 
 Key = tuple[float, int]  # (ts, arrival sequence number)
+
+
+class RawTuple(NamedTuple):
+    """One raw tuple as an extent's validation leaves it (the record its hooks pass on): its
+    key (ts, arrival number), group and value.
+
+    >>> RawTuple((3.0, 0), "region 2", 81).key[0]
+    3.0
+    """
+
+    key: Key
+    group: Hashable
+    value: object
 
 
 @dataclass(frozen=True)
@@ -66,18 +80,6 @@ class Window:
             raise ValueError(f"size = {self.size!r} must be a whole number of tuples >= 1")
         if not self.size > 0:
             raise ValueError(f"size = {self.size!r} must be positive")
-
-
-@dataclass(frozen=True, order=True)
-class Coalesced:
-    """One coalesced temporal tuple: a group's run of value-equivalent tuples over [ts, te)."""
-
-    ts: float
-    seq: int
-    te: float = field(compare=False)
-    group: Hashable = field(compare=False)
-    value: object = field(compare=False)
-    count: int = field(compare=False)
 
 
 @dataclass
@@ -215,12 +217,14 @@ def _hashable(value: object) -> bool:
     return True
 
 
-class WindowExtent(StreamOperator):
+class WindowExtent(ExtentOperator[RawTuple, ExtentConfig]):
     """What both extents share: the window rule, lateness, arrival numbering, counters, and
     the window's raw tuples in key order.
 
-    ``push(ts, value, group=None)``; the window may be steered to a smaller size of its kind
-    (the oldest tuples expire).
+    ``push(ts, value, group=None)``: ``_validate`` numbers the arrival (a :class:`RawTuple`),
+    ``_admit`` applies the window rule, ``_update`` stores it (the extent's ``_insert``) and
+    expires what left the window (its ``_remove_oldest``).  The window may be steered to a
+    smaller size of its kind (the oldest tuples expire).
 
     The state is arrays that ``push`` (the readable reference) and the compiled
     ``push_batch`` both read and write, so the two interleave freely: the window's raw tuples
@@ -234,7 +238,6 @@ class WindowExtent(StreamOperator):
     counters_type: ClassVar[type[Counters]] = ExtentCounters
     batch_type: ClassVar[type] = Readings
     steerable: ClassVar[frozenset[str]] = frozenset({"window"})
-    arity: ClassVar[int] = 0
     slot_columns: ClassVar[dict[str, type]] = {
         "_arrival": np.int64,
         "_value": object,
@@ -288,38 +291,34 @@ class WindowExtent(StreamOperator):
         """Add one arriving tuple; a too-late one is counted and emitted as late."""
         return super().push(ts, value, group)
 
-    def _validate(self, ts: float, value: object, group: Hashable) -> tuple[Key, Hashable, Any]:
+    def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
         ts = check_time("ts", ts)
         if not _hashable(group):
             raise BadEventError(f"group = {group!r} is not hashable")
         key = (ts, self._seq)
         self._seq += 1
-        return key, group, value
+        return RawTuple(key, group, value)
 
-    def _admit(self, parsed: tuple[Key, Hashable, Any]) -> bool:
-        key, window = parsed[0], self._config.window
+    def _admit(self, record: RawTuple) -> bool:
+        ts, window = record.key[0], self._config.window
         if window.kind == "tuples":  # not older than the oldest (a tie arrived later: younger)
-            return not (self._end - self._head >= window.size and key[0] < self._ts[self._head])
-        return key[0] >= self._t_max - window.size
+            return not (self._end - self._head >= window.size and ts < self._ts[self._head])
+        return ts >= self._t_max - window.size
 
-    def _accept(self, parsed: tuple[Key, Hashable, Any]) -> Emitted:
-        key, group, value = parsed
+    def _update(self, record: RawTuple) -> None:
+        key, group, value = record
         if key[0] < self._t_max:
             self._counters.out_of_order += 1
         else:
             self._t_max = key[0]
         self._insert(key, group, value)
         self._expire()
-        return Emitted.none(0)
 
     def _advance(self, now: float) -> Emitted:
         """The clock is the largest timestamp: a time window's oldest tuples expire."""
         self._t_max = max(self._t_max, now)
         self._expire()
         return Emitted.none(0)
-
-    def _clear(self) -> None:
-        """The view is the extent's output: the end of the streams keeps it."""
 
     def _steered(self, changes: dict[str, Any]) -> ExtentConfig:
         new = super()._steered(changes)
@@ -471,10 +470,6 @@ class WindowExtent(StreamOperator):
     def _push_compiled(self, batch: Readings) -> np.ndarray | None:
         """Valid rows through the extent's kernel (``_run``): which rows were too late, or
         None when the kernel cannot judge these values (nothing done then)."""
-
-    @abstractmethod
-    def view(self) -> list[Coalesced]:
-        """The coalesced view of the current window, sorted by (ts, arrival)."""
 
     @abstractmethod
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
