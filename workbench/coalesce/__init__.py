@@ -8,6 +8,7 @@ from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.scan import recoalesce
 from workbench.coalesce.temporal import (
     AFTER,
     BEFORE,
@@ -18,15 +19,9 @@ from workbench.coalesce.temporal import (
     VALID,
     duration,
 )
-from workbench.coalesce.window import (
-    Coalesced,
-    ExtentConfig,
-    ExtentCounters,
-    Readings,
-    Window,
-    recoalesce,
-)
+from workbench.coalesce.window import ExtentConfig, ExtentCounters, Readings, Window
 from workbench.protocol import ExtentOperator
+from workbench.records import Coalesced
 
 __all__ = [
     "AFTER",

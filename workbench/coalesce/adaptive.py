@@ -25,9 +25,10 @@ from workbench import protocol
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
-from workbench.coalesce.window import Coalesced, Window, coalesce_sorted
+from workbench.coalesce.scan import coalesce_sorted
+from workbench.coalesce.window import Window
 from workbench.protocol import BadEventError, ExtentOperator
-from workbench.records import Columns, Emitted
+from workbench.records import Coalesced, Columns, Emitted
 
 __all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Record", "Records"]
 
