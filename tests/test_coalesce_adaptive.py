@@ -48,3 +48,13 @@ def test_configuration_errors():
         AdaptiveCoalescing([Query("a", ("x",)), Query("a", ("y",))], Window("tuples", 5))
     with pytest.raises(ValueError, match="initial = 'x'"):
         AdaptiveCoalescing([Query("a", ("x",))], Window("tuples", 5), initial="x")
+
+
+def test_view_names_its_query_unless_there_is_one():
+    """``view()`` is the extents' one view when one query is served, else it needs a name."""
+    one = AdaptiveCoalescing([Query("a", ("x",))], Window("tuples", 5))
+    one.push(1.0, {"x": 3})
+    assert one.view() == one.view("a")
+    two = AdaptiveCoalescing([Query("a", ("x",)), Query("b", ("x",))], Window("tuples", 5))
+    with pytest.raises(ValueError, match="needs a query name"):
+        two.view()

@@ -2,11 +2,12 @@
 (:mod:`workbench.protocol`), and every value type survives pickling.
 
 Operators are found, not listed (River's ``check_estimator`` pattern): every concrete
-subclass of :class:`~workbench.protocol.StreamOperator` anywhere in the package is checked
-for pickling mid-stream, rebuilding from its configuration, ``push`` one by one ==
-``push_batch`` for any split into batches, a runnable docstring example and equality with
-its family's oracle.  A new operator without ``conformance_params`` or outside a known family
-fails the suite.
+subclass of :class:`~workbench.protocol.StreamOperator` anywhere in the package, each of one
+shape (a :class:`~workbench.protocol.JoinOperator` or an
+:class:`~workbench.protocol.ExtentOperator`), is checked for pickling mid-stream, rebuilding
+from its configuration, ``push`` one by one == ``push_batch`` for any split into batches, a
+runnable docstring example and equality with its family's oracle.  A new operator without
+``conformance_params`` or outside a known family fails the suite.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from workbench.operators.ptjoin import BandJoin
 from workbench.operators.wjoin import MultiWayJoin
 from workbench.paper_examples import example3_templates
 from workbench.partitions import loose_partitions
-from workbench.protocol import StreamOperator
+from workbench.protocol import ExtentOperator, JoinOperator, StreamOperator
 from workbench.records import Columns, Emitted
 from workbench.stime import StimeTable
 
@@ -272,6 +273,17 @@ def test_the_suite_finds_every_family():
     names = {cls.__name__ for cls in OPERATORS}
     assert {"PTJoin", "BandJoin", "EagerCorrelation", "LazyLookupCorrelation"} <= names
     assert {"BEWJoin", "FEWJoin", "EagerExtent", "LazyExtent", "AdaptiveCoalescing"} <= names
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_is_a_join_or_an_extent(cls):
+    """Joins emit tuples of event ids; extents emit none (their output is ``view()``)."""
+    assert issubclass(cls, JoinOperator) != issubclass(cls, ExtentOperator), cls.__qualname__
+    op = cls(**cls.conformance_params())
+    if issubclass(cls, JoinOperator):
+        assert op.arity >= 2
+    else:
+        assert op.arity == 0 and callable(op.view)
 
 
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)

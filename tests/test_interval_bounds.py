@@ -12,7 +12,6 @@ from workbench.interval_bounds import (
     interval_bounds,
     interval_bounds_many,
     invalidation_bound,
-    uniform_band_prob,
 )
 from workbench.partitions import Region
 from workbench.probability import band_prob, band_prob_many
@@ -72,16 +71,6 @@ def test_closed_forms_equal_the_satisfaction_times(setting):
     base, longest = U(lo, hi), U(0, pi)
     assert b.ll == pytest.approx(stime(base, longest, 1 - ct, side="left") - d, abs=1e-6)
     assert b.rh == pytest.approx(stime(base, longest, ct) + d, abs=1e-6)
-
-
-@given(settings_(small_d=True), st.floats(-300, 300), st.floats(0.01, 300))
-def test_uniform_band_prob_equals_the_general_one(setting, shift, length):
-    lo, hi, d, _, _ = setting
-    lo_b = lo + shift
-    got = uniform_band_prob(
-        np.array([lo]), np.array([hi]), np.array([lo_b]), np.array([lo_b + length]), d
-    )
-    assert float(got[0]) == pytest.approx(band_prob(U(lo, hi), U(lo_b, lo_b + length), d), abs=1e-9)
 
 
 def test_sweep_against_brute_force_envelopes():

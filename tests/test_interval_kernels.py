@@ -24,9 +24,9 @@ from workbench.operators import (
     SimpleCorrelation,
     SSortCorrelation,
     StreamSpec,
-    interval,
 )
 from workbench.operators.buffers import rounding_margin, widen
+from workbench.operators.interval.common import IntervalCorrelation
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 OPS = {
@@ -192,7 +192,7 @@ def test_ties_are_settled_by_the_exact_path_in_place(name):
 def test_kernel_calls_split_a_batch_at_any_row(name, monkeypatch):
     """A batch runs as several kernel calls (and look-up parts finished in Python between
     them): the same result as one call."""
-    monkeypatch.setattr(interval, "_CHUNK", 5)
+    monkeypatch.setattr(IntervalCorrelation, "chunk", 5)
     streams, events = _tie_stream(150)
     runs = []
     for engine in ("python", "compiled"):

@@ -16,7 +16,6 @@ from workbench.probability import (
     band_prob_many,
     ge,
     ge_batch,
-    ge_eq1_batch,
     ge_lemma1,
     ge_theorem1,
     prob_ge,
@@ -169,28 +168,3 @@ def test_ge_batch_broadcasts_one_histogram_against_many():
     ej, pj = pack_histograms(hjs)
     got = ge_batch(hi.edges[None], hi.probs[None], ej, pj)
     np.testing.assert_allclose(got, [ge_theorem1(hi, hj) for hj in hjs], atol=1e-12)
-
-
-@given(histograms(positive=False), histograms(positive=False), st.floats(-200, 200))
-def test_equation_1_closed_form_equals_lemma1(hi, hj, shift):
-    """Eq. 1's closed form takes the difference of G_j at a bucket's two edges and divides it
-    by the bucket's width, so its rounding error is a few ulps of the coordinates (local to
-    Hj's last edge) over the narrowest bucket with mass; certified decisions use
-    ``kernels.band`` with its proven bound instead."""
-    hi = hi + shift
-    got = ge_eq1_batch(hi.edges[None], hi.probs[None], hj.edges[None], hj.probs[None])[0]
-    scale = np.max(np.abs(np.concatenate([hi.edges, hj.edges]) - hj.edges[-1]))
-    narrowest = np.min(np.diff(hi.edges)[hi.probs > 0])
-    tolerance = 1e-12 + 8 * np.finfo(np.float64).eps * scale / narrowest
-    assert got == pytest.approx(ge_lemma1(hi, hj), abs=tolerance)
-
-
-def test_equation_1_closed_form_broadcasts_and_pads():
-    rng = np.random.default_rng(12)
-    his = [random_histogram(rng, int(rng.integers(1, 31)), zero_probs=True) for _ in range(200)]
-    hjs = [random_histogram(rng, int(rng.integers(1, 31)), zero_probs=True) for _ in range(200)]
-    ei, pi = pack_histograms(his)
-    ej, pj = pack_histograms(hjs)
-    np.testing.assert_allclose(ge_eq1_batch(ei, pi, ej, pj), ge_batch(ei, pi, ej, pj), atol=1e-12)
-    one = ge_eq1_batch(ei[:1], pi[:1], ej, pj)
-    np.testing.assert_allclose(one, [ge_theorem1(his[0], h) for h in hjs], atol=1e-12)

@@ -11,8 +11,18 @@ from workbench.data.replica import (
     SOURCE_LABEL,
     delivery_probabilities,
     simulate_deployment,
-    write_readings,
 )
+
+
+def write_readings(table, path):
+    """Write readings in the real file's format (8 fields, no header)."""
+    with open(path, "w", encoding="utf-8") as out:
+        for row in table.itertuples(index=False):
+            stamp = row.time.strftime("%Y-%m-%d %H:%M:%S.%f")
+            out.write(
+                f"{stamp} {row.epoch} {row.mote} {row.temperature:g} {row.humidity:g} "
+                f"{row.light:g} {row.voltage:g}\n"
+            )
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,39 @@
-"""A replayable batch of events of two streams, as NumPy columns in arrival order."""
+"""Events of two streams: a replayable batch as NumPy columns in arrival order (:class:`Events`)
+and one validated event (:class:`Event`, the record a two-stream join's hooks pass on)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from workbench.records import Columns
 
-__all__ = ["COLUMNS", "Events", "sort_pairs"]
+__all__ = ["COLUMNS", "Event", "Events", "sort_pairs"]
 
 COLUMNS = ("stream", "id", "template", "t_det", "arrival")
+
+
+class Event(NamedTuple):
+    """One event of stream A (0) or B (1) as a join's validation leaves it: its id, template
+    index, detection time ``t_det = max(H)`` (PTJoin Definition 4) and arrival time.
+
+    >>> Event(1, 7, 0, 110.0, 112.0).time
+    110.0
+    """
+
+    stream: int
+    id: int
+    template: int
+    t_det: float
+    arrival: float
+
+    @property
+    def time(self) -> float:
+        """The event's own time, its delay's origin: ``t_det``."""
+        return self.t_det
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,7 +33,6 @@ __all__ = [
     "invalidation_bound",
     "lh_ll_rl_rh",
     "uniform_band_certified",
-    "uniform_band_prob",
 ]
 
 
@@ -190,21 +189,6 @@ def _trapezoid(a: np.ndarray, b: np.ndarray, base: np.ndarray, d: float) -> np.n
         return (s * s - sa * sa - sb * sb) / twice_ab
 
     return np.minimum(np.maximum(cdf(d) - cdf(-d), 0.0), 1.0)
-
-
-def uniform_band_prob(
-    lo_a: np.ndarray, hi_a: np.ndarray, lo_b: np.ndarray, hi_b: np.ndarray, d: float
-) -> np.ndarray:
-    """P(|Xa - Xb| <= d) for uniform intervals, vectorised (closed form of the trapezoid).
-
-    >>> uniform_band_prob(np.array([0.]), np.array([10.]), np.array([0.]), np.array([10.]), 5)
-    array([0.75])
-    """
-    if not d >= 0:
-        raise ValueError(f"d = {d!r} must be a non-negative number")
-    a = np.asarray(hi_a, dtype=np.float64) - lo_a
-    b = np.asarray(hi_b, dtype=np.float64) - lo_b
-    return _trapezoid(a, b, np.asarray(lo_b, dtype=np.float64) - hi_a, d)
 
 
 def uniform_band_certified(

@@ -27,8 +27,6 @@ __all__ = [
     "band_prob_many",
     "ge",
     "ge_batch",
-    "ge_eq1_batch",
-    "ge_eq1_local",
     "ge_lemma1",
     "ge_theorem1",
     "prob_ge",
@@ -114,76 +112,6 @@ def ge_batch(
     otherwise = (i2 - 2 * j1 + i1) / (2 * safe_lj)  # (6) Ij covers Ii
     conditional = np.select(cases, values, default=otherwise)
     return np.clip((weight * conditional).sum(axis=(-2, -1)), 0.0, 1.0)
-
-
-def ge_eq1_batch(
-    edges_i: np.ndarray, probs_i: np.ndarray, edges_j: np.ndarray, probs_j: np.ndarray
-) -> np.ndarray:
-    """ge for many pairs by Eq. 1, ``integral of F_j(t) f_i(t) dt``, in closed form.
-
-    With ``f_i`` constant on each bucket of Hi, Eq. 1 is ``sum_u p_u (G_j(i2) - G_j(i1)) /
-    len(I_u)`` where ``G_j`` integrates Hj's piecewise-linear CDF: one look-up of Hj's
-    buckets per edge of Hi instead of Lemma 1's bucket pairs.  Same arguments and result as
-    :func:`ge_batch`.
-
-    >>> ge_eq1_batch(np.array([[0., 10.]]), np.array([[1.]]), np.array([[5., 15.]]),
-    ...              np.array([[1.]])).tolist()
-    [0.125]
-    """
-    edges_j = np.asarray(edges_j, dtype=np.float64)
-    ref = edges_j[..., -1:]  # a common origin: no large clock value enters a difference
-    return ge_eq1_local(
-        np.asarray(edges_i, dtype=np.float64) - ref, probs_i, edges_j - ref, probs_j
-    )
-
-
-def ge_eq1_local(
-    ei: np.ndarray, probs_i: np.ndarray, ej: np.ndarray, probs_j: np.ndarray
-) -> np.ndarray:
-    """:func:`ge_eq1_batch` on coordinates already local to the pair (no origin subtracted).
-
-    Vectorised over many pairs for the analyses (satisfaction curves, stime estimates); the
-    certified decisions of :class:`workbench.decision.BandDecider` use the compiled
-    :func:`workbench.kernels.band.ge_walk`, whose operations the error bound counts.
-
-    >>> ge_eq1_local(np.array([[-10., 0.]]), np.array([[1.]]), np.array([[-5., 5.]]),
-    ...              np.array([[1.]])).tolist()
-    [0.125]
-    """
-    probs_j = np.asarray(probs_j, dtype=np.float64)
-    widths_j = np.diff(ej, axis=-1)
-    dens_j = np.divide(
-        probs_j, widths_j, out=np.zeros(np.broadcast(probs_j, widths_j).shape), where=widths_j > 0
-    )
-    cdf = np.concatenate((np.zeros(dens_j.shape[:-1] + (1,)), np.cumsum(probs_j, axis=-1)), -1)
-    cdf = np.broadcast_to(cdf, ej.shape)
-    # G_j at Hj's own edges: the trapezoids under the CDF
-    g_edges = np.concatenate(
-        (
-            np.zeros(ej.shape[:-1] + (1,)),
-            np.cumsum(0.5 * (cdf[..., 1:] + cdf[..., :-1]) * widths_j, axis=-1),
-        ),
-        axis=-1,
-    )
-    dens_pad = np.concatenate((dens_j, np.zeros(dens_j.shape[:-1] + (1,))), axis=-1)
-    # which bucket of Hj holds each edge of Hi (edges at or below it, minus one)
-    count = np.zeros(np.broadcast_shapes(ei.shape[:-1], ej.shape[:-1]) + ei.shape[-1:], np.int64)
-    for col in range(ej.shape[-1]):  # one comparison per edge of Hj: no (n, m) temporary
-        count += ej[..., col : col + 1] <= ei
-    k = np.maximum(count - 1, 0)
-    base = np.take_along_axis(ej, k, axis=-1)
-    step = ei - base
-    g = (
-        np.take_along_axis(g_edges, k, axis=-1)
-        + np.take_along_axis(cdf, k, axis=-1) * step
-        + 0.5 * np.take_along_axis(np.broadcast_to(dens_pad, ej.shape), k, axis=-1) * step * step
-    )
-    g = np.where(count > 0, g, 0.0)
-    widths_i = np.diff(ei, axis=-1)
-    per_bucket = np.divide(
-        np.diff(g, axis=-1), widths_i, out=np.zeros(widths_i.shape), where=widths_i > 0
-    )
-    return np.clip((np.asarray(probs_i) * per_bucket).sum(axis=-1), 0.0, 1.0)
 
 
 def ge_lemma1(hi: HistogramTimestamp, hj: HistogramTimestamp) -> float:

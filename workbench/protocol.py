@@ -1,4 +1,4 @@
-"""The one streaming protocol that every operator and window extent speaks.
+"""The one streaming protocol that every operator and window extent speaks, in two shapes.
 
 ``push(*event)`` takes one event's fields (in the order of the operator's batch columns) and
 ``push_batch(batch)`` a columnar batch of them (what Spark micro-batches, replays and compiled
@@ -8,6 +8,13 @@ keeps results, late records and bad records apart (after bytewax's ``WindowOut``
 configuration is a frozen dataclass apart from the state, so ``clone()`` rebuilds a fresh
 operator from it (after River's ``clone``).  Counters share one set of names
 (:class:`Counters`); families add their own work measures to it.
+
+:class:`StreamOperator` is the machinery both shapes share; an operator is one of them:
+
+- :class:`JoinOperator`: a timing join whose emissions carry its results, tuples of event ids
+  (PTJoin Section 3, interval timing Section 4.2, W-join Sections 3-5);
+- :class:`ExtentOperator`: a window extent whose ``push`` updates the coalesced view it
+  exposes with ``view()``; it emits only late and bad records (coalescing Sections 2-5).
 """
 
 from __future__ import annotations
@@ -16,17 +23,19 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, replace
 from operator import attrgetter
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 
 import numpy as np
 
-from workbench.records import Columns, Counters, Emitted
+from workbench.records import Coalesced, Columns, Counters, Emitted
 
 __all__ = [
-    "ArrivalOrdered",
+    "Arrival",
     "BadEventError",
     "BadPolicy",
     "Engine",
+    "ExtentOperator",
+    "JoinOperator",
     "OperatorConfig",
     "StreamOperator",
     "check_policy",
@@ -108,17 +117,29 @@ class OperatorConfig:
             raise ValueError(f"engine = {self.engine!r} must be 'compiled' or 'python'")
 
 
-class StreamOperator(ABC):
-    """The protocol of every streaming operator and window extent.
+R = TypeVar("R")
+"""The record an operator's ``_validate`` makes of one pushed event, which its other hooks take."""
 
-    A subclass names its frozen configuration type (``config_type``; its fields are the
-    constructor's keyword arguments, and it validates them), its counters (``counters_type``,
-    a :class:`Counters`), its columnar batch type (``batch_type``), the parameters that may
-    be steered while running (``steerable``) and the arity of its results.  ``push`` is a
-    template: validate the record (``_validate``; a bad one is raised or counted and emitted
-    by ``on_bad``), admit it (``_admit``: False when it is late, counted and emitted), then
-    process it (``_accept``).  The clock is the time of the data pushed, never the wall clock.
-    Emissions are the operator's only output: a caller that ignores one loses it.
+C = TypeVar("C", bound=OperatorConfig)
+"""The operator's frozen configuration type."""
+
+
+class StreamOperator(ABC, Generic[R, C]):
+    """What every operator shares: the frozen configuration ``C`` (``config_type``; its fields
+    are the constructor's keyword arguments, and it validates them), the counters
+    (``counters_type``), the columnar batch (``batch_type``), steering (``steerable``), and the
+    protocol's methods built on a few hooks.
+
+    One ``push(*fields)`` is a template over the record ``R`` the operator's hooks pass on:
+    ``_validate(*fields) -> R`` checks and types the fields (a :class:`BadEventError` is raised
+    or counted and emitted by ``on_bad``), ``_admit(record) -> bool`` moves the clock and says
+    whether the record is in time (a late one is counted and emitted), and
+    ``_accept(record) -> Emitted`` processes it.  ``advance`` calls ``_advance(now)``;
+    ``counters`` reads ``_buffered()``; ``_start()`` builds the empty state.  Optional hooks:
+    ``_drain``/``_clear`` (``flush``), ``_valid_rows``/``_push_valid`` (the compiled
+    ``push_batch``), ``_steered``/``_reconfigured`` (``set_params``).  The clock is the time of
+    the data pushed, never the wall clock.  Emissions are the operator's only output besides
+    an extent's view: a caller that ignores one loses it.
     """
 
     config_type: ClassVar[type]
@@ -128,7 +149,7 @@ class StreamOperator(ABC):
     arity: ClassVar[int]
 
     def __init__(self, **config: Any) -> None:
-        self._config = self.config_type(**config)
+        self._config: C = self.config_type(**config)
         self._counters = self.counters_type()
         self._start()
 
@@ -137,7 +158,7 @@ class StreamOperator(ABC):
         """Build the empty state for the configuration in force."""
 
     @property
-    def config(self) -> Any:
+    def config(self) -> C:
         """The frozen configuration in force (``set_params`` replaces it)."""
         return self._config
 
@@ -150,34 +171,34 @@ class StreamOperator(ABC):
     def _buffered(self) -> tuple[int, ...]:
         """Records held now, per stream (one entry for an extent)."""
 
-    def push(self, *event: Any) -> Emitted:
+    def push(self, *event: object) -> Emitted:
         """Process one arriving record, given as its fields in batch-column order."""
         counters = self._counters
         counters.events_in += 1
         try:
-            parsed = self._validate(*event)
+            record = self._validate(*event)
         except BadEventError as err:
             if self._config.on_bad == "raise":
                 raise
             counters.bad += 1
             return Emitted.bad_record(self.arity, event, str(err))
-        if not self._admit(parsed):
+        if not self._admit(record):
             counters.late += 1
             return Emitted.late_record(self.arity, event)
-        out = self._accept(parsed)
+        out = self._accept(record)
         counters.results_out += out.ids.shape[0]
         return out
 
     @abstractmethod
-    def _validate(self, *event: Any) -> Any:
+    def _validate(self, *event: object) -> R:
         """The record's fields checked and typed, or :class:`BadEventError` naming one."""
 
     @abstractmethod
-    def _admit(self, parsed: Any) -> bool:
+    def _admit(self, record: R) -> bool:
         """Move the clock with an arriving record; False when it is late for the operator."""
 
     @abstractmethod
-    def _accept(self, parsed: Any) -> Emitted:
+    def _accept(self, record: R) -> Emitted:
         """Process an admitted record; emit what it completes."""
 
     def push_batch(self, batch: Columns) -> Emitted:
@@ -236,9 +257,8 @@ class StreamOperator(ABC):
         """Finish deferred work (operators that defer override it)."""
         return Emitted.none(self.arity)
 
-    @abstractmethod
-    def _clear(self) -> None:
-        """Empty the buffers at the end of the streams."""
+    def _clear(self) -> None:  # noqa: B027 - optional hook
+        """Empty the buffers at the end of the streams (an extent keeps its view)."""
 
     def set_params(self, **changes: Any) -> Emitted:
         """Steer the running operator to new parameter values (``steerable`` names them);
@@ -254,12 +274,12 @@ class StreamOperator(ABC):
         self._counters.results_out += len(out)
         return out
 
-    def _steered(self, changes: dict[str, Any]) -> Any:
+    def _steered(self, changes: dict[str, Any]) -> C:
         """The configuration after ``changes`` (validated; refused where it would lose
         exactness)."""
         return replace(self._config, **changes)
 
-    def _retune(self, new: Any) -> Emitted:
+    def _retune(self, new: C) -> Emitted:
         """Put ``new`` in force: finish the pending work under the old configuration first,
         then rebuild what depends on the parameters (``_reconfigured``)."""
         out = self._drain()
@@ -267,7 +287,7 @@ class StreamOperator(ABC):
         self._reconfigured(old)
         return out
 
-    def _reconfigured(self, old: Any) -> None:  # noqa: B027 - optional hook
+    def _reconfigured(self, old: C) -> None:  # noqa: B027 - optional hook
         """Rebuild whatever depends on the parameters that changed from ``old``."""
 
     def clone(self) -> Self:
@@ -277,10 +297,35 @@ class StreamOperator(ABC):
         return type(self)(**{f.name: getattr(config, f.name) for f in fields(config)})
 
 
-class ArrivalOrdered(StreamOperator):
-    """A join whose clock is the arrival time of the records pushed (non-decreasing) and whose
-    record ``(stream, id, ..., time, arrival)`` is late when it arrives after ``time + D`` of
-    its stream (PTJoin Definition 6; W-join Section 3); the configuration has ``max_delay``."""
+class Arrival(Protocol):
+    """What a join reads of a validated record to judge its lateness: its stream's index,
+    its own time and its arrival time."""
+
+    @property
+    def stream(self) -> int: ...
+
+    @property
+    def time(self) -> float: ...
+
+    @property
+    def arrival(self) -> float: ...
+
+
+A = TypeVar("A", bound=Arrival)
+"""A join's validated record."""
+
+
+class JoinOperator(StreamOperator[A, C]):
+    """A timing join: its emissions carry results, row k the event ids of result k by stream
+    (``arity`` of them: pairs of the two-stream joins, m-tuples of the W-join).
+
+    The clock is the arrival time of the records pushed (non-decreasing); a record arriving
+    after its own time plus ``max_delay`` of its stream is late (PTJoin Definition 6; W-join
+    Section 3): counted and emitted, never joined.  The join fills in ``_validate(*fields) ->
+    A`` (A has ``stream``, ``time``, ``arrival``), ``_accept(record) -> Emitted`` (join it and
+    buffer it), ``_buffered()`` and ``_clear()`` (``flush`` empties the buffers); one that
+    defers work also ``_tick()`` (time passed) and ``_drain()`` (end of the streams).
+    """
 
     def _start(self) -> None:
         self._now = -math.inf
@@ -322,10 +367,9 @@ class ArrivalOrdered(StreamOperator):
                 "records must be pushed in arrival order"
             )
 
-    def _admit(self, parsed: tuple) -> bool:
-        stream, time, arrival = parsed[0], parsed[-2], parsed[-1]
-        self._now = arrival
-        return arrival <= time + self._config.max_delay[stream]
+    def _admit(self, record: A) -> bool:
+        self._now = record.arrival
+        return record.arrival <= record.time + self._config.max_delay[record.stream]
 
     def _advance(self, now: float) -> Emitted:
         if now < self._now:
@@ -336,3 +380,32 @@ class ArrivalOrdered(StreamOperator):
     def _tick(self) -> Emitted:
         """Work that falls due as time passes (none for eager operators)."""
         return Emitted.none(self.arity)
+
+    @abstractmethod
+    def _clear(self) -> None:
+        """Empty the buffers at the end of the streams."""
+
+
+class ExtentOperator(StreamOperator[R, C]):
+    """A window extent: ``push`` updates the coalesced view it exposes with ``view()``
+    (coalescing paper, Sections 2-5); it emits no results (arity 0), only late records (too
+    late for the window) and bad ones, and the end of the streams keeps the view.
+
+    The extent fills in ``_validate(*fields) -> R``, ``_admit(record) -> bool`` (the window
+    rule), ``_update(record)`` (put an admitted record in the window), ``_advance(now)``,
+    ``_start()``, ``_buffered()`` and ``view()``.
+    """
+
+    arity: ClassVar[int] = 0
+
+    def _accept(self, record: R) -> Emitted:
+        self._update(record)
+        return Emitted.none(0)
+
+    @abstractmethod
+    def _update(self, record: R) -> None:
+        """Put an admitted record in the window (older ones may expire)."""
+
+    @abstractmethod
+    def view(self) -> list[Coalesced]:
+        """The coalesced view of the current window, sorted by (ts, arrival)."""

@@ -1,16 +1,17 @@
 """What flows through the streaming protocol (:mod:`workbench.protocol`): columnar batches in
 (:class:`Columns`), emissions out (:class:`Emitted`: results, late and bad records kept apart,
-after bytewax's ``WindowOut``) and the counters every operator shares (:class:`Counters`)."""
+after bytewax's ``WindowOut``), the rows of an extent's view (:class:`Coalesced`) and the
+counters every operator shares (:class:`Counters`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Literal, Self
 
 import numpy as np
 
-__all__ = ["Columns", "Counters", "Emitted", "Status"]
+__all__ = ["Coalesced", "Columns", "Counters", "Emitted", "Status"]
 
 Status = Literal["ok", "late", "bad"]
 
@@ -75,6 +76,23 @@ class Counters:
     late: int = 0
     bad: int = 0
     buffered: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, order=True)
+class Coalesced:
+    """One coalesced temporal tuple: a group's run of value-equivalent tuples over [ts, te)
+    (coalescing paper, Section 2.3), ordered by (ts, arrival number ``seq`` of its first).
+
+    >>> Coalesced(2.0, 1, 3.0, "region 2", 81, 2) < Coalesced(3.0, 2, 4.0, "region 2", 79, 2)
+    True
+    """
+
+    ts: float
+    seq: int
+    te: float = field(compare=False)
+    group: Hashable = field(compare=False)
+    value: object = field(compare=False)
+    count: int = field(compare=False)
 
 
 def _no_ids(arity: int) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""Temporal coalescing of window extents (coalescing paper): eager and lazy extents, value
-equivalence, temporal functions and predicates."""
+"""Temporal coalescing of window extents (coalescing paper): eager and lazy extents (each an
+:class:`~workbench.protocol.ExtentOperator`), value equivalence, temporal functions and
+predicates."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.scan import recoalesce
 from workbench.coalesce.temporal import (
     AFTER,
     BEFORE,
@@ -17,14 +19,9 @@ from workbench.coalesce.temporal import (
     VALID,
     duration,
 )
-from workbench.coalesce.window import (
-    Coalesced,
-    ExtentConfig,
-    ExtentCounters,
-    Readings,
-    Window,
-    recoalesce,
-)
+from workbench.coalesce.window import ExtentConfig, ExtentCounters, Readings, Window
+from workbench.protocol import ExtentOperator
+from workbench.records import Coalesced
 
 __all__ = [
     "AFTER",
@@ -42,6 +39,7 @@ __all__ = [
     "Equivalence",
     "ExtentConfig",
     "ExtentCounters",
+    "ExtentOperator",
     "LazyExtent",
     "Query",
     "Readings",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -25,11 +25,12 @@ from workbench import protocol
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
-from workbench.coalesce.window import Coalesced, Window, coalesce_sorted
-from workbench.protocol import BadEventError, StreamOperator
-from workbench.records import Columns, Emitted
+from workbench.coalesce.scan import coalesce_sorted
+from workbench.coalesce.window import Window
+from workbench.protocol import BadEventError, ExtentOperator
+from workbench.records import Coalesced, Columns, Emitted
 
-__all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Records"]
+__all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Record", "Records"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,18 @@ class Query:
         value = tuple(row[a] for a in self.values)
         group = tuple(row[g] for g in self.groups)
         return group, value[0] if len(value) == 1 else value
+
+
+class Record(NamedTuple):
+    """One row as :class:`AdaptiveCoalescing`'s validation leaves it (the record its hooks
+    pass on): its timestamp and its attribute values.
+
+    >>> Record(1.0, {"temperature": 20.0}).row["temperature"]
+    20.0
+    """
+
+    ts: float
+    row: Mapping[str, object]
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +108,7 @@ class AdaptiveConfig(protocol.OperatorConfig):
         super().__post_init__()
 
 
-class AdaptiveCoalescing(StreamOperator):
+class AdaptiveCoalescing(ExtentOperator[Record, AdaptiveConfig]):
     """Serve several queries' coalesced views, choosing eager or lazy per query as cp and oop
     drift (see the module docstring).  ``push(ts, row)``; a too-late row is emitted as late.
 
@@ -105,11 +118,12 @@ class AdaptiveCoalescing(StreamOperator):
     ...     _ = ac.push(float(i), {"temperature": 20.0, "mote": i % 2})
     >>> ac.scheme["t"], [(c.group, c.count) for c in ac.view("t")]
     ('eager', [((0,), 50), ((1,), 50)])
+    >>> ac.view() == ac.view("t")   # its one query
+    True
     """
 
     config_type: ClassVar[type] = AdaptiveConfig
     batch_type: ClassVar[type] = Records
-    arity: ClassVar[int] = 0
 
     def __init__(self, queries: tuple[Query, ...] | list[Query], window: Window, **config: Any):
         super().__init__(queries=tuple(queries), window=window, **config)
@@ -161,7 +175,7 @@ class AdaptiveCoalescing(StreamOperator):
         """Add one row to every extent; a row too late for the window is emitted as late."""
         return super().push(ts, row)
 
-    def _validate(self, ts: float, row: Mapping[str, object]) -> tuple[float, Mapping]:
+    def _validate(self, ts: float, row: Mapping[str, object]) -> Record:
         ts = protocol.check_time("ts", ts)
         if not isinstance(row, Mapping):
             raise BadEventError(f"row = {row!r} is not a mapping of attribute values")
@@ -169,11 +183,11 @@ class AdaptiveCoalescing(StreamOperator):
             missing = [a for a in (*q.values, *q.groups) if a not in row]
             if missing:
                 raise BadEventError(f"row = {row!r} has no {missing[0]!r} (query {q.name!r})")
-        return ts, row
+        return Record(ts, row)
 
-    def _admit(self, parsed: tuple[float, Mapping]) -> bool:
+    def _admit(self, record: Record) -> bool:
         """Every extent takes the row (the window decides alike for all); oop counts it."""
-        ts, row = parsed
+        ts, row = record
         if ts < self._t_max:
             self._late += 1
         self._t_max = max(self._t_max, ts)
@@ -188,8 +202,9 @@ class AdaptiveCoalescing(StreamOperator):
         self._observe(row)
         return decision.status == "ok"
 
-    def _accept(self, parsed: tuple[float, Mapping]) -> Emitted:
-        return Emitted.none(0)
+    def _update(self, record: Record) -> None:
+        """Nothing more: ``_admit`` put the row in every extent to learn the window's
+        decision."""
 
     def _observe(self, row: Mapping[str, object]) -> None:
         """Count the coalescing rate cp, then re-evaluate when due."""
@@ -209,11 +224,13 @@ class AdaptiveCoalescing(StreamOperator):
                 extent.advance(now)
         return Emitted.none(0)
 
-    def _clear(self) -> None:
-        """The views are the output: the end of the streams keeps them."""
-
-    def view(self, name: str) -> list[Coalesced]:
-        """The coalesced view of the window for one query."""
+    def view(self, name: str | None = None) -> list[Coalesced]:
+        """The coalesced view of the window for query ``name`` (which may be left out when
+        one query is served)."""
+        if name is None:
+            if len(self.queries) != 1:
+                raise ValueError(f"view() of {len(self.queries)} queries needs a query name")
+            name = next(iter(self.queries))
         q = self.queries[name]
         if name in self._eager:
             return self._eager[name].view()

@@ -16,7 +16,6 @@ is exact against brute force over every subset.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,7 +31,6 @@ __all__ = [
     "costs",
     "measure_atomic_costs",
     "select",
-    "select_brute_force",
 ]
 
 
@@ -232,22 +230,6 @@ def select(
     candidates.append(some_lazy)
     best = min(candidates, key=lambda s: _total(s, table, weights))
     return Selection(best, _total(best, table, weights))
-
-
-def select_brute_force(
-    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
-) -> Selection:
-    """The same selection by trying every subset (the oracle for small sets)."""
-    table = _table(queries, k, w, atomic)
-    names = list(table)
-    best: Selection | None = None
-    for size in range(len(names) + 1):
-        for subset in itertools.combinations(names, size):
-            s = frozenset(subset)
-            cost = _total(s, table, weights)
-            if best is None or cost < best.cost - 1e-15:
-                best = Selection(s, cost)
-    return best if best is not None else Selection(frozenset(), 0.0)
 
 
 def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -> AtomicCosts:

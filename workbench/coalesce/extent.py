@@ -1,7 +1,8 @@
 """Window extents with eager or lazy coalescing (coalescing paper, Sections 4 and 5).
 
 Coalescing merges maximal runs of consecutive value-equivalent tuples of a group into one
-temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.window`).
+temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.window`; the scan:
+:mod:`workbench.coalesce.scan`).
 
 - :class:`LazyExtent` (Algorithm 1, and its time-based variant) stores the raw tuples in
   timestamp order and coalesces during the scan.
@@ -13,7 +14,7 @@ temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.wi
 (:mod:`workbench.kernels.coalesce`) on the same state arrays.
 
 Both extents expose the same coalesced view after every arrival (tested against
-:func:`~workbench.coalesce.window.recoalesce`, which coalesces the window's raw tuples from
+:func:`~workbench.coalesce.scan.recoalesce`, which coalesces the window's raw tuples from
 scratch).
 """
 
@@ -25,8 +26,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from workbench.coalesce.window import Coalesced, Key, Readings, WindowExtent, coalesce_sorted
+from workbench.coalesce.scan import Key, coalesce_sorted
+from workbench.coalesce.window import Readings, WindowExtent
 from workbench.kernels.coalesce import KIND_CODES, eager_push, lazy_push
+from workbench.records import Coalesced
 
 __all__ = ["EagerExtent", "LazyExtent"]
 

@@ -1,42 +1,43 @@
-"""Windows, coalesced tuples and what both window extents share (coalescing paper, Sections
-2.1-2.3): the window rule, lateness, arrival numbering, configuration and counters.
+"""Windows and what both window extents share (coalescing paper, Section 2.1): the window
+rule, lateness, arrival numbering, the raw tuples in key order, configuration and counters.
 
-A raw tuple (timestamp ts, group, value) becomes a temporal tuple valid over [ts, te): te is
-the timestamp of the group's next tuple, or ts itself while the tuple is the group's latest
-(Section 2.3).  Windows (Section 2.1): a tuple-based window of size w holds the w accepted
-tuples with the largest timestamps; a time-based window of size T holds the accepted tuples
-with ``ts >= t_max - T`` (t_max the largest timestamp accepted).  A tuple that would fall
-outside the window on arrival is too late: counted and emitted as late, never stored.  Ties in
-ts are ordered by arrival.  Every extent speaks the protocol of :mod:`workbench.protocol`; it
-emits no results (its output is its coalesced ``view()``), only late and bad records.
+Windows (Section 2.1): a tuple-based window of size w holds the w accepted tuples with the
+largest timestamps; a time-based window of size T holds the accepted tuples with
+``ts >= t_max - T`` (t_max the largest timestamp accepted).  A tuple that would fall outside
+the window on arrival is too late: counted and emitted as late, never stored.  Ties in ts are
+ordered by arrival.  Every extent is an :class:`~workbench.protocol.ExtentOperator`: it emits
+no results (its output is its coalesced ``view()``, :mod:`workbench.coalesce.scan`), only
+late and bad records.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
 from workbench.coalesce.equivalence import Equivalence
+from workbench.coalesce.order import KeyOrder
+from workbench.coalesce.scan import Key, coalesce_sorted, recoalesce, uncoalesced
 from workbench.protocol import (
     BadEventError,
     BadPolicy,
     Engine,
+    ExtentOperator,
     OperatorConfig,
-    StreamOperator,
     check_time,
     from_config,
 )
-from workbench.records import Columns, Counters, Emitted
+from workbench.records import Coalesced, Columns, Counters, Emitted
 
 __all__ = [
     "Coalesced",
     "ExtentConfig",
     "ExtentCounters",
+    "RawTuple",
     "Readings",
     "Window",
     "WindowExtent",
@@ -45,7 +46,18 @@ __all__ = [
     "uncoalesced",
 ]
 
-Key = tuple[float, int]  # (ts, arrival sequence number)
+
+class RawTuple(NamedTuple):
+    """One raw tuple as an extent's validation leaves it (the record its hooks pass on): its
+    key (ts, arrival number), group and value.
+
+    >>> RawTuple((3.0, 0), "region 2", 81).key[0]
+    3.0
+    """
+
+    key: Key
+    group: Hashable
+    value: object
 
 
 @dataclass(frozen=True)
@@ -66,18 +78,6 @@ class Window:
             raise ValueError(f"size = {self.size!r} must be a whole number of tuples >= 1")
         if not self.size > 0:
             raise ValueError(f"size = {self.size!r} must be positive")
-
-
-@dataclass(frozen=True, order=True)
-class Coalesced:
-    """One coalesced temporal tuple: a group's run of value-equivalent tuples over [ts, te)."""
-
-    ts: float
-    seq: int
-    te: float = field(compare=False)
-    group: Hashable = field(compare=False)
-    value: object = field(compare=False)
-    count: int = field(compare=False)
 
 
 @dataclass
@@ -102,70 +102,6 @@ class ExtentCounters(Counters):
     def oop(self) -> float:
         """The out-of-order rate: out-of-order arrivals per arrival (Section 6)."""
         return self.out_of_order / max(self.events_in, 1)
-
-
-def coalesce_sorted(
-    rows: Iterable[tuple[Key, Hashable, object]], equivalence: Equivalence
-) -> list[Coalesced]:
-    """Coalesce raw tuples ``((ts, seq), group, value)`` given in key order (the scan of a lazily
-    coalesced extent, Algorithm 1).
-
-    A coalesced tuple reports ``equivalence.representative`` of its first raw value.
-
-    >>> rows = [((1.0, 0), "r1", 81), ((2.0, 1), "r1", 81), ((3.0, 2), "r1", 80)]
-    >>> [(c.ts, c.te, c.value, c.count) for c in coalesce_sorted(rows, Equivalence())]
-    [(1.0, 3.0, 81, 2), (3.0, 3.0, 80, 1)]
-    """
-    # per group: [first key, last ts, first value, count, last value]
-    open_runs: dict[Hashable, list] = {}
-    out: list[Coalesced] = []
-    rep = equivalence.representative
-    for key, group, value in rows:
-        run = open_runs.get(group)
-        if run is not None and equivalence.same(run[4], value):
-            run[1], run[3], run[4] = key[0], run[3] + 1, value
-            continue
-        if run is not None:
-            out.append(Coalesced(run[0][0], run[0][1], key[0], group, rep(run[2]), run[3]))
-        open_runs[group] = [key, key[0], value, 1, value]
-    for group, run in open_runs.items():
-        out.append(Coalesced(run[0][0], run[0][1], run[1], group, rep(run[2]), run[3]))
-    out.sort()
-    return out
-
-
-def uncoalesced(raw: list[tuple[float, int, object, object]]) -> list[Coalesced]:
-    """Raw window tuples ``(ts, seq, group, value)`` as temporal tuples, one per reading.
-
-    A tuple is valid until its group's next tuple (Section 2.3), coalescing nothing (what a
-    lazy extent stores).
-
-    >>> [(c.ts, c.te) for c in uncoalesced([(1.0, 0, "r1", 81), (2.0, 1, "r1", 81)])]
-    [(1.0, 2.0), (2.0, 2.0)]
-    """
-    by_group: dict[object, list[tuple[float, int, object]]] = defaultdict(list)
-    for ts, seq, group, value in raw:
-        by_group[group].append((ts, seq, value))
-    out = []
-    for group, rows in by_group.items():
-        for k, (ts, seq, value) in enumerate(rows):
-            te = rows[k + 1][0] if k + 1 < len(rows) else ts
-            out.append(Coalesced(ts, seq, te, group, value, 1))
-    out.sort()
-    return out
-
-
-def recoalesce(
-    rows: Iterable[tuple[float, int, Hashable, object]], equivalence: Equivalence
-) -> list[Coalesced]:
-    """The oracle: coalesce raw tuples ``(ts, seq, group, value)`` from scratch.
-
-    >>> rows = [(1, 0, "r1", 81), (2, 1, "r1", 81), (3, 2, "r1", 80)]
-    >>> [(c.ts, c.te, c.value, c.count) for c in recoalesce(rows, Equivalence())]
-    [(1, 3, 81, 2), (3, 3, 80, 1)]
-    """
-    ordered = sorted(rows, key=lambda r: (r[0], r[1]))
-    return coalesce_sorted((((ts, seq), g, v) for ts, seq, g, v in ordered), equivalence)
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,10 +139,6 @@ class ExtentConfig(OperatorConfig):
         super().__post_init__()
 
 
-_ROOM = 64
-"""The initial room of an extent's arrays (they double as needed)."""
-
-
 def _hashable(value: object) -> bool:
     try:
         hash(value)
@@ -215,31 +147,24 @@ def _hashable(value: object) -> bool:
     return True
 
 
-class WindowExtent(StreamOperator):
+class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
     """What both extents share: the window rule, lateness, arrival numbering, counters, and
     the window's raw tuples in key order.
 
-    ``push(ts, value, group=None)``; the window may be steered to a smaller size of its kind
-    (the oldest tuples expire).
+    ``push(ts, value, group=None)``: ``_validate`` numbers the arrival (a :class:`RawTuple`),
+    ``_admit`` applies the window rule, ``_update`` stores it (the extent's ``_insert``) and
+    expires what left the window (its ``_remove_oldest``).  The window may be steered to a
+    smaller size of its kind (the oldest tuples expire).
 
-    The state is arrays that ``push`` (the readable reference) and the compiled
-    ``push_batch`` both read and write, so the two interleave freely: the window's raw tuples
-    in key order as timestamps ``_ts`` and storage slots ``_slot``, live in ``[_head, _end)``;
-    per slot the tuple's arrival number ``_arrival``, its ``_value`` and ``_group`` (any
-    objects) and each extent's own columns (``slot_columns``); the free slots in
-    ``_free[:_n_free]``.  ``_reserve`` makes room before a push or a batch.
+    The state is the raw tuples in key order (:class:`~workbench.coalesce.order.KeyOrder`),
+    arrays that ``push`` (the readable reference) and the compiled ``push_batch`` both read
+    and write, so the two interleave freely.
     """
 
     config_type: ClassVar[type] = ExtentConfig
     counters_type: ClassVar[type[Counters]] = ExtentCounters
     batch_type: ClassVar[type] = Readings
     steerable: ClassVar[frozenset[str]] = frozenset({"window"})
-    arity: ClassVar[int] = 0
-    slot_columns: ClassVar[dict[str, type]] = {
-        "_arrival": np.int64,
-        "_value": object,
-        "_group": object,
-    }
     object_columns: ClassVar[dict[str, str]] = {"_value": "value", "_group": "group"}
 
     def __init__(
@@ -261,17 +186,7 @@ class WindowExtent(StreamOperator):
     def _start(self) -> None:
         self._seq = 0  # the next arrival number
         self._t_max = float("-inf")
-        self._ts = np.empty(_ROOM)
-        self._slot = np.empty(_ROOM, dtype=np.int64)
-        self._head = self._end = 0
-        self._free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free slots
-        self._n_free = _ROOM
-        for name, dtype in self.slot_columns.items():
-            setattr(self, name, np.empty(_ROOM, dtype=dtype))
-
-    def __len__(self) -> int:
-        """Raw tuples currently in the window."""
-        return self._end - self._head
+        self._new_order()
 
     window = from_config("window", "The window in force.")
     equivalence = from_config("equivalence", "The value equivalence.")
@@ -288,38 +203,34 @@ class WindowExtent(StreamOperator):
         """Add one arriving tuple; a too-late one is counted and emitted as late."""
         return super().push(ts, value, group)
 
-    def _validate(self, ts: float, value: object, group: Hashable) -> tuple[Key, Hashable, Any]:
+    def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
         ts = check_time("ts", ts)
         if not _hashable(group):
             raise BadEventError(f"group = {group!r} is not hashable")
         key = (ts, self._seq)
         self._seq += 1
-        return key, group, value
+        return RawTuple(key, group, value)
 
-    def _admit(self, parsed: tuple[Key, Hashable, Any]) -> bool:
-        key, window = parsed[0], self._config.window
+    def _admit(self, record: RawTuple) -> bool:
+        ts, window = record.key[0], self._config.window
         if window.kind == "tuples":  # not older than the oldest (a tie arrived later: younger)
-            return not (self._end - self._head >= window.size and key[0] < self._ts[self._head])
-        return key[0] >= self._t_max - window.size
+            return not (self._end - self._head >= window.size and ts < self._ts[self._head])
+        return ts >= self._t_max - window.size
 
-    def _accept(self, parsed: tuple[Key, Hashable, Any]) -> Emitted:
-        key, group, value = parsed
+    def _update(self, record: RawTuple) -> None:
+        key, group, value = record
         if key[0] < self._t_max:
             self._counters.out_of_order += 1
         else:
             self._t_max = key[0]
         self._insert(key, group, value)
         self._expire()
-        return Emitted.none(0)
 
     def _advance(self, now: float) -> Emitted:
         """The clock is the largest timestamp: a time window's oldest tuples expire."""
         self._t_max = max(self._t_max, now)
         self._expire()
         return Emitted.none(0)
-
-    def _clear(self) -> None:
-        """The view is the extent's output: the end of the streams keeps it."""
 
     def _steered(self, changes: dict[str, Any]) -> ExtentConfig:
         new = super()._steered(changes)
@@ -332,12 +243,6 @@ class WindowExtent(StreamOperator):
 
     def _reconfigured(self, old: ExtentConfig) -> None:
         self._expire()
-
-    def oldest(self) -> Key | None:
-        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
-        if self._head == self._end:
-            return None
-        return float(self._ts[self._head]), int(self._arrival[self._slot[self._head]])
 
     def remove_oldest(self) -> None:
         """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
@@ -355,59 +260,6 @@ class WindowExtent(StreamOperator):
             while self._head < self._end and self._ts[self._head] < bound:
                 self._remove_oldest()
 
-    def _reserve(self, k: int) -> None:
-        """Room for ``k`` more raw tuples (as many as the window can hold at once, for a
-        tuple window): the window moved to the front of (doubled) arrays when it reaches their
-        end, and as many free slots."""
-        n, head, window = len(self), self._head, self._config.window
-        if window.kind == "tuples":  # a tuple window holds at most size + 1 at once
-            k = min(k, int(window.size) + 1 - n)
-        if self._end + k > len(self._ts):
-            room = max(len(self._ts), 2 * (n + k))
-            ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
-            ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
-            self._ts, self._slot, self._head, self._end = ts, slot, 0, n
-        if self._n_free < k:
-            old = len(self._arrival)
-            room = max(2 * old, n + k)
-            for name in self.slot_columns:
-                column = getattr(self, name)
-                grown = np.empty(room, dtype=column.dtype)
-                grown[:old] = column
-                setattr(self, name, grown)
-            free = np.empty(room, dtype=np.int64)
-            free[: self._n_free] = self._free[: self._n_free]
-            free[self._n_free : self._n_free + room - old] = np.arange(room - 1, old - 1, -1)
-            self._free, self._n_free = free, self._n_free + room - old
-
-    def _store(self, key: Key, group: Hashable, value: object) -> int:
-        """Put a raw tuple in key order (after its equal timestamps: ties by arrival) and in
-        a free slot; the slot."""
-        if self._end == len(self._ts) or not self._n_free:
-            self._reserve(1)
-        head, end, ts = self._head, self._end, key[0]
-        if head < end and ts < self._ts[end - 1]:  # out of order: the younger tuples move up
-            pos = head + int(self._ts[head:end].searchsorted(ts, side="right"))
-            self._ts[pos + 1 : end + 1] = self._ts[pos:end]
-            self._slot[pos + 1 : end + 1] = self._slot[pos:end]
-        else:
-            pos = end
-        self._n_free -= 1
-        slot = int(self._free[self._n_free])
-        self._ts[pos], self._slot[pos], self._end = ts, slot, end + 1
-        self._arrival[slot], self._value[slot], self._group[slot] = key[1], value, group
-        return slot
-
-    def _drop_oldest(self) -> int:
-        """Take the oldest raw tuple out of the key order and free its slot (arrival number
-        -1); the slot (its other columns stay readable until the slot is taken again)."""
-        slot = int(self._slot[self._head])
-        self._head += 1
-        self._arrival[slot] = -1
-        self._free[self._n_free] = slot
-        self._n_free += 1
-        return slot
-
     def _valid_rows(self, batch: Readings) -> np.ndarray:
         ok = np.isfinite(batch.ts)
         if batch.group.dtype == object:
@@ -415,7 +267,10 @@ class WindowExtent(StreamOperator):
         return ok
 
     def _push_valid(self, batch: Readings) -> Emitted:
-        self._reserve(len(batch))
+        k, window = len(batch), self._config.window
+        if window.kind == "tuples":  # a tuple window holds at most size + 1 at once
+            k = min(k, int(window.size) + 1 - len(self))
+        self._reserve(k)
         late = self._push_compiled(batch)
         if late is None:  # values the kernel cannot judge: the reference path
             return super()._push_valid(batch)
@@ -471,10 +326,6 @@ class WindowExtent(StreamOperator):
     def _push_compiled(self, batch: Readings) -> np.ndarray | None:
         """Valid rows through the extent's kernel (``_run``): which rows were too late, or
         None when the kernel cannot judge these values (nothing done then)."""
-
-    @abstractmethod
-    def view(self) -> list[Coalesced]:
-        """The coalesced view of the current window, sorted by (ts, arrival)."""
 
     @abstractmethod
     def _insert(self, key: Key, group: Hashable, value: object) -> None:

@@ -31,7 +31,6 @@ __all__ = [
     "FLAG_TEMPERATURE",
     "MEASURES",
     "READINGS_GZ_SHA256",
-    "READINGS_TXT_SHA256",
     "READINGS_URL",
     "LoadReport",
     "clean",
@@ -45,7 +44,6 @@ __all__ = [
 READINGS_URL = "http://db.csail.mit.edu/labdata/data.txt.gz"
 """Where the publisher serves the readings (needs a network)."""
 READINGS_GZ_SHA256 = "d99288c8f406ca6604d359ceaa0d8adfffa79e7095061a1e27dc4399f48c7225"
-READINGS_TXT_SHA256 = "21d156880db48eb140390beffc18b017282777cdc41e30e665072544ecf0913e"
 MEASURES = ("temperature", "humidity", "light", "voltage")
 
 FLAG_TEMPERATURE = 1

@@ -40,7 +40,6 @@ __all__ = [
     "SOURCE_LABEL",
     "delivery_probabilities",
     "simulate_deployment",
-    "write_readings",
 ]
 
 EPOCH_SECONDS = 31.0
@@ -168,14 +167,3 @@ def simulate_deployment(
     table = table[["time", "epoch", "mote", *MEASURES, "qc", "arrival"]]
     table.attrs["source"] = SOURCE_LABEL
     return table
-
-
-def write_readings(table: pd.DataFrame, path: str) -> None:
-    """Write readings in the real file's format (8 fields, no header), e.g. to replay them."""
-    with open(path, "w", encoding="utf-8") as out:
-        for row in table.itertuples(index=False):
-            stamp = row.time.strftime("%Y-%m-%d %H:%M:%S.%f")
-            out.write(
-                f"{stamp} {row.epoch} {row.mote} {row.temperature:g} {row.humidity:g} "
-                f"{row.light:g} {row.voltage:g}\n"
-            )

@@ -1,6 +1,7 @@
 """Exact in-process streaming join operators: the reference semantics of the workbench.
 
-Every operator speaks the protocol of :mod:`workbench.protocol`.
+Every operator is a :class:`~workbench.protocol.JoinOperator` of the protocol of
+:mod:`workbench.protocol`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_t
 from workbench.operators.ptjoin import BandJoin, PTJoin
 from workbench.operators.windows import WindowConstraints, WTuples
 from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
-from workbench.protocol import BadEventError
+from workbench.protocol import BadEventError, JoinOperator
 from workbench.records import Emitted
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "FEWJoin",
     "JoinConfig",
     "JoinCounters",
+    "JoinOperator",
     "LazyCorrelation",
     "LazyLookupCorrelation",
     "MultiWayJoin",

@@ -1,9 +1,9 @@
 """What every two-stream timing join shares: configuration, validation, lateness, buffers,
 steering and counters (PTJoin Section 3; interval timing Section 4.2).
 
-Every join speaks the protocol of :mod:`workbench.protocol`: ``push(stream, event_id,
-template, t_det, arrival)``, ``push_batch(Events)``, ``advance``, ``flush`` and ``set_params``
-each return an :class:`~workbench.records.Emitted` of (a, b) id pairs.  Time is an input: the
+Every join is a :class:`~workbench.protocol.JoinOperator`: ``push(stream, event_id, template,
+t_det, arrival)``, ``push_batch(Events)``, ``advance``, ``flush`` and ``set_params`` each
+return an :class:`~workbench.records.Emitted` of (a, b) id pairs.  Time is an input: the
 clock is the arrival time of the events pushed (non-decreasing), never the wall clock.  An
 event is late when it arrives after ``t_det + D`` of its stream (PTJoin Definition 6): it is
 counted and emitted as late, never joined.  Partners are kept in max-time sorted buffers
@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 
 from workbench.decision import BandDecider
-from workbench.events import Events
+from workbench.events import Event, Events
 from workbench.kernels.events import valid_events
 from workbench.operators.buffers import SortedBuffer
 from workbench.protocol import (
-    ArrivalOrdered,
     BadEventError,
+    JoinOperator,
     OperatorConfig,
     check_time,
     from_config,
@@ -190,13 +190,16 @@ def replay(op: TwoStreamJoin, events: Events) -> tuple[Emitted, np.ndarray]:
     return out, status
 
 
-class TwoStreamJoin(ArrivalOrdered):
+class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
     """Event validation, lateness, buffers, steering and counters shared by every join.
 
     The constructor takes the fields of :class:`JoinConfig` (and the subclass's own);
     ``d``, ``threshold`` and the streams' ``max_delay`` may be steered inside the envelope.
-    Subclasses implement ``_join(stream, event_id, template, t_det, tmin) -> Emitted`` and
-    ``_eviction_bound(target) -> float``; those that defer work, ``_drain`` and ``_tick``.
+    One ``push`` runs ``_validate`` (an :class:`~workbench.events.Event`), the lateness test
+    of :class:`~workbench.protocol.JoinOperator`, then ``_accept``, which places min(H) and
+    calls the algorithm's ``_join``.  Subclasses implement ``_join(stream, event_id, template,
+    t_det, tmin) -> Emitted`` and ``_eviction_bound(target) -> float``; those that defer work,
+    ``_drain`` and ``_tick``; compiled ones ``_join_batch``.
     """
 
     config_type: ClassVar[type] = JoinConfig
@@ -303,7 +306,7 @@ class TwoStreamJoin(ArrivalOrdered):
 
     def _validate(
         self, stream: int | str, event_id: int, template: int, t_det: float, arrival: float
-    ) -> tuple[int, int, int, float, float]:
+    ) -> Event:
         if isinstance(stream, str) and stream in STREAMS:
             s = STREAMS.index(stream)
         elif isinstance(stream, int | np.integer) and int(stream) in (0, 1):
@@ -321,7 +324,7 @@ class TwoStreamJoin(ArrivalOrdered):
         if not abs(t_det) + self._reach[s][k] < self._horizons[s][k]:
             raise BadEventError(self.streams[s].templates.faithful_error(k, t_det))
         self._check_arrival("t_det", t_det, arrival)
-        return s, int(event_id), k, t_det, arrival
+        return Event(s, int(event_id), k, t_det, arrival)
 
     def _valid_rows(self, events: Events) -> np.ndarray:
         fields = (events.stream, events.template, events.t_det, events.arrival)
@@ -365,8 +368,8 @@ class TwoStreamJoin(ArrivalOrdered):
                 parts.append(out.ids)
         return np.concatenate(parts) if parts else np.empty((0, 2), dtype=np.int64)
 
-    def _accept(self, parsed: tuple[int, int, int, float, float]) -> Emitted:
-        s, event_id, k, t_det, arrival = parsed
+    def _accept(self, record: Event) -> Emitted:
+        s, event_id, k, t_det, arrival = record
         tmin = t_det - float(self._tlen[s][k])
         if self._config.engine == "python":
             return self._join(s, event_id, k, t_det, tmin)

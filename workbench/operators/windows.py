@@ -1,5 +1,6 @@
 """A multi-way window join's configuration (W-join paper, Sections 2 and 5): its window
-constraints, delays, predicate and strategy, its batch of tuples and its counters.
+constraints, delays, predicate and strategy, its batch of tuples, one validated tuple and its
+counters.
 
 Window constraints (Section 2 "W-join forms"):
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -29,6 +30,7 @@ __all__ = [
     "Strategy",
     "WJoinConfig",
     "WJoinCounters",
+    "WTuple",
     "WTuples",
     "WindowConstraints",
 ]
@@ -144,6 +146,26 @@ Strategy = Literal["uniform", "gca", "lca", "modified"]
 BEW (each pair's own bound)."""
 Implementation = Literal["nested", "hash"]
 Predicate = Literal["equal"] | Callable[[tuple[Hashable, ...]], bool]
+
+
+class WTuple(NamedTuple):
+    """One tuple as the W-join's validation leaves it (the record its hooks pass on): stream
+    index, tuple id, join value, valid-time timestamp and arrival time.
+
+    >>> WTuple(2, 3, "car", 109.0, 109.5).time
+    109.0
+    """
+
+    stream: int
+    id: int
+    value: Hashable
+    ts: float
+    arrival: float
+
+    @property
+    def time(self) -> float:
+        """The tuple's own time, its delay's origin: ``ts``."""
+        return self.ts
 
 
 @dataclass(frozen=True, eq=False)

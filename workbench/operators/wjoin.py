@@ -66,9 +66,10 @@ from workbench.operators.windows import (
     WindowConstraints,
     WJoinConfig,
     WJoinCounters,
+    WTuple,
     WTuples,
 )
-from workbench.protocol import ArrivalOrdered, BadEventError, check_time, from_config
+from workbench.protocol import BadEventError, JoinOperator, check_time, from_config
 from workbench.records import Counters, Emitted
 
 __all__ = ["BEWJoin", "FEWJoin", "MultiWayJoin"]
@@ -83,11 +84,14 @@ _NO_TUPLES = WTuples(
 """The empty batch the kernel takes when only time passes (FEW's ``advance`` and ``flush``)."""
 
 
-class MultiWayJoin(ArrivalOrdered):
+class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     """What BEW and FEW share: validation, lateness, buffers, windows, predicate, counters.
 
     The constructor takes the fields of :class:`WJoinConfig`; ``max_delay`` may be steered
-    down while running (a buffer kept for a longer delay still holds every partner).
+    down while running (a buffer kept for a longer delay still holds every partner).  One
+    ``push`` runs ``_validate`` (a :class:`~workbench.operators.windows.WTuple`), the lateness
+    test of :class:`~workbench.protocol.JoinOperator`, then ``_accept``, which calls the
+    evaluation's ``_join(stream, item) -> results``.
     """
 
     config_type: ClassVar[type] = WJoinConfig
@@ -167,12 +171,12 @@ class MultiWayJoin(ArrivalOrdered):
 
     def _validate(
         self, stream: int, event_id: int, value: Hashable, ts: float, arrival: float
-    ) -> tuple[int, int, Hashable, float, float]:
+    ) -> WTuple:
         if not isinstance(stream, int | np.integer) or not 0 <= int(stream) < self.m:
             raise BadEventError(f"stream = {stream!r} is not a stream index 0..{self.m - 1}")
         ts, arrival = check_time("ts", ts), check_time("arrival", arrival)
         self._check_arrival("ts", ts, arrival)
-        return int(stream), int(event_id), value, ts, arrival
+        return WTuple(int(stream), int(event_id), value, ts, arrival)
 
     def _valid_rows(self, batch: WTuples) -> np.ndarray:
         s = batch.stream
@@ -232,8 +236,8 @@ class MultiWayJoin(ArrivalOrdered):
     def _reopen(self, stream: int, item: Tuple) -> None:  # noqa: B027 - BEW has no period
         """Put the period the kernel left open in force (FEW)."""
 
-    def _accept(self, parsed: tuple[int, int, Hashable, float, float]) -> Emitted:
-        s, event_id, value, ts, arrival = parsed
+    def _accept(self, record: WTuple) -> Emitted:
+        s, event_id, value, ts, arrival = record
         if self._config.engine == "compiled" and self.predicate == "equal":
             # the compiled engine runs one admitted tuple through the batch kernel
             column = np.empty(1, dtype=object)
