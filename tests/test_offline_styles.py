@@ -84,9 +84,9 @@ def test_a_multiway_run_ending_on_its_hidden_tab_keeps_the_dashboards_styles_loc
     page.switcher.active = multiway
     wjoin = page.tabs["Multi-way join"]
     page.switcher.active = 0
-    wjoin.param.update(running=True)
-    results, message = wjoin._compute()
-    wjoin.param.update(results=results, message=message, running=False)
+    wjoin.model.param.update(running=True)
+    results, message = wjoin.model.compute()
+    wjoin.model.param.update(results=results, message=message, running=False)
     detached = [m for m, _ in wjoin.status_pane._models.values()]
     assert detached and all(m.document is None for m in detached)
     assert all(message in m.text for m in detached)
