@@ -1,8 +1,10 @@
-"""Shared test settings: a hypothesis profile sized for a 2-core CI machine."""
+"""Shared test settings: a hypothesis profile sized for a 2-core CI machine; the session's
+Spark session, dashboard server and screenshot folders."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,3 +27,26 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The dashboard served by the project's launcher on a free localhost port, one for every
+    browser test that needs the default server (each opens its own page: its own session).
+
+    Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
+    up and block the server."""
+    from tests.support.server import dashboard_server
+
+    with dashboard_server(tmp_path_factory.mktemp("server") / "stderr.txt") as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> list[Path]:
+    """Folders receiving screenshots: the session's, and WORKBENCH_SCREENSHOTS if set."""
+    folders = [tmp_path_factory.mktemp("screenshots")]
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        folders.append(Path(os.environ["WORKBENCH_SCREENSHOTS"]))
+        folders[-1].mkdir(parents=True, exist_ok=True)
+    return folders

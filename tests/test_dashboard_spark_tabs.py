@@ -17,8 +17,6 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     layout_problems,
     open_tab,
     page,
-    screenshots,
-    server,
 )
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow, pytest.mark.spark]

@@ -8,7 +8,6 @@ folder, there too.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import socket
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.server import DATA_SIGNATURE, READY, dashboard_server
+from tests.support.server import DATA_SIGNATURE, READY
 
 pytestmark = pytest.mark.ui
 
@@ -107,16 +106,6 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The dashboard served by the project's launcher on a free localhost port.
-
-    Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
-    up and block the server."""
-    with dashboard_server(tmp_path_factory.mktemp("server") / "stderr.txt") as (url, _):
-        yield url
-
-
-@pytest.fixture(scope="module")
 def browser():
     """Debian's chromium driven by Playwright (no downloaded browser)."""
     if CHROMIUM is None:
@@ -158,16 +147,6 @@ def offline(page):
     fetched = list(page.external_requests)
     page.external_requests.clear()
     assert fetched == [], f"the page fetched from outside localhost: {fetched}"
-
-
-@pytest.fixture(scope="session")
-def screenshots(tmp_path_factory) -> list[Path]:
-    """Folders receiving screenshots: the session's, and WORKBENCH_SCREENSHOTS if set."""
-    folders = [tmp_path_factory.mktemp("screenshots")]
-    if os.environ.get("WORKBENCH_SCREENSHOTS"):
-        folders.append(Path(os.environ["WORKBENCH_SCREENSHOTS"]))
-        folders[-1].mkdir(parents=True, exist_ok=True)
-    return folders
 
 
 def open_tab(page, tab: str) -> None:

@@ -27,7 +27,6 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     CHROMIUM,
     _free_port,
     browser,
-    screenshots,
 )
 
 from tests.support.server import end_group

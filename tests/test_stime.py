@@ -75,8 +75,8 @@ def test_flat_crossing_sides():
 @pytest.mark.parametrize("delta", [0.01, 0.2, 0.5, 0.8, 0.999])
 def test_table_equals_scalar(side, delta):
     rng = np.random.default_rng(int(delta * 1000))
-    ha = random_templates(rng, 40, n_buckets=int(rng.integers(1, 12)), max_length=800)
-    hb = TemplateSet("B", tuple(random_histogram(rng, int(rng.integers(1, 15))) for _ in range(30)))
+    ha = random_templates(rng, 12, n_buckets=int(rng.integers(1, 12)), max_length=800)
+    hb = TemplateSet("B", tuple(random_histogram(rng, int(rng.integers(1, 15))) for _ in range(10)))
     table = stime_table(ha, hb, delta, side)
     scalar = np.array([[stime(a, b, delta, side) for b in hb] for a in ha])
     np.testing.assert_allclose(table, scalar, atol=1e-7)
@@ -84,8 +84,8 @@ def test_table_equals_scalar(side, delta):
 
 def test_table_with_zero_probability_buckets_equals_scalar():
     rng = np.random.default_rng(21)
-    ha = TemplateSet("A", tuple(random_histogram(rng, 6, zero_probs=True) for _ in range(20)))
-    hb = TemplateSet("B", tuple(random_histogram(rng, 5, zero_probs=True) for _ in range(20)))
+    ha = TemplateSet("A", tuple(random_histogram(rng, 6, zero_probs=True) for _ in range(10)))
+    hb = TemplateSet("B", tuple(random_histogram(rng, 5, zero_probs=True) for _ in range(10)))
     for delta in (0.3, 0.7):
         for side in ("right", "left"):
             scalar = np.array([[stime(a, b, delta, side) for b in hb] for a in ha])

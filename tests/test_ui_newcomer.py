@@ -13,8 +13,6 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     layout_problems,
     open_tab,
     page,
-    screenshots,
-    server,
 )
 
 from tests.support.live_fakes import newcomer_csv

@@ -11,7 +11,7 @@ import urllib.request
 
 import numpy as np
 import pytest
-from test_dashboard_ui import CHROMIUM, SHOWN, browser, screenshots  # noqa: F401
+from test_dashboard_ui import CHROMIUM, SHOWN, browser  # noqa: F401
 
 from tests.support.live_fakes import newcomer_csv
 from tests.support.server import dashboard_server

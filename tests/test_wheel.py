@@ -23,6 +23,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,11 +154,27 @@ def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
 def test_installed_from_the_wheel_it_writes_a_report(venv, tmp_path):
     nowhere = _run(venv, "workbench", "reports", "--out", "r", cwd=tmp_path)
     assert nowhere.returncode == 2 and "no notebooks folder" in nowhere.stderr
-    shutil.copy(ROOT / "notebooks" / "02-partitions.ipynb", tmp_path)
+    # a small notebook of the wheel's math and plots (the project's own are executed by nbmake
+    # and by test_reports; here the point is the installed command and kernel)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Partitions from the wheel"),
+        nbformat.v4.new_code_cell(
+            "from workbench import interval_bounds\n"
+            "from workbench.viz import setup_notebook\n"
+            "import holoviews as hv\n"
+            "setup_notebook()\n"
+            "b = interval_bounds(0.0, 20.0, d=30.0, ct=0.8, pi=20.0)\n"
+            "hv.VLines([b.lh, b.ll, b.rl, b.rh])"
+        ),
+        nbformat.v4.new_code_cell("print(f'LH = {b.lh:.3f}')"),
+    ]
+    nbformat.write(nb, tmp_path / "wheel.ipynb")
     done = _run(venv, "workbench", "reports", "--out", "r", ".", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
-    page = (tmp_path / "r" / "02-partitions.html").read_text(encoding="utf-8")
-    assert "Partition" in page and (tmp_path / "r" / "index.html").exists()
+    page = (tmp_path / "r" / "wheel.html").read_text(encoding="utf-8")
+    assert "Partitions from the wheel" in page and "LH = " in page and "Bokeh" in page
+    assert (tmp_path / "r" / "index.html").exists()
 
 
 @pytest.mark.slow

@@ -35,6 +35,7 @@ __all__ = [
     "table_html",
 ]
 
+
 def _framewise(obj: hv.core.Dimensioned) -> hv.core.Dimensioned:
     """Every element re-ranges its axes on each new frame (HoloViews keeps the first frame's
     ranges otherwise: plots would not follow their data)."""

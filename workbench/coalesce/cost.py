@@ -232,12 +232,13 @@ def select(
     return Selection(best, _total(best, table, weights))
 
 
-def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -> AtomicCosts:
+def measure_atomic_costs(n: int = 20_000, seed: int = 0) -> AtomicCosts:
     """Time each atomic operation of this implementation (seconds per operation).
 
     Micro-benchmarks in the paper's spirit (each operation provoked ``n`` times, the time
-    divided by the count).  Splits happen inside runs of ``run_length`` tuples (the cost of a
-    split grows with the run, as with the paper's array implementation).
+    divided by the count).  Each split cuts the newest coalesced tuple of its group, as a
+    tuple delayed by less than one reading does; it is timed on its own, between the in-order
+    pushes that build the tuples it cuts.
     """
     import time
 
@@ -270,7 +271,12 @@ def measure_atomic_costs(n: int = 20_000, seed: int = 0, run_length: int = 32) -
     detach = timed(lambda: [eager.remove_oldest() for _ in range(n)])
     late = [(float(i + 1 if i % 2 == 0 else i - 1), 1) for i in range(n)]
     merge = timed(lambda: fill(EagerExtent(big), late))  # out-of-order merges
-    blocks = EagerExtent(big)
-    fill(blocks, [(float(2 * i), i // run_length) for i in range(n)])
-    split = timed(lambda: fill(blocks, [(2.0 * i + 1, -1 - i) for i in range(n)]))
+    blocks, cuts = EagerExtent(big), 0
+    blocks.push(0.0, 1)
+    for i in range(1, n + 1):
+        blocks.push(2.0 * i, 1)  # joins the newest coalesced tuple
+        start = time.perf_counter_ns()
+        blocks.push(2.0 * i - 1, -i)  # lands inside it: splitTuple
+        cuts += time.perf_counter_ns() - start
+    split = cuts / n / 1e9
     return AtomicCosts(read, insert, delete, attach, detach, merge, split, coalesce)

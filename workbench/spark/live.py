@@ -400,4 +400,3 @@ class LiveJoin:
             if len(frame)
             else pd.Series(dtype=np.int64, name="records")
         )
-

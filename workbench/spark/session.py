@@ -102,7 +102,6 @@ def shared_session() -> SparkSession:
         return spark
 
 
-
 def ui_url(spark: SparkSession) -> str | None:
     """The address of a session's Spark UI (None over Spark Connect or with the UI off)."""
     try:

@@ -134,9 +134,9 @@ class LazyCorrelation(IntervalCorrelation):
         settled in place, a look-up block part that meets one finished here."""
         lookup = self.uses_lookup and self._exact_bounds()
         columns = tuple(np.ascontiguousarray(c) for c in events.columns())
-        limits = (
-            _NO_LIMIT if self.max_pending is None else self.max_pending,
-            np.nan if self.max_wait is None else self.max_wait,  # NaN: never due
+        limits = (  # an int and a float, whatever the caller gave: one compiled signature
+            _NO_LIMIT if self.max_pending is None else int(self.max_pending),
+            np.nan if self.max_wait is None else float(self.max_wait),  # NaN: never due
         )
         n, first, out = len(events), 0, KernelOutput(len(events))
         while first < n:
@@ -166,6 +166,16 @@ class LazyCorrelation(IntervalCorrelation):
             first = last
         return self._settle(*out.written())
 
+    def _satisfied(
+        self, stream: int, ids: np.ndarray, tmin: np.ndarray, tmax: np.ndarray
+    ) -> tuple[SortedBuffer, tuple[np.ndarray, ...], Emitted]:
+        """The block's partition slices LH, SR start, SR end, RH of the target (Algorithm 5)
+        and the pairs its satisfaction ranges join without a probe."""
+        target = self.buffers[1 - stream]
+        slices = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
+        own, pos = expand_ranges(slices[1], slices[2])
+        return target, slices, Emitted.pairs(stream, ids[own], target.ids[pos])
+
     def _correlate_block(
         self,
         stream: int,
@@ -174,10 +184,7 @@ class LazyCorrelation(IntervalCorrelation):
         tmin: np.ndarray,
         tmax: np.ndarray,
     ) -> Emitted:
-        target = self.buffers[1 - stream]
-        i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
-        own, pos = expand_ranges(i_sr, j_sr)
-        sr = Emitted.pairs(stream, ids[own], target.ids[pos])
+        target, (i_lh, i_sr, j_sr, j_rh), sr = self._satisfied(stream, ids, tmin, tmax)
         own_l, pos_l = expand_ranges(i_lh, i_sr)
         own_r, pos_r = expand_ranges(j_sr, j_rh)
         own_p, pos_p = np.concatenate((own_l, own_r)), np.concatenate((pos_l, pos_r))
@@ -217,10 +224,8 @@ class LazyLookupCorrelation(LazyCorrelation):
     ) -> Emitted:
         if not self._exact_bounds():
             return super()._correlate_block(stream, ids, templates, tmin, tmax)
-        target = self.buffers[1 - stream]
-        i_lh, i_sr, j_sr, j_rh = partition_slices(target.tmax, *self._bounds(stream, tmin, tmax))
-        own, pos = expand_ranges(i_sr, j_sr)
-        parts = [Emitted.pairs(stream, ids[own], target.ids[pos])]  # SR: lines 4-9
+        target, (i_lh, i_sr, j_sr, j_rh), sr = self._satisfied(stream, ids, tmin, tmax)
+        parts = [sr]  # SR: lines 4-9
         n_target = len(target)
         for side in ("left", "right"):
             stored = np.zeros(n_target, dtype=np.int8)  # 0 notInit, 1 violated, 2 satisfied
