@@ -17,6 +17,20 @@ settings.register_profile(
 )
 settings.load_profile("default")
 
+ENGINE_FIXTURES = {"spark", "server", "browser", "page", "driver", "connect"}
+"""Fixtures that start a JVM, a dashboard server or a browser."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``pytest -n 2 --dist loadgroup`` (``./dev test``), the tests that run Spark or a
+    browser, or use a fixture that starts one, form one group: one worker runs them one at a
+    time (each already uses both cores) while the other takes the in-process tests, the
+    doctests and the notebooks."""
+    for item in items:
+        marked = item.get_closest_marker("spark") or item.get_closest_marker("ui")
+        if marked or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("engines"))
+
 
 @pytest.fixture(scope="session")
 def spark():
