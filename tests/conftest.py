@@ -19,17 +19,75 @@ settings.load_profile("default")
 
 ENGINE_FIXTURES = {"spark", "server", "browser", "page", "driver", "connect"}
 """Fixtures that start a JVM, a dashboard server or a browser."""
+ENGINE_FILES = frozenset(
+    [
+        *(
+            f"tests/test_{name}.py"
+            for name in (
+                "app_file",
+                "app_live",
+                "app_spark_tabs",
+                "dashboard_spark_tabs",
+                "dashboard_ui",
+                "intel_lab",
+                "lab_ui",
+                "room",
+                "room_browsers",
+                "ui_newcomer",
+                "uploads",
+            )
+        ),  # fmt: skip
+        *(
+            f"tests/test_spark_{name}.py"
+            for name in (
+                "bench",
+                "coalesce",
+                "damage",
+                "exactness",
+                "faults",
+                "interval",
+                "live",
+                "ptjoin",
+                "soak",
+                "tab_jobs",
+                "wjoin",
+            )
+        ),  # fmt: skip
+        "notebooks/06-spark-live-join.ipynb",
+    ]
+)
+"""The files whose tests start Spark or a browser (every test marked ``spark`` or ``ui``, or
+using one of ``ENGINE_FIXTURES``, is in one: checked at collection)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``pytest -n 2 --dist loadgroup`` (``./dev test``), the tests that run Spark or a
-    browser, or use a fixture that starts one, form one group: one worker runs them one at a
-    time (each already uses both cores) while the other takes the in-process tests, the
-    doctests and the notebooks."""
+    """Refuse a Spark or browser test outside ``ENGINE_FILES`` (it would run beside another)."""
     for item in items:
+        path = item.nodeid.split("::", 1)[0]
         marked = item.get_closest_marker("spark") or item.get_closest_marker("ui")
-        if marked or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("engines"))
+        if path not in ENGINE_FILES and (
+            marked or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        ):
+            raise pytest.UsageError(
+                f"{item.nodeid} starts Spark or a browser: add {path} to ENGINE_FILES in "
+                "tests/conftest.py"
+            )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``./dev test`` runs two xdist workers: one runs the tests of ``ENGINE_FILES`` one at a
+    time (each already uses both cores: a JVM, a server, a browser) while both share out the
+    in-process tests, doctests and notebooks one test at a time.  (xdist's own ``loadgroup``
+    does not group under pytest 9.2: it renames ``item._nodeid``, which pytest no longer
+    reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class EnginesOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "engines" if path in ENGINE_FILES else nodeid
+
+    return EnginesOnOneWorker(config, log)
 
 
 @pytest.fixture(scope="session")
