@@ -75,19 +75,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``./dev test`` runs two xdist workers: one runs the tests of ``ENGINE_FILES`` one at a
-    time (each already uses both cores: a JVM, a server, a browser) while both share out the
-    in-process tests, doctests and notebooks one test at a time.  (xdist's own ``loadgroup``
-    does not group under pytest 9.2: it renames ``item._nodeid``, which pytest no longer
-    reads.)"""
+    """``./dev test`` runs two xdist workers.  Each file of ``ENGINE_FILES`` is one work unit
+    (its cluster, server or browser starts once, on one worker); every other test is a unit of
+    its own.  Files with more tests are sent first, so the heavy files start early on both
+    workers and the single tests fill in around them and at the end.  (xdist's own
+    ``loadgroup`` does not group under pytest 9.2: it renames ``item._nodeid``, which pytest
+    no longer reads.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class EnginesOnOneWorker(LoadScopeScheduling):
+    class EngineFilesWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return "engines" if path in ENGINE_FILES else nodeid
+            return path if path in ENGINE_FILES else nodeid
 
-    return EnginesOnOneWorker(config, log)
+    return EngineFilesWhole(config, log)
 
 
 @pytest.fixture(scope="session")
