@@ -21,38 +21,28 @@ ENGINE_FIXTURES = {"spark", "server", "browser", "page", "driver", "connect"}
 """Fixtures that start a JVM, a dashboard server or a browser."""
 ENGINE_FILES = frozenset(
     [
-        *(
-            f"tests/test_{name}.py"
-            for name in (
-                "app_file",
-                "app_live",
-                "app_spark_tabs",
-                "dashboard_spark_tabs",
-                "dashboard_ui",
-                "intel_lab",
-                "lab_ui",
-                "room",
-                "room_browsers",
-                "ui_newcomer",
-                "uploads",
-            )
-        ),  # fmt: skip
-        *(
-            f"tests/test_spark_{name}.py"
-            for name in (
-                "bench",
-                "coalesce",
-                "damage",
-                "exactness",
-                "faults",
-                "interval",
-                "live",
-                "ptjoin",
-                "soak",
-                "tab_jobs",
-                "wjoin",
-            )
-        ),  # fmt: skip
+        "tests/test_app_file.py",
+        "tests/test_app_live.py",
+        "tests/test_app_spark_tabs.py",
+        "tests/test_dashboard_spark_tabs.py",
+        "tests/test_dashboard_ui.py",
+        "tests/test_intel_lab.py",
+        "tests/test_lab_ui.py",
+        "tests/test_room.py",
+        "tests/test_room_browsers.py",
+        "tests/test_spark_bench.py",
+        "tests/test_spark_coalesce.py",
+        "tests/test_spark_damage.py",
+        "tests/test_spark_exactness.py",
+        "tests/test_spark_faults.py",
+        "tests/test_spark_interval.py",
+        "tests/test_spark_live.py",
+        "tests/test_spark_ptjoin.py",
+        "tests/test_spark_soak.py",
+        "tests/test_spark_tab_jobs.py",
+        "tests/test_spark_wjoin.py",
+        "tests/test_ui_newcomer.py",
+        "tests/test_uploads.py",
         "notebooks/06-spark-live-join.ipynb",
     ]
 )
@@ -61,7 +51,8 @@ using one of ``ENGINE_FIXTURES``, is in one: checked at collection)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse a Spark or browser test outside ``ENGINE_FILES`` (it would run beside another)."""
+    """Refuse a Spark or browser test outside ``ENGINE_FILES`` (its module would be split
+    over both workers, each starting the module's cluster, server or browser)."""
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         marked = item.get_closest_marker("spark") or item.get_closest_marker("ui")
