@@ -66,12 +66,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``./dev test`` runs two xdist workers.  Each file of ``ENGINE_FILES`` is one work unit
-    (its cluster, server or browser starts once, on one worker); every other test is a unit of
-    its own.  Files with more tests are sent first, so the heavy files start early on both
-    workers and the single tests fill in around them and at the end.  (xdist's own
-    ``loadgroup`` does not group under pytest 9.2: it renames ``item._nodeid``, which pytest
-    no longer reads.)"""
+    """Two xdist workers (``WORKBENCH_TEST_WORKERS=2 ./dev test``).  Each file of
+    ``ENGINE_FILES`` is one work unit (its cluster, server or browser starts once, on one
+    worker); every other test is a unit of its own.  Files with more tests are sent first,
+    so the heavy files start early on both workers and single tests fill in around them.
+    (xdist's own ``loadgroup`` does not group under pytest 9.2: it renames
+    ``item._nodeid``, which pytest no longer reads.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class EngineFilesWhole(LoadScopeScheduling):
