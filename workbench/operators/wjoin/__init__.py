@@ -34,10 +34,10 @@ The paper's text survives without its symbols; the choices made here where it is
   tested per tuple) and hash (one probe of the key's bucket per stream; equality only).
   Values are factorized to int64 key codes (:class:`~workbench.operators.wbuffers.KeyCodes`)
   and the buffers are NumPy arrays, shared by both engines.
-- **Engines**: ``push`` is the readable per-tuple path below; ``push_batch`` with the
-  compiled engine runs :func:`~workbench.kernels.wjoin.wjoin_batch` (the same steps, tuple
-  by tuple, in numba) for the equality predicate.  A user predicate is a Python function of
-  the values, so its batches take the per-tuple path in both engines.
+- **Engines**: ``push`` is the readable per-tuple path (``common``, ``bew``, ``few``);
+  ``push_batch`` with the compiled engine runs :func:`~workbench.kernels.wjoin.wjoin_batch`
+  (the same steps, tuple by tuple, in numba) for the equality predicate.  A user predicate
+  is a Python function of the values, so its batches take the per-tuple path in both engines.
 """
 
 from __future__ import annotations
