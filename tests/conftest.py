@@ -38,6 +38,7 @@ ENGINE_FILES = frozenset(
         "tests/test_spark_interval.py",
         "tests/test_spark_live.py",
         "tests/test_spark_ptjoin.py",
+        "tests/test_spark_ranges.py",
         "tests/test_spark_soak.py",
         "tests/test_spark_tab_jobs.py",
         "tests/test_spark_wjoin.py",

@@ -357,6 +357,23 @@ def test_clone_rebuilds_from_the_configuration(engine, cls):
     assert _run(fresh, batch) == _run(_make(cls, engine), batch)
 
 
+JOINS = [cls for cls in OPERATORS if issubclass(cls, JoinOperator)]
+
+
+@pytest.mark.parametrize("cls", JOINS, ids=lambda c: c.__qualname__)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_restart_flushes_then_runs_like_a_fresh_operator(engine, cls):
+    """``restart`` (one operator per Spark time range) emits what ``flush`` would, then joins
+    the next stream, from the beginning of time, as a new operator does."""
+    first, second = _batch(cls, 12), _batch(cls, 13)
+    op, twin = _make(cls, engine), _make(cls, engine)
+    op.push_batch(first)
+    twin.push_batch(first)
+    assert op.restart() == twin.flush()
+    assert op.counters == _make(cls, engine).counters
+    assert _run(op, second) == _run(_make(cls, engine), second)
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
 @pytest.mark.parametrize("engine", ENGINES)

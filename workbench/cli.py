@@ -1,4 +1,4 @@
-"""The ``workbench`` command line: the paper's example, reports and the dashboard."""
+"""The ``workbench`` command line: the paper's example, reports, Spark jobs and the dashboard."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="PATH",
         help="a notebooks folder or notebooks to run (default: the checkout's notebooks/)",
+    )
+    sub.add_parser(
+        "spark",
+        help="timing joins as Spark jobs over event files (workbench spark -h)",
+        add_help=False,
     )
     dash = sub.add_parser("dashboard", help="serve the Panel dashboard")
     dash.add_argument("--port", type=int, default=5006)
@@ -81,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["spark"]:
+        from workbench.spark.submit import main as spark_main
+
+        return spark_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "example4":
         from workbench.paper_examples import example4

@@ -60,7 +60,6 @@ def headless_shell() -> str | None:
     return shutil.which("chromium-headless-shell") or chromium()
 
 
-
 def end_group(proc: subprocess.Popen) -> None:
     """End a process started in a session of its own (``start_new_session``) and everything
     it started: SIGTERM to its group, SIGKILL to what is left after 5 s."""

@@ -104,6 +104,10 @@ class LazyCorrelation(IntervalCorrelation):
     def _drain(self) -> Emitted:
         return self._block()
 
+    def _clear(self) -> None:
+        super()._clear()
+        self._last_eval = None  # no block waits: the next stream's first arrival starts one
+
     def _block(self) -> Emitted:
         """BlockTimingCorrelation over both streams' unprocessed blocks (Algorithm 5)."""
         self._last_eval = self.now

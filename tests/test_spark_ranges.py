@@ -1,0 +1,135 @@
+"""The time-range Spark path (workbench.spark.ranges, workbench.spark.batch): the workbench's
+own operators inside Spark tasks give the rational oracle's pairs, pair for pair, whatever the
+ranges and salts; bad records are rejected with their reason; the ``workbench spark`` jobs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.support.spark_cases import adversarial_scenario, scenario
+from workbench.data.event_files import write_event_folder
+from workbench.events import Events, sort_pairs
+from workbench.operators import PTJoin, StreamSpec, brute_force_join, on_time, replay
+from workbench.spark.batch import read_pairs_files, run_join
+from workbench.spark.ranges import RangePlan, join_band, join_ranges, plan_ranges
+from workbench.spark.submit import ALGORITHMS
+from workbench.spark.submit import main as spark_main
+from workbench.timestamps import HistogramTimestamp, TemplateSet
+
+pytestmark = pytest.mark.spark
+
+
+def _accepted(events: Events, streams: tuple[StreamSpec, StreamSpec]) -> np.ndarray:
+    ok = on_time(events, [s.max_delay for s in streams])
+    for k in range(len(events)):
+        ts = streams[int(events.stream[k])].templates
+        ok[k] &= ts.faithful_error(int(events.template[k]), float(events.t_det[k])) is None
+    return ok
+
+
+def _spark_pairs(spark, tmp_path, op, events, fmt="parquet") -> np.ndarray:  # noqa: ANN001
+    write_event_folder(tmp_path / "in", op.streams, events, fmt)
+    run = run_join(spark, tmp_path / "in", op, tmp_path / "out")
+    pairs = read_pairs_files(tmp_path / "out" / "pairs")
+    assert run.pairs == len(pairs)
+    return pairs
+
+
+@pytest.mark.parametrize(
+    ("mode", "path", "delta"),
+    [("tight", "fast", 0.5), ("tight", "fast", 0.999), ("tight", "general", 0.001),
+     ("loose", "fast", 0.7), ("naive", "general", 0.3)],
+)  # fmt: skip
+def test_ptjoin_per_range_equals_the_rational_oracle(spark, tmp_path, mode, path, delta):
+    streams, events = adversarial_scenario(seed=7)
+    pi = max(s.pi for s in streams)
+    d = pi if path == "fast" else pi / 2
+    expected = brute_force_join(events, streams, d, delta, accepted=_accepted(events, streams))
+    assert len(expected) > 10
+    op = PTJoin(streams=streams, d=d, threshold=delta, mode=mode)
+    np.testing.assert_array_equal(_spark_pairs(spark, tmp_path, op, events), expected)
+
+
+@pytest.mark.parametrize(("length", "d"), [(4.0, 4.0), (8.0, 4.0)])  # fast path, general path
+def test_exact_ties_are_decided_in_rationals_inside_the_tasks(spark, tmp_path, length, d):
+    """P = 1/2 exactly at delta = 0.5 joins, just above it does not, at offsets up to 1e12."""
+    spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, length),)), 10.0)
+    streams = (spec, spec)
+    t0 = np.array([0.0, 1e9, 1e12])
+    rows = [(0, k, 0, t, t) for k, t in enumerate(t0)]
+    rows += [(1, 10 + k, 0, t + 4, t + 4) for k, t in enumerate(t0)]
+    rows += [(1, 20 + k, 0, t + 4 + 2**-10, t + 5) for k, t in enumerate(t0)]
+    rows.sort(key=lambda r: r[4])
+    events = Events(*(np.array(c) for c in zip(*rows, strict=True)))
+    op = PTJoin(streams=streams, d=d, threshold=0.5)
+    got = _spark_pairs(spark, tmp_path, op, events, fmt="json")
+    assert got.tolist() == [[0, 10], [1, 11], [2, 12]]
+
+
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_interval_correlation_per_range_equals_the_rational_oracle(spark, tmp_path, name):
+    streams, events = adversarial_scenario(seed=11, uniform=True)
+    d, ct = max(s.pi for s in streams), 0.5
+    expected = brute_force_join(events, streams, d, ct, accepted=_accepted(events, streams))
+    lazy = {"max_pending": 5, "max_wait": 50.0} if name in ("lazy", "lookup") else {}
+    op = ALGORITHMS[name](streams=streams, d=d, threshold=ct, **lazy)
+    np.testing.assert_array_equal(_spark_pairs(spark, tmp_path, op, events), expected)
+
+
+def test_narrow_and_salted_ranges_find_every_pair_once(spark, tmp_path):
+    """Ranges exactly one band wide, every range salted three ways (A events copied to each
+    salt): the same pairs as the in-process operator over the whole streams, none twice."""
+    streams, events = scenario(seed=3, n=600)
+    op = PTJoin(streams=streams, d=400.0, threshold=0.6)
+    expected = replay(op.clone(), events)[0].ids
+    frame = spark.createDataFrame(events.to_frame())
+    before, after = join_band(op)
+    ranges = frame.selectExpr(f"floor(t_det / {before + after}) AS r").distinct().collect()
+    plan = RangePlan(before + after, before, after, {int(row.r): 3 for row in ranges})
+    d_a, d_b = (s.max_delay for s in streams)
+    timely = f"arrival <= t_det + IF(stream = 0, {d_a}, {d_b})"
+    accepted = frame.filter(timely)
+    got = join_ranges(accepted, op, plan).toPandas().to_numpy(dtype=np.int64)
+    np.testing.assert_array_equal(sort_pairs(got), sort_pairs(expected))
+    assert len(np.unique(got, axis=0)) == len(got)
+    auto = plan_ranges(accepted, before, after, slots=2)
+    assert before + after <= auto.width <= 4 * (before + after)
+
+
+def test_bad_records_are_rejected_with_their_reason_and_the_rest_joined(spark, tmp_path):
+    streams, events = scenario(seed=5)
+    op = PTJoin(streams=streams, d=300.0, threshold=0.7)
+    folder = write_event_folder(tmp_path / "in", streams, events, "json")
+    with (folder / "events" / "part-0.jsonl").open("a") as f:
+        f.write('{"stream": 0, "id": 9001, "template": 99, "t_det": 5.0, "arrival": 6.0}\n')
+        f.write("not json at all\n")
+        f.write('{"stream": 7, "id": 9002, "template": 0, "t_det": 5.0, "arrival": 6.0}\n')
+    run = run_join(spark, folder, op, tmp_path / "out")
+    out, status = replay(op.clone(), events)
+    late = int(np.count_nonzero(status == "late"))
+    assert run.rejects == {
+        "malformed": 1,
+        "unknown stream": 1,
+        "unknown template": 1,
+        "late": late,
+    }
+    np.testing.assert_array_equal(read_pairs_files(tmp_path / "out" / "pairs"), sort_pairs(out.ids))
+    rejects = spark.read.parquet(str(tmp_path / "out" / "rejects")).toPandas()
+    assert len(rejects) == late + 3 and "not json at all" in set(rejects["record"])
+
+
+def test_the_spark_join_command_runs_on_a_prepared_folder(spark, tmp_path, capsys):
+    assert spark_main(["prepare", "--source", "synthetic", "--output", str(tmp_path / "ev")]) == 0
+    args = ["--input", str(tmp_path / "ev"), "--master", "local[2]", "--json"]
+    assert spark_main(["join", *args, "--output", str(tmp_path / "j"), "--d", "3000",
+                       "--delta", "0.8"]) == 0  # fmt: skip
+    run = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert run["operator"] == "PTJoin" and run["pairs"] == len(
+        read_pairs_files(tmp_path / "j" / "pairs")
+    )
+    assert spark_main(["join", *args, "--output", str(tmp_path / "k"), "--d", "-1",
+                       "--delta", "0.8"]) == 2  # fmt: skip
+    assert "d = -1.0" in capsys.readouterr().err

@@ -1,0 +1,155 @@
+"""``workbench spark``: the timing joins as Spark jobs over a user's event files.
+
+- ``prepare``: write an event folder (``streams.json`` and ``events/``) from the simulated
+  deployment, its whole month, the real readings file, a sensor CSV or synthetic events;
+- ``join``: PTJoin (Section 3; tight, loose or naive probing) over an event folder;
+- ``correlate``: interval timing correlation (Simple, SSort, Eager, Lazy, LazyWithLookup:
+  Algorithms 1-7) over an event folder of one-bucket templates.
+
+Each join runs the workbench's own operator per time range (:mod:`workbench.spark.ranges`) and
+writes ``OUTPUT/pairs`` and ``OUTPUT/rejects`` as Parquet.  The same module runs under
+``spark-submit`` (``spark-submit .../workbench/spark/submit.py join ...``): without
+``--master`` the session is the one ``spark-submit`` configured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from workbench.data.event_files import EVENT_FORMATS, read_stream_specs, write_event_folder
+from workbench.operators import (
+    EagerCorrelation,
+    LazyCorrelation,
+    LazyLookupCorrelation,
+    PTJoin,
+    SimpleCorrelation,
+    SSortCorrelation,
+    TwoStreamJoin,
+)
+
+__all__ = ["ALGORITHMS", "PREPARE_SOURCES", "main", "parser"]
+
+ALGORITHMS: dict[str, type[TwoStreamJoin]] = {
+    "simple": SimpleCorrelation,
+    "ssort": SSortCorrelation,
+    "eager": EagerCorrelation,
+    "lazy": LazyCorrelation,
+    "lookup": LazyLookupCorrelation,
+}
+"""The interval timing correlation algorithms ``correlate`` runs, by name."""
+PREPARE_SOURCES = ("simulated", "month", "readings", "csv", "synthetic", "intervals")
+"""What ``prepare`` can write an event folder from."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``workbench spark`` command line (also ``spark-submit submit.py``)."""
+    top = argparse.ArgumentParser(
+        prog="workbench spark", description="Timing joins as Spark jobs over event files."
+    )
+    sub = top.add_subparsers(dest="job", required=True)
+    prep = sub.add_parser("prepare", help="write an event folder (streams.json + events/)")
+    prep.add_argument("--source", choices=PREPARE_SOURCES, default="simulated")
+    prep.add_argument("--path", help="the readings file or CSV (readings, csv)")
+    prep.add_argument("--format", choices=EVENT_FORMATS, default="parquet")
+    prep.add_argument("--output", required=True, help="the event folder to write")
+    for name, text in (("join", "PTJoin (Section 3)"), ("correlate", "interval correlation")):
+        job = sub.add_parser(name, help=f"{text} over an event folder, pairs to Parquet")
+        job.add_argument("--input", required=True, help="event folder (streams.json, events/)")
+        job.add_argument("--output", required=True, help="folder for pairs/ and rejects/")
+        job.add_argument("--master", help="local[N], spark://h:p, sc://h:p (spark-submit: omit)")
+        job.add_argument("--d", type=float, required=True, help="the window d (time units)")
+        job.add_argument("--json", action="store_true", help="print the run as JSON")
+    join = sub.choices["join"]
+    join.add_argument("--delta", type=float, required=True, help="confidence threshold")
+    join.add_argument("--mode", choices=("tight", "loose", "naive"), default="tight")
+    corr = sub.choices["correlate"]
+    corr.add_argument("--ct", type=float, required=True, help="confidence threshold ct")
+    corr.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="eager")
+    corr.add_argument("--max-pending", type=int, help="lazy: re-evaluate at this many waiting")
+    corr.add_argument("--max-wait", type=float, help="lazy: re-evaluate after this much time")
+    return top
+
+
+def _prepare(args: argparse.Namespace) -> str:
+    from workbench.data import streams as data
+
+    if args.source in ("readings", "csv") and not args.path:
+        raise ValueError(f"--source {args.source} needs --path")
+    if args.source == "intervals":
+        import numpy as np
+
+        from workbench.experiments.workloads import IntervalWorkload
+
+        w = IntervalWorkload(events_per_stream=20_000)
+        specs, events = w.streams(np.random.default_rng(w.seed), w.rates[0])
+    else:
+        rep = {
+            "simulated": data.default_streams,
+            "month": data.month_streams,
+            "readings": lambda: data.readings_file_streams(args.path),
+            "csv": lambda: data.csv_streams(open(args.path, "rb").read()),  # noqa: SIM115
+            "synthetic": data.synthetic_streams,
+        }[args.source]()
+        specs, events = rep.specs(), rep.events
+    folder = write_event_folder(args.output, specs, events, args.format)
+    return f"{len(events):,} events of 2 streams written to {folder}"
+
+
+def _operator(args: argparse.Namespace) -> TwoStreamJoin:
+    specs = read_stream_specs(args.input)
+    if args.job == "join":
+        return PTJoin(streams=specs, d=args.d, threshold=args.delta, mode=args.mode)
+    cls = ALGORITHMS[args.algorithm]
+    lazy = {}
+    if issubclass(cls, LazyCorrelation):
+        lazy = {"max_pending": args.max_pending, "max_wait": args.max_wait}
+    return cls(streams=specs, d=args.d, threshold=args.ct, **lazy)
+
+
+def _run(args: argparse.Namespace) -> str:
+    from pyspark.sql import SparkSession
+
+    from workbench.spark.batch import run_join
+    from workbench.spark.session import spark_session
+
+    op = _operator(args)
+    if args.master:
+        spark = spark_session(args.master, app_name=f"workbench-{args.job}")
+    else:
+        spark = SparkSession.builder.appName(f"workbench-{args.job}").getOrCreate()
+    run = run_join(spark, args.input, op, args.output)
+    if args.json:
+        return json.dumps(
+            {
+                "job": args.job,
+                "operator": type(op).__name__,
+                "pairs": run.pairs,
+                "rejects": run.rejects,
+                "seconds": run.seconds,
+                "range_width": run.plan.width,
+                "output": run.output,
+            }
+        )
+    rejected = ", ".join(f"{n:,} {r}" for r, n in run.rejects.items()) or "none"
+    return (
+        f"{type(op).__name__}: {run.pairs:,} pairs in {run.seconds:.1f} s "
+        f"(ranges of {run.plan.width:g}); rejected: {rejected}; written to {run.output}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``workbench spark`` job; a bad argument or input exits 2, named."""
+    args = parser().parse_args(argv)
+    try:
+        print(_prepare(args) if args.job == "prepare" else _run(args))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"workbench spark {args.job}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
