@@ -26,8 +26,8 @@ def parser() -> argparse.ArgumentParser:
         "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
         "month": "the whole simulated month through tight PTJoin, at each delta",
-        "spark": "streaming PTJoin vs Spark's interval join and a pandas-UDF join, per master "
-        "(20,000 events per stream unless --events)",
+        "spark": "PTJoin by time ranges vs the write floor and the stream-stream query, dense "
+        "and sparse, per master (100,000 events per stream unless --events)",
         "live": "per-record latency of the live PTJoin on Spark over a replay",
         "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
         "soak": "a 20-minute live PTJoin over the simulated month: state rows, memory and "
@@ -89,6 +89,12 @@ def parser() -> argparse.ArgumentParser:
         "spark://h1:p1,h2:p2 is one (high-availability) master",
     )
     sp.add_argument("--rounds", type=int, help="timed runs per query and master (best kept)")
+    sp.add_argument(
+        "--no-baselines",
+        dest="baselines",
+        action="store_false",
+        help="skip the stream-stream queries (minutes at 100,000 events per stream)",
+    )
     lv.add_argument("--speed", type=float, help="replay speed (x real time)")
     lv.add_argument("--master", help="local[N] or spark://h:p")
     lv.add_argument("--seconds", type=float, help="replay only this much wall time of data")

@@ -109,16 +109,24 @@ def run_join(
     out = Path(output)
     reasons = ["malformed", *(name for name, _ in event_checks(op.streams))]
     counts = Observation("rejects")
-    rejected = reject_rows(classified).observe(
-        counts, *(F.sum((F.col("reason") == r).cast("long")).alias(r) for r in reasons)
+    ok = F.col("reason").isNull()
+    t_ok = F.when(ok, F.col("t_det"))
+    observed = classified.observe(  # the accepted events' span too: one pass fewer to plan
+        counts,
+        *(F.sum((F.col("reason") == r).cast("long")).alias(r) for r in reasons),
+        F.min(t_ok).alias("lo"),
+        F.max(t_ok).alias("hi"),
+        F.sum(ok.cast("long")).alias("n"),
     )
-    rejected.write.mode("overwrite").parquet(str(out / "rejects"))
-    accepted = classified.filter(F.col("reason").isNull()).select(*COLUMNS)
-    plan = plan_ranges(accepted, *join_band(op), task_slots(spark))
+    reject_rows(observed).write.mode("overwrite").parquet(str(out / "rejects"))
+    got = counts.get
+    span = (got["lo"], got["hi"], int(got["n"] or 0))
+    accepted = classified.filter(ok).select(*COLUMNS)
+    plan = plan_ranges(accepted, *join_band(op), task_slots(spark), span)
     written = Observation("pairs")
     pairs = join_ranges(accepted, op, plan).observe(written, F.count(F.lit(1)).alias("pairs"))
     pairs.write.mode("overwrite").parquet(str(out / "pairs"))
-    rejects = {r: int(n or 0) for r, n in counts.get.items() if n}
+    rejects = {r: int(got[r]) for r in reasons if got[r]}
     return JoinRun(str(out), int(written.get["pairs"]), rejects, plan, time.perf_counter() - begin)
 
 

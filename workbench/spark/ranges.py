@@ -106,14 +106,23 @@ class RangePlan:
         return salts
 
 
-def plan_ranges(events: DataFrame, before: float, after: float, slots: int) -> RangePlan:
-    """Ranges for ``events`` (two small Spark jobs: the span, then the count per range).
+def plan_ranges(
+    events: DataFrame,
+    before: float,
+    after: float,
+    slots: int,
+    span: tuple[float | None, float | None, int] | None = None,
+) -> RangePlan:
+    """Ranges for ``events``: one small Spark job counts the events per range, and one before
+    it finds their ``span`` (least and greatest ``t_det``, count) unless given.
 
     The width is the band times at most :data:`RANGE_BANDS`, less when the data spans too few
     ranges for ``slots`` task slots (never below the band); a range holding more than its share
     of events (``1 / (GROUPS_PER_SLOT * slots)`` of them: a burst) gets that many salts."""
     band = before + after
-    lo, hi, n = events.agg(F.min("t_det"), F.max("t_det"), F.count(F.lit(1))).first()
+    if span is None:
+        span = events.agg(F.min("t_det"), F.max("t_det"), F.count(F.lit(1))).first()
+    lo, hi, n = span
     groups = GROUPS_PER_SLOT * max(1, slots)
     if not n:
         return RangePlan(band, before, after)
@@ -158,7 +167,8 @@ def range_step(
         table = table.sort_by(
             [("arrival", "ascending"), ("stream", "ascending"), ("id", "ascending")]
         )
-        events = Events(*(table.column(c).to_numpy() for c in COLUMNS))
+        # writable copies: Arrow's read-only arrays would compile the kernels a second time
+        events = Events(*(table.column(c).to_numpy().copy() for c in COLUMNS))
         join = _installed(digest, blob)
         join.restart()  # whatever a failed attempt left
         for start in range(0, len(events), chunk):
