@@ -185,15 +185,17 @@ def _race(
 
     seconds["ranges"] = _best(rounds, ranges)
     got = runs[-1]
-    same = got.pairs == pairs and _folder_checksum(Path(got.output) / "pairs") == check
+    same = got.results == pairs and _folder_checksum(Path(got.output) / "pairs") == check
     if not same:
-        raise AssertionError(f"{name}: the ranges found {got.pairs:,} pairs, in-process {pairs:,}")
+        raise AssertionError(
+            f"{name}: the ranges found {got.results:,} pairs, in-process {pairs:,}"
+        )
     stages.write(
         f"{name}: floor {seconds['write floor']:.1f} s, ranges {seconds['ranges']:.1f} s "
         f"({pairs:,} pairs, same as in-process; ranges of {got.plan.width:g} ms, "
         f"{len(got.plan.salts)} salted)"
     )
-    counted: dict[str, int] = {"ranges": got.pairs}
+    counted: dict[str, int] = {"ranges": got.results}
     if baselines:
         kinds = {"stream-stream PTJoin": True} | ({"band join": False} if name == "dense" else {})
         for query, decide in kinds.items():

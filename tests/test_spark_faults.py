@@ -29,11 +29,14 @@ import pytest
 
 from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.coalesce import Window
+from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import coalescing_stream
 from workbench.events import sort_pairs
-from workbench.operators import brute_force_wjoin
+from workbench.experiments import Example5Workload
+from workbench.operators import PTJoin, brute_force_wjoin, replay
 from workbench.operators.windows import WindowConstraints
+from workbench.paper_examples import Example5Setting
 from workbench.spark.cluster import (
     StandaloneCluster,
     executor_pids,
@@ -182,6 +185,41 @@ def test_the_ptjoin_survives_a_killed_executor(driver, tmp_path):
 
 
 D = 400.0  # the coalescing replay's max delay (ms)
+
+
+def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
+    """A SIGKILL of one worker's executor while the join by time ranges runs its operators
+    (after the rejects pass and the planning job): Spark reruns the lost tasks and stages and
+    the pairs written are exactly the in-process operator's, none twice."""
+    w = Example5Workload(Example5Setting(templates=40), events_per_stream=20_000, seed=2)
+    streams, events = w.build()
+    op = PTJoin(streams=streams, d=w.setting.d, threshold=w.setting.delta)
+    write_event_folder(tmp_path / "in", streams, events)
+    work, worker = tmp_path / "work", driver.cluster.processes[1]
+    log_start = driver.log.stat().st_size
+    driver.submit("ranges", (op,), tmp_path / "in", work)
+
+    def finished() -> bool:
+        now = _read_json(work / "status.json")
+        return driver.process.poll() is not None or "error" in now or "done" in now
+
+    def joining() -> bool:
+        now = _read_json(work / "status.json")
+        return now.get("jobs", 0) >= 2 and now.get("tasks", 0) > 0 or finished()
+
+    _wait(joining, TIMEOUT, "the join stage's tasks")
+    assert not finished(), "the join ended before the kill"
+    kill_executor(worker)
+    _wait(finished, TIMEOUT, "the join by time ranges")
+    final = _read_json(work / "status.json")
+    assert "error" not in final, final["error"]
+    with driver.log.open("rb") as log:
+        log.seek(log_start)
+        assert b"Lost executor" in log.read()
+    got = pickle.loads((work / "result.pkl").read_bytes())
+    expected = replay(op.clone(), events)[0].ids
+    assert len(expected) > 10_000 and len(np.unique(got, axis=0)) == len(got)
+    np.testing.assert_array_equal(got, sort_pairs(expected))
 
 
 def _coalescing_tuples(seed: int, n: int) -> pd.DataFrame:

@@ -9,12 +9,21 @@ import json
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import adversarial_scenario, scenario
+from tests.support.spark_cases import adversarial_scenario, replay_files, scenario
+from tests.support.wjoin_cases import CASES, UNIFORM, check, wjoin_rows
 from workbench.data.event_files import write_event_folder
 from workbench.events import Events, sort_pairs
-from workbench.operators import PTJoin, StreamSpec, brute_force_join, on_time, replay
-from workbench.spark.batch import read_pairs_files, run_join
-from workbench.spark.ranges import RangePlan, join_band, join_ranges, plan_ranges
+from workbench.operators import (
+    BEWJoin,
+    FEWJoin,
+    PTJoin,
+    StreamSpec,
+    brute_force_join,
+    on_time,
+    replay,
+)
+from workbench.spark.batch import read_result_files, run_join
+from workbench.spark.ranges import RangePlan, Reach, join_ranges, join_reach, plan_ranges
 from workbench.spark.submit import ALGORITHMS
 from workbench.spark.submit import main as spark_main
 from workbench.timestamps import HistogramTimestamp, TemplateSet
@@ -33,8 +42,8 @@ def _accepted(events: Events, streams: tuple[StreamSpec, StreamSpec]) -> np.ndar
 def _spark_pairs(spark, tmp_path, op, events, fmt="parquet") -> np.ndarray:  # noqa: ANN001
     write_event_folder(tmp_path / "in", op.streams, events, fmt)
     run = run_join(spark, tmp_path / "in", op, tmp_path / "out")
-    pairs = read_pairs_files(tmp_path / "out" / "pairs")
-    assert run.pairs == len(pairs)
+    pairs = read_result_files(tmp_path / "out" / "pairs")
+    assert run.results == len(pairs)
     return pairs
 
 
@@ -86,17 +95,18 @@ def test_narrow_and_salted_ranges_find_every_pair_once(spark, tmp_path):
     op = PTJoin(streams=streams, d=400.0, threshold=0.6)
     expected = replay(op.clone(), events)[0].ids
     frame = spark.createDataFrame(events.to_frame())
-    before, after = join_band(op)
-    ranges = frame.selectExpr(f"floor(t_det / {before + after}) AS r").distinct().collect()
-    plan = RangePlan(before + after, before, after, {int(row.r): 3 for row in ranges})
+    reach = join_reach(op)
+    assert reach == Reach(1, (reach.before[0], 0.0), (reach.after[0], 0.0))
+    ranges = frame.selectExpr(f"floor(t_det / {reach.band}) AS r").distinct().collect()
+    plan = RangePlan(reach.band, reach, {int(row.r): 3 for row in ranges})
     d_a, d_b = (s.max_delay for s in streams)
     timely = f"arrival <= t_det + IF(stream = 0, {d_a}, {d_b})"
     accepted = frame.filter(timely)
     got = join_ranges(accepted, op, plan).toPandas().to_numpy(dtype=np.int64)
     np.testing.assert_array_equal(sort_pairs(got), sort_pairs(expected))
     assert len(np.unique(got, axis=0)) == len(got)
-    auto = plan_ranges(accepted, before, after, slots=2)
-    assert before + after <= auto.width <= 4 * (before + after)
+    auto = plan_ranges(accepted, reach, slots=2)
+    assert reach.band <= auto.width <= 4 * reach.band
 
 
 def test_bad_records_are_rejected_with_their_reason_and_the_rest_joined(spark, tmp_path):
@@ -116,9 +126,28 @@ def test_bad_records_are_rejected_with_their_reason_and_the_rest_joined(spark, t
         "unknown template": 1,
         "late": late,
     }
-    np.testing.assert_array_equal(read_pairs_files(tmp_path / "out" / "pairs"), sort_pairs(out.ids))
+    got = read_result_files(tmp_path / "out" / "pairs")
+    np.testing.assert_array_equal(got, sort_pairs(out.ids))
     rejects = spark.read.parquet(str(tmp_path / "out" / "rejects")).toPandas()
     assert len(rejects) == late + 3 and "not json at all" in set(rejects["record"])
+
+
+WJOIN_CASES = {"uniform 3-clique, BEW": (*UNIFORM, False, BEWJoin, "uniform")}
+WJOIN_CASES |= {f"{name}, FEW": (*case, FEWJoin, "gca") for name, case in CASES.items()}
+
+
+@pytest.mark.parametrize("case", list(WJOIN_CASES))
+def test_wjoin_per_range_equals_bew_and_brute_force(spark, tmp_path, case):
+    """The W-join's operators in the tasks, stream 0 owning the ranges, the others copied by
+    their shortest-path bound C_0s, grouped by key too: BEW's and brute force's results."""
+    constraints, delays, grid, cls, strategy = WJOIN_CASES[case]
+    rows = wjoin_rows(len(case), constraints, delays, grid)
+    replay_files(rows.drop(columns="delay"), tmp_path / "in", 700)
+    op = cls(constraints=constraints, max_delay=delays, strategy=strategy)
+    run = run_join(spark, tmp_path / "in", op, tmp_path / "out")
+    got = read_result_files(tmp_path / "out" / "results")
+    check(got, rows, constraints, delays)
+    assert run.rejects == {"late": int((rows["arrival"] > rows["t"] + rows["delay"]).sum())}
 
 
 def test_the_spark_join_command_runs_on_a_prepared_folder(spark, tmp_path, capsys):
@@ -128,7 +157,7 @@ def test_the_spark_join_command_runs_on_a_prepared_folder(spark, tmp_path, capsy
                        "--delta", "0.8"]) == 0  # fmt: skip
     run = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert run["operator"] == "PTJoin" and run["pairs"] == len(
-        read_pairs_files(tmp_path / "j" / "pairs")
+        read_result_files(tmp_path / "j" / "pairs")
     )
     assert spark_main(["join", *args, "--output", str(tmp_path / "k"), "--d", "-1",
                        "--delta", "0.8"]) == 2  # fmt: skip

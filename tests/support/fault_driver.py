@@ -9,7 +9,10 @@ A job's KIND and the pickled CASE:
 - ``ptjoin``: ``(streams, d, delta)``, a :class:`~workbench.spark.live.LiveJoin`;
 - ``coalesce``: ``(settings, max_delay)``, the eager coalescing query and, beside it on the
   same replay, the lazy scheme's raw-tuple sink (coalesced by a scan once it is done);
-- ``wjoin``: ``(constraints, max_delay)``, the W-join query.
+- ``wjoin``: ``(constraints, max_delay)``, the W-join query;
+- ``ranges``: ``(op,)``, the batch join by time ranges (:func:`~workbench.spark.batch.run_join`)
+  over the event folder SOURCE; its status counts the Spark jobs done (``"jobs"``) instead of
+  batches.
 
 Every query reads one replay file per micro-batch (``availableNow`` with
 ``maxFilesPerTrigger = 1``), so the replay takes many batches to kill an executor in.  While
@@ -26,6 +29,7 @@ import json
 import os
 import pickle
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -34,6 +38,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.spark import spark_session
+from workbench.spark.batch import read_result_files, run_join
 from workbench.spark.coalesce import (
     eager_coalesce_query,
     lazy_coalesce,
@@ -138,7 +143,33 @@ def _wjoin(spark: SparkSession, case: tuple, source: str, work: Path) -> tuple:
     return report, read_results(spark, str(work / "out"), constraints.m)
 
 
-KINDS = {"ptjoin": _ptjoin, "coalesce": _coalesce, "wjoin": _wjoin}
+def _ranges(spark: SparkSession, case: tuple, source: str, work: Path) -> tuple:
+    (op,) = case
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        spark.sparkContext.setJobGroup("ranges", "the join by time ranges")
+        try:
+            run_join(spark, source, op, work / "out")
+        except BaseException as exc:  # noqa: BLE001 (re-raised below, in this thread)
+            failed.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    tracker = spark.sparkContext.statusTracker()
+    while thread.is_alive():
+        infos = (tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup("ranges"))
+        jobs = sum(1 for info in infos if info is not None and info.status == "SUCCEEDED")
+        status = {"jobs": jobs, "active": True, "tasks": _running_tasks(spark)}
+        _write_json(work / "status.json", status)
+        time.sleep(0.1)
+    thread.join()
+    if failed:
+        raise failed[0]
+    return {"active": False}, read_result_files(work / "out" / "pairs")
+
+
+KINDS = {"ptjoin": _ptjoin, "coalesce": _coalesce, "wjoin": _wjoin, "ranges": _ranges}
 
 
 def _run(spark: SparkSession, job: dict) -> None:

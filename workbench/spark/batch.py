@@ -1,13 +1,17 @@
-"""A bounded input on Spark: event files joined by the workbench's own operator per time range
-(:mod:`workbench.spark.ranges`; PTJoin Section 3, interval timing correlation Section 4), the
-pairs written to Parquet and every rejected record beside them with its reason.
+"""A bounded input on Spark: records joined by the workbench's own operator per time range
+(:mod:`workbench.spark.ranges`; PTJoin Section 3, interval timing correlation Section 4, W-join
+Sections 3-5), the results written to Parquet and every rejected record beside them with its
+reason.
 
-The input is an event folder (:mod:`workbench.data.event_files`): ``streams.json`` and
-``events/`` in Parquet, JSON lines or CSV.  Records are checked in Spark as a live stream's are
+A two-stream join reads an event folder (:mod:`workbench.data.event_files`): ``streams.json``
+and ``events/`` in Parquet, JSON lines or CSV, checked in Spark as a live stream's records are
 (:func:`~workbench.spark.source.event_checks`: malformed, unknown stream or template,
-unrepresentable, arrival before detection, late); accepted ones go to the ranges, rejected ones
-to ``rejects/``.  The driver plans the ranges (two small aggregates) and reads counts; no event
-or pair passes through it.
+unrepresentable, arrival before detection, late).  A W-join reads tuples (``stream, id, key, t,
+arrival``; :func:`~workbench.spark.wjoin.wjoin_checks`) and groups by the key as well.
+Accepted records go to the ranges, rejected ones to ``rejects/``; the tasks write their
+results to Parquet themselves (:func:`~workbench.spark.ranges.write_ranges`: the JVM moves no
+result).  The driver plans the ranges (one small aggregate; the span is observed while the
+rejects are written) and reads counts; no record or result passes through it.
 """
 
 from __future__ import annotations
@@ -19,16 +23,26 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.dataset as ds
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from workbench.data.event_files import EVENT_FORMATS, EventFormat
-from workbench.events import COLUMNS, sort_pairs
-from workbench.operators.base import StreamSpec, TwoStreamJoin
-from workbench.spark.ranges import RangePlan, join_band, join_ranges, plan_ranges
+from workbench.events import sort_pairs
+from workbench.operators.wjoin import MultiWayJoin
+from workbench.spark.ranges import Join, RangePlan, join_reach, plan_ranges, write_ranges
 from workbench.spark.source import CORRUPT, EVENT_FIELDS, event_checks, reject_rows, with_reason
+from workbench.spark.wjoin import WJOIN_FIELDS, wjoin_checks
 
-__all__ = ["JoinRun", "event_format", "read_events", "read_pairs_files", "run_join", "task_slots"]
+__all__ = [
+    "JoinRun",
+    "RecordSchema",
+    "event_format",
+    "read_records",
+    "read_result_files",
+    "record_schema",
+    "run_join",
+    "task_slots",
+]
 
 _SUFFIXES = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
 
@@ -44,30 +58,55 @@ def event_format(folder: str | os.PathLike[str]) -> EventFormat:
     return found.pop()  # type: ignore[return-value]
 
 
-def read_events(
-    spark: SparkSession, folder: str, fmt: EventFormat, streams: tuple[StreamSpec, StreamSpec]
+@dataclass(frozen=True)
+class RecordSchema:
+    """How a join family's records look in files: the Spark ``fields``, the ``checks`` that
+    accept them, the ``time`` column, the file columns ``renamed`` to the operator's batch
+    fields, and the columns a join also groups ``by``."""
+
+    fields: str
+    checks: list[tuple[str, Column]]
+    time: str
+    renamed: dict[str, str]
+    by: tuple[str, ...] = ()
+
+
+def record_schema(op: Join) -> RecordSchema:
+    """The records ``op`` joins: events (:data:`~workbench.spark.source.EVENT_FIELDS`) or, for a
+    W-join, tuples (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`; grouped by the key when the
+    predicate is the key's equality)."""
+    if isinstance(op, MultiWayJoin):
+        by = ("value",) if op.config.predicate == "equal" else ()
+        return RecordSchema(
+            WJOIN_FIELDS, wjoin_checks(op.config.max_delay), "t", {"key": "value", "t": "ts"}, by
+        )
+    return RecordSchema(EVENT_FIELDS, event_checks(op.streams), "t_det", {})
+
+
+def read_records(
+    spark: SparkSession, folder: str, fmt: EventFormat, schema: RecordSchema
 ) -> DataFrame:
-    """The event files under ``folder`` with a ``reason`` column (null: accepted), as a live
+    """The record files under ``folder`` with a ``reason`` column (null: accepted), as a live
     stream's records are classified (:func:`~workbench.spark.source.with_reason`)."""
     if fmt not in EVENT_FORMATS:
         raise ValueError(f"format = {fmt!r} must be one of {EVENT_FORMATS}")
     reader = spark.read.option("recursiveFileLookup", "true")
-    if fmt == "parquet":  # its own column types (int or long, ...), cast to the event schema
+    fields = [f.split() for f in schema.fields.split(", ")]
+    if fmt == "parquet":  # its own column types (int or long, ...), cast to the schema's
         raw = reader.parquet(folder)
-        missing = [c for c in COLUMNS if c not in raw.columns]
+        missing = [name for name, _ in fields if name not in raw.columns]
         if missing:
-            raise ValueError(f"the events under {folder} lack the column(s) {missing}")
-        fields = [f.split() for f in EVENT_FIELDS.split(", ")]
+            raise ValueError(f"the records under {folder} lack the column(s) {missing}")
         raw = raw.select(
             *(F.col(name).cast(kind.lower()).alias(name) for name, kind in fields),
             F.lit(None).cast("string").alias(CORRUPT),
         )
     else:
-        reader = reader.schema(f"{EVENT_FIELDS}, {CORRUPT} STRING").option(
+        reader = reader.schema(f"{schema.fields}, {CORRUPT} STRING").option(
             "columnNameOfCorruptRecord", CORRUPT
         )
         raw = reader.json(folder) if fmt == "json" else reader.option("header", True).csv(folder)
-    return with_reason(raw, event_checks(streams))
+    return with_reason(raw, schema.checks)
 
 
 def task_slots(spark: SparkSession) -> int:
@@ -81,11 +120,11 @@ def task_slots(spark: SparkSession) -> int:
 
 @dataclass(frozen=True)
 class JoinRun:
-    """One join job: the pairs written, the rejected records by reason, the ranges it ran on,
-    and its seconds (planning included)."""
+    """One join job: the results written (pairs, or a W-join's m-tuples), the rejected records
+    by reason, the ranges it ran on, and its seconds (planning included)."""
 
     output: str
-    pairs: int
+    results: int
     rejects: dict[str, int]
     plan: RangePlan
     seconds: float
@@ -94,24 +133,25 @@ class JoinRun:
 def run_join(
     spark: SparkSession,
     folder: str | os.PathLike[str],
-    op: TwoStreamJoin,
+    op: Join,
     output: str | os.PathLike[str],
     fmt: EventFormat | None = None,
 ) -> JoinRun:
-    """Join the events under ``folder`` (``events/`` of an event folder, or the folder itself)
-    with ``op`` per time range; pairs ``(a_id, b_id)`` to ``output/pairs``, rejected records
-    to ``output/rejects`` (both Parquet, replaced if present)."""
+    """Join the records under ``folder`` (``events/`` of an event folder, or the folder
+    itself) with ``op`` per time range; results to ``output/pairs`` (a W-join's:
+    ``output/results``), rejected records to ``output/rejects`` (Parquet, replaced if
+    present)."""
     begin = time.perf_counter()
     folder = Path(folder)
     source = folder / "events" if (folder / "events").is_dir() else folder
-    fmt = fmt or event_format(source)
-    classified = read_events(spark, str(source), fmt, op.streams)
+    schema = record_schema(op)
+    classified = read_records(spark, str(source), fmt or event_format(source), schema)
     out = Path(output)
-    reasons = ["malformed", *(name for name, _ in event_checks(op.streams))]
+    reasons = ["malformed", *(name for name, _ in schema.checks)]
     counts = Observation("rejects")
     ok = F.col("reason").isNull()
-    t_ok = F.when(ok, F.col("t_det"))
-    observed = classified.observe(  # the accepted events' span too: one pass fewer to plan
+    t_ok = F.when(ok, F.col(schema.time))
+    observed = classified.observe(  # the accepted records' span too: one pass fewer to plan
         counts,
         *(F.sum((F.col("reason") == r).cast("long")).alias(r) for r in reasons),
         F.min(t_ok).alias("lo"),
@@ -121,18 +161,17 @@ def run_join(
     reject_rows(observed).write.mode("overwrite").parquet(str(out / "rejects"))
     got = counts.get
     span = (got["lo"], got["hi"], int(got["n"] or 0))
-    accepted = classified.filter(ok).select(*COLUMNS)
-    plan = plan_ranges(accepted, *join_band(op), task_slots(spark), span)
-    written = Observation("pairs")
-    pairs = join_ranges(accepted, op, plan).observe(written, F.count(F.lit(1)).alias("pairs"))
-    pairs.write.mode("overwrite").parquet(str(out / "pairs"))
+    accepted = classified.filter(ok).withColumnsRenamed(schema.renamed)
+    plan = plan_ranges(accepted, join_reach(op), task_slots(spark), span)
+    folder = out / ("pairs" if op.arity == 2 else "results")
+    results = write_ranges(accepted, op, plan, folder, schema.by)
     rejects = {r: int(got[r]) for r in reasons if got[r]}
-    return JoinRun(str(out), int(written.get["pairs"]), rejects, plan, time.perf_counter() - begin)
+    return JoinRun(str(out), results, rejects, plan, time.perf_counter() - begin)
 
 
-def read_pairs_files(folder: str | os.PathLike[str]) -> np.ndarray:
-    """The ``(a_id, b_id)`` pairs of a join's ``pairs/`` Parquet folder, sorted (Arrow, not
-    Spark: for checks and small results)."""
-    table = ds.dataset(str(folder), format="parquet").to_table(columns=["a_id", "b_id"])
-    ids = np.column_stack([table.column(c).to_numpy() for c in ("a_id", "b_id")])
-    return sort_pairs(ids.astype(np.int64).reshape(-1, 2))
+def read_result_files(folder: str | os.PathLike[str]) -> np.ndarray:
+    """The results of a join's ``pairs/`` (or ``results/``) Parquet folder as a sorted ``(n,
+    m)`` array of ids, columns in file order (Arrow, not Spark: for checks and small results)."""
+    table = ds.dataset(str(folder), format="parquet").to_table()
+    ids = np.column_stack([col.to_numpy() for col in table.columns])
+    return sort_pairs(ids.astype(np.int64).reshape(-1, table.num_columns))

@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace) -> str:
             {
                 "job": args.job,
                 "operator": type(op).__name__,
-                "pairs": run.pairs,
+                "pairs": run.results,
                 "rejects": run.rejects,
                 "seconds": run.seconds,
                 "range_width": run.plan.width,
@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace) -> str:
         )
     rejected = ", ".join(f"{n:,} {r}" for r, n in run.rejects.items()) or "none"
     return (
-        f"{type(op).__name__}: {run.pairs:,} pairs in {run.seconds:.1f} s "
+        f"{type(op).__name__}: {run.results:,} pairs in {run.seconds:.1f} s "
         f"(ranges of {run.plan.width:g}); rejected: {rejected}; written to {run.output}"
     )
 
