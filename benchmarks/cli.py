@@ -26,8 +26,8 @@ def parser() -> argparse.ArgumentParser:
         "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
         "month": "the whole simulated month through tight PTJoin, at each delta",
-        "spark": "PTJoin by time ranges vs the write floor and the stream-stream query, dense "
-        "and sparse, per master (100,000 events per stream unless --events)",
+        "spark": "joins by time ranges vs the write floor and the stream-stream queries, per "
+        "master and workload (100,000 events per stream unless --events)",
         "live": "per-record latency of the live PTJoin on Spark over a replay",
         "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
         "soak": "a 20-minute live PTJoin over the simulated month: state rows, memory and "
@@ -89,6 +89,14 @@ def parser() -> argparse.ArgumentParser:
         "spark://h1:p1,h2:p2 is one (high-availability) master",
     )
     sp.add_argument("--rounds", type=int, help="timed runs per query and master (best kept)")
+    sp.add_argument(
+        "--workload",
+        dest="workloads",
+        metavar="NAME",
+        action="append",
+        choices=("dense", "sparse", "interval", "wjoin"),
+        help="run this workload; repeat for several (default: dense and sparse PTJoin)",
+    )
     sp.add_argument(
         "--no-baselines",
         dest="baselines",

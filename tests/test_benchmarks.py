@@ -56,7 +56,8 @@ def test_bench_spark_options_are_the_benchmarks_keyword_arguments(monkeypatch):
 
     monkeypatch.setattr(cli, "benchmark", lambda name: fake)
     argv = ["spark", "--master", "local[1]", "--master", "standalone"]
-    assert main([*argv, "--events", "500", "--rounds", "1", "--seed", "3", "--no-baselines"]) == 0
+    argv += ["--workload", "sparse", "--workload", "wjoin", "--no-baselines"]
+    assert main([*argv, "--events", "500", "--rounds", "1", "--seed", "3"]) == 0
     assert main(["spark", "--master", "spark://h1:7077,h2:7077"]) == 0
     assert main(["spark"]) == 0
     assert calls == [
@@ -66,6 +67,7 @@ def test_bench_spark_options_are_the_benchmarks_keyword_arguments(monkeypatch):
             "rounds": 1,
             "seed": 3,
             "baselines": False,
+            "workloads": ["sparse", "wjoin"],
         },
         {"masters": ["spark://h1:7077,h2:7077"]},
         {},
@@ -85,7 +87,7 @@ def test_bench_spark_accepts_every_option_it_parses():
     parsed = vars(parser().parse_args([*argv, "--seed", "2"]))
     options = {k: v for k, v in parsed.items() if k not in ("command", "benchmark", "as_json")}
     named = set(inspect.signature(bench_spark).parameters) - {"streams"}
-    assert {"masters", "rounds", "baselines"} <= named
+    assert {"masters", "rounds", "baselines", "workloads"} <= named
     workload = Example5Workload(**{k: v for k, v in options.items() if k not in named})
     assert (workload.events_per_stream, workload.seed) == (10, 2)
     assert MASTERS == ("local[1]", "local[2]", "standalone") and EVENTS_PER_STREAM == 100_000

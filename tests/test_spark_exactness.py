@@ -6,23 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import adversarial_scenario, replay_files
+from tests.support.spark_cases import accepted, adversarial_scenario, replay_files, tie_scenario
 from workbench.events import Events
-from workbench.operators import StreamSpec, brute_force_join, on_time
+from workbench.operators import StreamSpec, brute_force_join
 from workbench.spark import ptjoin_query, read_pairs
 from workbench.spark.interval import interval_query
 from workbench.spark.live import LiveJoin
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
 pytestmark = pytest.mark.spark
-
-
-def _accepted(events: Events, streams: tuple[StreamSpec, StreamSpec]) -> np.ndarray:
-    ok = on_time(events, [s.max_delay for s in streams])
-    for k in range(len(events)):
-        ts = streams[int(events.stream[k])].templates
-        ok[k] &= ts.faithful_error(int(events.template[k]), float(events.t_det[k])) is None
-    return ok
 
 
 def _ptjoin(spark, tmp_path, streams, events, d, delta) -> np.ndarray:  # noqa: ANN001
@@ -44,7 +36,7 @@ def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
     streams, events = adversarial_scenario(seed=7)
     pi = max(s.pi for s in streams)
     d = pi if path == "fast" else pi / 2
-    expected = brute_force_join(events, streams, d, delta, accepted=_accepted(events, streams))
+    expected = brute_force_join(events, streams, d, delta, accepted=accepted(events, streams))
     assert len(expected) > 10
     np.testing.assert_array_equal(_ptjoin(spark, tmp_path, streams, events, d, delta), expected)
 
@@ -53,14 +45,7 @@ def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
 def test_spark_ptjoin_joins_exact_ties(spark, tmp_path, length, d):
     """P = 1/2 exactly at delta = 0.5 joins (a fast-path comparison on the stime itself stays
     pending in the sink and is decided in rationals when read); just above it does not."""
-    spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, length),)), 10.0)
-    streams = (spec, spec)
-    t0 = np.array([0.0, 1e9, 1e12])
-    rows = [(0, k, 0, t, t) for k, t in enumerate(t0)]
-    rows += [(1, 10 + k, 0, t + 4, t + 4) for k, t in enumerate(t0)]
-    rows += [(1, 20 + k, 0, t + 4 + 2**-10, t + 5) for k, t in enumerate(t0)]
-    rows.sort(key=lambda r: r[4])
-    events = Events(*(np.array(c) for c in zip(*rows, strict=True)))
+    streams, events = tie_scenario(length)
     expected = brute_force_join(events, streams, d, 0.5)
     assert expected.tolist() == [[0, 10], [1, 11], [2, 12]]
     np.testing.assert_array_equal(_ptjoin(spark, tmp_path, streams, events, d, 0.5), expected)
@@ -89,7 +74,7 @@ def test_the_live_join_decides_exact_ties_and_counts_them_exactly(spark, tmp_pat
 def test_spark_interval_equals_the_rational_oracle(spark, tmp_path, ct):
     streams, events = adversarial_scenario(seed=11, uniform=True)
     d = max(s.pi for s in streams)
-    expected = brute_force_join(events, streams, d, ct, accepted=_accepted(events, streams))
+    expected = brute_force_join(events, streams, d, ct, accepted=accepted(events, streams))
     replay_files(events, tmp_path / "in", batch_ms=5_000)
     interval_query(
         spark, str(tmp_path / "in"), streams, d, ct, str(tmp_path / "out"), str(tmp_path / "chk")

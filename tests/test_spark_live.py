@@ -18,8 +18,10 @@ import pytest
 
 from tests.support.connect_client import STALL_S
 from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.operators.oracle import on_time
+from workbench.spark.batch import read_result_files
 from workbench.spark.cluster import connect_server, standalone_cluster
 from workbench.spark.live import LiveJoin, read_live_pairs
 
@@ -201,13 +203,32 @@ def test_a_killed_driver_restarts_from_its_checkpoint_losing_and_repeating_nothi
     np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))  # nor lost
 
 
+def _spark_job(master: str, tmp_path: Path, d: float, delta: float) -> np.ndarray:
+    """Run ``workbench spark join`` (the module, in a process of its own) on ``master`` over
+    ``tmp_path / "events"``; its pairs."""
+    out = tmp_path / f"job-{abs(hash(master))}"
+    job = ["join", "--master", master, "--input", str(tmp_path / "events"), "--output", str(out)]
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench.spark.submit", *job, "--d", str(d), "--delta",
+         str(delta), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout.splitlines()[-1])["operator"] == "PTJoin"
+    return read_result_files(out / "pairs")
+
+
 @pytest.mark.slow
 def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     streams, events = scenario(15, n=300)
     d, delta = 350.0, 0.7
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
     case = _pickle_case(tmp_path, streams, d, delta)
+    write_event_folder(tmp_path / "events", streams, events)
     with standalone_cluster(cores=1, memory="1g", log_dir=tmp_path) as cluster:
+        job = _spark_job(cluster.master_url, tmp_path, d, delta)  # the job by time ranges
         run = subprocess.run(
             [
                 sys.executable,
@@ -227,6 +248,7 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     assert f"pairs {len(expected)}" in run.stdout
     got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
     np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(job, expected)
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +288,17 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path, connect):
         for name in ("pairs.npy", "live.npy"):  # the query, and the LiveJoin steered to delta
             got = np.load(tmp_path / "out" / str(k) / name)
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.slow
+def test_the_job_by_time_ranges_runs_over_spark_connect(tmp_path, connect):
+    """``workbench spark join`` over Spark Connect: the operator's ranges run in the server's
+    Python workers, which write the pairs; the same pairs as in-process."""
+    streams, events = scenario(18, n=300)
+    d, delta = 350.0, 0.7
+    write_event_folder(tmp_path / "events", streams, events)
+    got = _spark_job(connect.master_url, tmp_path, d, delta)
+    np.testing.assert_array_equal(got, in_process_pairs(streams, events, d, delta))
 
 
 @pytest.mark.slow

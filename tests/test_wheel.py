@@ -123,10 +123,15 @@ def test_installed_from_the_wheel_it_runs_outside_the_checkout(venv, tmp_path):
     assert "0.925" in example.stdout
     usage = _run(venv, "workbench", "--help", cwd=tmp_path)
     commands = re.search(r"\{([a-z0-9,]+)\}", usage.stdout).group(1).split(",")
-    assert commands == ["example4", "reports", "dashboard"]
+    assert commands == ["example4", "reports", "spark", "dashboard"]
     for command in commands:  # every command the wheel installs starts (reports, dashboard: below)
         helped = _run(venv, "workbench", command, "--help", cwd=tmp_path)
         assert helped.returncode == 0 and "usage: workbench" in helped.stdout, helped.stderr
+    prepared = _run(
+        venv, "workbench", "spark", "prepare", "--source", "synthetic", "--output", "ev",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert prepared.returncode == 0 and (tmp_path / "ev" / "streams.json").exists(), prepared
     code = (
         "from workbench.data import simulate_deployment\n"
         "from workbench.app.panes import concept\n"

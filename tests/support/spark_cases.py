@@ -10,8 +10,8 @@ import numpy as np
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events, sort_pairs
-from workbench.operators import PTJoin, StreamSpec, replay
-from workbench.timestamps import random_templates
+from workbench.operators import PTJoin, StreamSpec, on_time, replay
+from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
 
 
 def scenario(seed: int, n: int = 400) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
@@ -85,3 +85,25 @@ def adversarial_scenario(
         arrival[order],
     )
     return (StreamSpec(a, 60.0), StreamSpec(b, 60.0)), events
+
+
+def accepted(events: Events, streams: tuple[StreamSpec, StreamSpec]) -> np.ndarray:
+    """Which events a join accepts: on time and representable (the rational oracle's input)."""
+    ok = on_time(events, [s.max_delay for s in streams])
+    for k in range(len(events)):
+        ts = streams[int(events.stream[k])].templates
+        ok[k] &= ts.faithful_error(int(events.template[k]), float(events.t_det[k])) is None
+    return ok
+
+
+def tie_scenario(length: float) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
+    """One uniform template of ``length`` ms; at offsets 0, 1e9 and 1e12 an A event, a B event
+    4 ms later (P(|Xa - Xb| <= 4) = 1/2 exactly when ``length`` is 4 or 8) and one 2**-10 ms
+    later still (just under 1/2)."""
+    spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, length),)), 10.0)
+    t0 = np.array([0.0, 1e9, 1e12])
+    rows = [(0, k, 0, t, t) for k, t in enumerate(t0)]
+    rows += [(1, 10 + k, 0, t + 4, t + 4) for k, t in enumerate(t0)]
+    rows += [(1, 20 + k, 0, t + 4 + 2**-10, t + 5) for k, t in enumerate(t0)]
+    rows.sort(key=lambda r: r[4])
+    return (spec, spec), Events(*(np.array(c) for c in zip(*rows, strict=True)))

@@ -7,7 +7,8 @@ A two-stream join reads an event folder (:mod:`workbench.data.event_files`): ``s
 and ``events/`` in Parquet, JSON lines or CSV, checked in Spark as a live stream's records are
 (:func:`~workbench.spark.source.event_checks`: malformed, unknown stream or template,
 unrepresentable, arrival before detection, late).  A W-join reads tuples (``stream, id, key, t,
-arrival``; :func:`~workbench.spark.wjoin.wjoin_checks`) and groups by the key as well.
+arrival``; :func:`~workbench.spark.wjoin.wjoin_checks`); an equality W-join's ranges are split
+by the key's hash.
 Accepted records go to the ranges, rejected ones to ``rejects/``; the tasks write their
 results to Parquet themselves (:func:`~workbench.spark.ranges.write_ranges`: the JVM moves no
 result).  The driver plans the ranges (one small aggregate; the span is observed while the
@@ -61,25 +62,21 @@ def event_format(folder: str | os.PathLike[str]) -> EventFormat:
 @dataclass(frozen=True)
 class RecordSchema:
     """How a join family's records look in files: the Spark ``fields``, the ``checks`` that
-    accept them, the ``time`` column, the file columns ``renamed`` to the operator's batch
-    fields, and the columns a join also groups ``by``."""
+    accept them, the ``time`` column and the file columns ``renamed`` to the operator's batch
+    fields."""
 
     fields: str
     checks: list[tuple[str, Column]]
     time: str
     renamed: dict[str, str]
-    by: tuple[str, ...] = ()
 
 
 def record_schema(op: Join) -> RecordSchema:
     """The records ``op`` joins: events (:data:`~workbench.spark.source.EVENT_FIELDS`) or, for a
-    W-join, tuples (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`; grouped by the key when the
-    predicate is the key's equality)."""
+    W-join, tuples (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`)."""
     if isinstance(op, MultiWayJoin):
-        by = ("value",) if op.config.predicate == "equal" else ()
-        return RecordSchema(
-            WJOIN_FIELDS, wjoin_checks(op.config.max_delay), "t", {"key": "value", "t": "ts"}, by
-        )
+        renamed = {"key": "value", "t": "ts"}
+        return RecordSchema(WJOIN_FIELDS, wjoin_checks(op.config.max_delay), "t", renamed)
     return RecordSchema(EVENT_FIELDS, event_checks(op.streams), "t_det", {})
 
 
@@ -164,7 +161,7 @@ def run_join(
     accepted = classified.filter(ok).withColumnsRenamed(schema.renamed)
     plan = plan_ranges(accepted, join_reach(op), task_slots(spark), span)
     folder = out / ("pairs" if op.arity == 2 else "results")
-    results = write_ranges(accepted, op, plan, folder, schema.by)
+    results = write_ranges(accepted, op, plan, folder)
     rejects = {r: int(got[r]) for r in reasons if got[r]}
     return JoinRun(str(out), results, rejects, plan, time.perf_counter() - begin)
 

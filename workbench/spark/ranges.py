@@ -8,9 +8,10 @@ So events are keyed by **time range** of width ``W`` at least that band: a B eve
 the range of its max time, an A event to every range its band overlaps, and each candidate pair
 meets in exactly one group, its B event's range.  A W-join result has one tuple of stream 0
 and every other tuple within the shortest-path bound ``C_0s`` of it (Section 5.2), so stream 0
-owns the ranges and the others are copied the same way (:class:`Reach`); an equality join
-also groups by its key.  A range with many events (a burst) is split into *salts*: its owner's
-events by a hash of their id, the others copied to every salt.
+owns the ranges and the others are copied the same way (:class:`Reach`).  A range with many
+events (a burst, or a span of few ranges) is split into *salts*: its owner's events by a hash
+of their id, the others copied to every salt; an equality W-join's range is split by the hash
+of the key instead, with no copies.
 
 Each group's events go, in arrival order, through the workbench operator itself
 (:meth:`~workbench.protocol.StreamOperator.push_batch` in chunks: the compiled kernels, the
@@ -40,13 +41,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.group import GroupedData
 
 from workbench.operators.base import TwoStreamJoin
 from workbench.operators.wjoin import MultiWayJoin
 
 __all__ = [
     "CHUNK",
-    "RANGE_BANDS",
+    "GROUP_EVENTS",
     "RangePlan",
     "Reach",
     "join_ranges",
@@ -60,23 +62,26 @@ __all__ = [
 
 CHUNK = 4096
 """Events per ``push_batch`` inside a task: bounds the pairs held before they are yielded."""
-RANGE_BANDS = 4
-"""A range is at most this many bands wide when the data spans enough ranges: each A event
-is then copied to at most two ranges, about one in ``RANGE_BANDS`` of them."""
 GROUPS_PER_SLOT = 4
 """Groups (ranges x salts) per task slot the plan aims at, for balance."""
+GROUP_EVENTS = 1_000_000
+"""Events per group the plan keeps below, on average: a task holds its group's events (about
+40 bytes each) while it joins them."""
 
 
 @dataclass(frozen=True)
 class Reach:
     """Where a join's partners lie in time: events of stream ``owner`` own their range; an
     event of stream s at time t is copied to the ranges of ``[t - before[s], t + after[s]]``,
-    where the owner's events it can join lie (0 for the owner).  ``time``: the time column."""
+    where the owner's events it can join lie (0 for the owner).  ``time``: the time column;
+    ``key``: a column partners share (an equality join's), which splits a range into buckets
+    by its hash with no copies."""
 
     owner: int
     before: tuple[float, ...]
     after: tuple[float, ...]
     time: str = "t_det"
+    key: str | None = None
 
     @property
     def band(self) -> float:
@@ -97,7 +102,8 @@ def join_reach(op: TwoStreamJoin | MultiWayJoin) -> Reach:
     if isinstance(op, MultiWayJoin):
         c = op.constraints.closure()[0]
         reach = (0.0, *(_widen(float(x)) for x in c[1:]))
-        return Reach(0, reach, reach, "ts")
+        key = "value" if op.config.predicate == "equal" else None
+        return Reach(0, reach, reach, "ts", key)
     d_max = op.envelope.d_max
     pi_a, pi_b = (s.pi for s in op.streams)
     return Reach(1, (_widen(pi_a + d_max), 0.0), (_widen(d_max + pi_b), 0.0))
@@ -120,7 +126,8 @@ class RangePlan:
 
     def keyed(self, events: DataFrame) -> DataFrame:
         """``events`` (``stream``, ``id``, the reach's time, ...) with their ``range`` and
-        ``salt``: an owner's event once, any other once per (range, salt) its reach overlaps."""
+        ``salt``: an owner's event once, any other once per range its reach overlaps and, unless
+        the salt is the hash of the reach's key, once per salt of that range."""
         reach, w = self.reach, float(self.width)
         t, stream = F.col(reach.time), F.col("stream")
         ranges = F.array(F.floor(t / w))
@@ -130,6 +137,8 @@ class RangePlan:
                 ranges = F.when(stream == s, spread).otherwise(ranges)
         keyed = events.withColumn("range", F.explode(ranges))
         salts = self._salts(F.col("range"))
+        if reach.key is not None:  # partners share the key: its hash buckets, no copies
+            return keyed.withColumn("salt", F.pmod(F.xxhash64(reach.key), salts).cast("int"))
         salt = F.when(
             stream == reach.owner, F.array(F.pmod(F.xxhash64("id"), salts).cast("int"))
         ).otherwise(F.sequence(F.lit(0), salts - 1))
@@ -152,17 +161,19 @@ def plan_ranges(
     """Ranges for ``events``: one small Spark job counts the events per range, and one before
     it finds their ``span`` (least and greatest time, count) unless given.
 
-    The width is the band times at most :data:`RANGE_BANDS`, less when the data spans too few
-    ranges for ``slots`` task slots (never below the band); a range holding more than its share
-    of events (``1 / (GROUPS_PER_SLOT * slots)`` of them: a burst) gets that many salts."""
+    The ranges are as wide as ``GROUPS_PER_SLOT * slots`` groups over the span make them (more
+    when a group would hold over :data:`GROUP_EVENTS` events), never narrower than the band:
+    fewer, wider ranges copy fewer events and run fewer groups.  A range holding more than
+    twice its share of the events (a burst, or a span of few ranges) is split into that many
+    salts."""
     band, t = reach.band, F.col(reach.time)
     if span is None:
         span = events.agg(F.min(t), F.max(t), F.count(F.lit(1))).first()
     lo, hi, n = span
-    groups = GROUPS_PER_SLOT * max(1, slots)
     if not n:
         return RangePlan(band, reach)
-    width = max(band, min(RANGE_BANDS * band, (hi - lo) / groups))
+    groups = max(GROUPS_PER_SLOT * max(1, slots), math.ceil(n / GROUP_EVENTS))
+    width = max(band, (hi - lo) / groups)
     share = n / groups
     counts = events.groupBy(F.floor(t / width).alias("r")).count().collect()
     salts = {int(r): math.ceil(c / share) for r, c in counts if c > 2 * share}
@@ -184,8 +195,8 @@ def _installed(digest: str, blob: bytes) -> Join:
 
 
 def result_names(op: Join) -> list[str]:
-    """The output columns of ``op``'s results: ``a_id, b_id`` for two streams, ``id_0 ..
-    id_m-1`` for a W-join."""
+    """The output columns of ``op``'s results: a_id and b_id for two streams, one id per
+    stream (``id_0``, ``id_1``, ...) for a W-join."""
     if isinstance(op, MultiWayJoin):
         return [f"id_{s}" for s in range(op.arity)]
     return ["a_id", "b_id"]
@@ -251,13 +262,12 @@ def range_step(
 
 
 def range_writer(
-    op: Join, folder: str, by: tuple[str, ...] = (), chunk: int = CHUNK
+    op: Join, folder: str, chunk: int = CHUNK
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The per-group step of ``applyInArrow`` that writes the group's results itself
-    (picklable): a Parquet file ``part-r<range>-s<salt>[-<hash of the by values>].parquet`` in
-    ``folder`` (written under a hidden name, then renamed: a retried task replaces the file
-    whole, so a job's output is exact whatever fails), and yields one row ``(range, salt,
-    results)``."""
+    (picklable): a Parquet file ``part-r<range>-s<salt>.parquet`` in ``folder`` (written under a
+    hidden name, then renamed: a retried task replaces the file whole, so a job's output is
+    exact whatever fails), and yields one row ``(range, salt, results)``."""
     blob = pickle.dumps(op)
     digest = hashlib.sha256(blob).hexdigest()
     names = result_names(op)
@@ -268,11 +278,7 @@ def range_writer(
         if not table.num_rows:
             return
         rng, salt = (table.column(c)[0].as_py() for c in ("range", "salt"))
-        name = f"part-r{rng}-s{salt}"
-        if by:  # e.g. a W-join's key: the group's values in the name, hashed
-            key = repr([table.column(c)[0].as_py() for c in by]).encode()
-            name += f"-{hashlib.sha256(key).hexdigest()[:16]}"
-        name += ".parquet"
+        name = f"part-r{rng}-s{salt}.parquet"
         tmp = Path(folder) / f".{name}.{uuid.uuid4().hex}"
         count = 0
         with pq.ParquetWriter(tmp, schema) as writer:
@@ -291,27 +297,21 @@ def range_writer(
     return step
 
 
-def _keyed(events: DataFrame, op: Join, plan: RangePlan, by: tuple[str, ...]) -> DataFrame:
-    return plan.keyed(events.select(*dict.fromkeys([*_batch_columns(op), *by])))
+def _grouped(events: DataFrame, op: Join, plan: RangePlan) -> GroupedData:
+    """``events`` keyed by the plan and grouped by (range, salt)."""
+    return plan.keyed(events.select(*_batch_columns(op))).groupBy("range", "salt")
 
 
-def join_ranges(
-    events: DataFrame, op: Join, plan: RangePlan, by: tuple[str, ...] = ()
-) -> DataFrame:
+def join_ranges(events: DataFrame, op: Join, plan: RangePlan) -> DataFrame:
     """The results of ``op``'s join over accepted ``events`` (columns: the operator's batch
-    fields), each found in its owner's range (module docstring), grouped also ``by`` columns
-    (a W-join's equality key: ``value``); columns :func:`result_names`, all ``LONG``."""
+    fields), each found in its owner's range (module docstring); columns
+    :func:`result_names`, all ``LONG``."""
     schema = ", ".join(f"{name} LONG" for name in result_names(op))
-    groups = _keyed(events, op, plan, by).groupBy("range", "salt", *by)
-    return groups.applyInArrow(range_step(op), schema)
+    return _grouped(events, op, plan).applyInArrow(range_step(op), schema)
 
 
 def write_ranges(
-    events: DataFrame,
-    op: Join,
-    plan: RangePlan,
-    folder: str | os.PathLike[str],
-    by: tuple[str, ...] = (),
+    events: DataFrame, op: Join, plan: RangePlan, folder: str | os.PathLike[str]
 ) -> int:
     """:func:`join_ranges` with the results written by the tasks themselves, one Parquet file
     per group in ``folder`` (replaced), on a file system every executor sees (the JVM moves
@@ -319,10 +319,12 @@ def write_ranges(
     folder = Path(folder)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    step = range_writer(op, str(folder), by)
-    groups = _keyed(events, op, plan, by).groupBy("range", "salt", *by)
-    counts = groups.applyInArrow(step, "range LONG, salt INT, results LONG")
-    total = counts.agg(F.sum("results")).first()[0]
+    step = range_writer(op, str(folder))
+    counts = _grouped(events, op, plan).applyInArrow(step, "range LONG, salt INT, results LONG")
+    total = int(counts.agg(F.sum("results")).first()[0] or 0)
     for tmp in folder.glob(".part-*"):  # what killed attempts left
         tmp.unlink()
-    return int(total or 0)
+    if not total:  # one empty file, so that readers find the columns
+        columns = {name: pa.array([], pa.int64()) for name in result_names(op)}
+        pq.write_table(pa.table(columns), folder / "empty.parquet")
+    return total
