@@ -188,9 +188,9 @@ D = 400.0  # the coalescing replay's max delay (ms)
 
 
 def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
-    """A SIGKILL of one worker's executor while the join by time ranges runs its operators
-    (after the rejects pass and the planning job): Spark reruns the lost tasks and stages and
-    the pairs written are exactly the in-process operator's, none twice."""
+    """A SIGKILL of one worker's executor once the rejects pass is done and tasks run (the
+    planning job or the join's operators): Spark reruns the lost tasks and stages and the pairs
+    the tasks wrote are exactly the in-process operator's, none twice."""
     w = Example5Workload(Example5Setting(templates=40), events_per_stream=20_000, seed=2)
     streams, events = w.build()
     op = PTJoin(streams=streams, d=w.setting.d, threshold=w.setting.delta)
@@ -205,9 +205,9 @@ def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
 
     def joining() -> bool:
         now = _read_json(work / "status.json")
-        return now.get("jobs", 0) >= 2 and now.get("tasks", 0) > 0 or finished()
+        return now.get("jobs", 0) >= 1 and now.get("tasks", 0) > 0 or finished()
 
-    _wait(joining, TIMEOUT, "the join stage's tasks")
+    _wait(joining, TIMEOUT, "the range join's tasks")
     assert not finished(), "the join ended before the kill"
     kill_executor(worker)
     _wait(finished, TIMEOUT, "the join by time ranges")
