@@ -50,7 +50,7 @@ from workbench.experiments.harness import timed, wtuples
 from workbench.experiments.workloads import INTERVAL_QUERY, IntervalWorkload, WJoinWorkload
 from workbench.operators import BEWJoin, EagerCorrelation, PTJoin, WindowConstraints
 from workbench.records import Columns, Emitted
-from workbench.spark.batch import run_join, task_slots
+from workbench.spark.batch import read_result_files, run_join, task_slots
 from workbench.spark.cluster import standalone_cluster
 from workbench.spark.interval import interval_query
 from workbench.spark.ptjoin import ptjoin_query
@@ -93,13 +93,6 @@ def checksum(ids: np.ndarray) -> int:
             h = (h ^ col) * np.uint64(0x9E3779B97F4A7C15)
             h ^= h >> np.uint64(31)
         return int(np.sum(h * np.uint64(0xBF58476D1CE4E5B9), dtype=np.uint64))
-
-
-def _folder_checksum(folder: Path) -> int:
-    import pyarrow.dataset as ds
-
-    table = ds.dataset(str(folder), format="parquet").to_table()
-    return checksum(np.column_stack([col.to_numpy() for col in table.columns]))
 
 
 def _floor(spark: SparkSession, results: int, out: Path) -> float:
@@ -244,7 +237,7 @@ def _race(
     seconds["ranges"] = _best(rounds, ranges)
     got = runs[-1]
     results = Path(got.output) / ("pairs" if work.op.arity == 2 else "results")
-    if got.results != work.results or _folder_checksum(results) != work.check:
+    if got.results != work.results or checksum(read_result_files(results)) != work.check:
         raise AssertionError(
             f"{name}: the ranges found {got.results:,} results, in-process {work.results:,}"
         )
