@@ -71,15 +71,23 @@ class LiveJoinExplorer(pn.viewable.Viewer):
     def _show_pairs(self) -> None:
         self.table.value = self.spark.latest
 
-    @param.depends("spark.state", "spark.message")
     def status(self) -> pn.pane.Alert:
-        """The last action's outcome, or the failure."""
+        """The last action's outcome, or the failure: one pane whose text and colour follow the
+        run (updated in place: a pane made anew per message would be replaced in the page
+        every poll while a start waits)."""
         run = self.spark
-        kind = {"stopped": "light", "finished": "success"}.get(run.phase(), "info")
-        text = run.message or "Stopped. Start replays the data into the streaming PTJoin."
+
+        def text(message: str, _state: str) -> str:
+            return message or "Stopped. Start replays the data into the streaming PTJoin."
+
+        def kind(state: str) -> str:
+            if state == "failed":
+                return "danger"
+            return {"stopped": "light", "finished": "success"}.get(run.phase(), "info")
+
         return pn.pane.Alert(
-            text,
-            alert_type="danger" if run.state == "failed" else kind,
+            pn.bind(text, run.param.message, run.param.state),
+            alert_type=pn.bind(kind, run.param.state),
             css_classes=["live-status"],
         )
 
@@ -137,7 +145,7 @@ class LiveJoinExplorer(pn.viewable.Viewer):
             pn.Row(start, pause, stop, **wide), recover, *self.model.widgets(), width=300
         )
         view = pn.Column(
-            self.status,
+            self.status(),
             self.readout,
             self.charts(),
             pn.pane.Markdown(CHART_KEY, css_classes=["live-chart-key"], **wide),
