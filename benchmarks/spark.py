@@ -14,7 +14,7 @@ Per master and workload, best of ``rounds``:
   checks, the rejects and the pairs written), its pairs checked against the in-process operator
   (count and an order-free checksum);
 - *stream-stream PTJoin* (baseline, one round): the streaming band join with Theorem 2 in the
-  JVM (:func:`~workbench.spark.ptjoin.ptjoin_query`), ``availableNow`` over the replay's files;
+  JVM (:func:`~benchmarks.stream_ptjoin.ptjoin_query`), ``availableNow`` over the replay's files;
 - *band join* (baseline, dense only, one round): Spark's own deterministic interval join of the
   same band, every candidate pair written.
 
@@ -43,6 +43,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from benchmarks.report import BenchReport, Stages
+from benchmarks.stream_interval import interval_query
+from benchmarks.stream_ptjoin import ptjoin_query
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.experiments import Example5Workload
@@ -52,8 +54,6 @@ from workbench.operators import BEWJoin, EagerCorrelation, PTJoin, WindowConstra
 from workbench.records import Columns, Emitted
 from workbench.spark.batch import read_result_files, run_join, task_slots
 from workbench.spark.cluster import standalone_cluster
-from workbench.spark.interval import interval_query
-from workbench.spark.ptjoin import ptjoin_query
 from workbench.spark.ranges import Join
 from workbench.spark.session import spark_session
 from workbench.spark.wjoin import wjoin_query

@@ -37,7 +37,7 @@ ENGINE_FILES = frozenset(
         "tests/test_spark_faults.py",
         "tests/test_spark_interval.py",
         "tests/test_spark_live.py",
-        "tests/test_spark_ptjoin.py",
+        "tests/test_spark_live_ranges.py",
         "tests/test_spark_ranges.py",
         "tests/test_spark_soak.py",
         "tests/test_spark_tab_jobs.py",

@@ -1,16 +1,21 @@
-"""Both Spark PTJoin paths and the Spark interval query equal the rational oracle, pair for
-pair, on adversarial streams and on exact ties (issue 12)."""
+"""The live PTJoin on Spark (its operator inside the range tasks, both decision paths) equals
+the rational oracle, pair for pair, on adversarial streams and on exact ties; the batch jobs'
+oracle tests are in ``test_spark_ranges``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import accepted, adversarial_scenario, replay_files, tie_scenario
+from tests.support.spark_cases import (
+    accepted,
+    adversarial_scenario,
+    replay_files,
+    sorted_pairs,
+    tie_scenario,
+)
 from workbench.events import Events
 from workbench.operators import StreamSpec, brute_force_join
-from workbench.spark import ptjoin_query, read_pairs
-from workbench.spark.interval import interval_query
 from workbench.spark.live import LiveJoin
 from workbench.timestamps import HistogramTimestamp, TemplateSet
 
@@ -19,20 +24,17 @@ pytestmark = pytest.mark.spark
 
 def _ptjoin(spark, tmp_path, streams, events, d, delta) -> np.ndarray:  # noqa: ANN001
     replay_files(events, tmp_path / "in", batch_ms=5_000)
-    ptjoin_query(
-        spark,
-        str(tmp_path / "in"),
-        streams,
-        d,
-        delta,
-        str(tmp_path / "out"),
-        str(tmp_path / "chk"),
-    ).awaitTermination()
-    return read_pairs(spark, str(tmp_path / "out"), streams)
+    live = LiveJoin(
+        spark, tmp_path / "in", streams, d, delta, tmp_path / "work", available_now=True
+    )
+    live.start()
+    live.await_termination()
+    live.close()
+    return sorted_pairs(live.pairs())
 
 
 @pytest.mark.parametrize(("path", "delta"), [("fast", 0.5), ("fast", 0.999), ("general", 0.001)])
-def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
+def test_the_live_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
     streams, events = adversarial_scenario(seed=7)
     pi = max(s.pi for s in streams)
     d = pi if path == "fast" else pi / 2
@@ -42,9 +44,9 @@ def test_spark_ptjoin_equals_the_rational_oracle(spark, tmp_path, path, delta):
 
 
 @pytest.mark.parametrize(("length", "d"), [(4.0, 4.0), (8.0, 4.0)])  # fast path, general path
-def test_spark_ptjoin_joins_exact_ties(spark, tmp_path, length, d):
-    """P = 1/2 exactly at delta = 0.5 joins (a fast-path comparison on the stime itself stays
-    pending in the sink and is decided in rationals when read); just above it does not."""
+def test_the_live_ptjoin_joins_exact_ties(spark, tmp_path, length, d):
+    """P = 1/2 exactly at delta = 0.5 joins (a fast-path comparison on the stime itself is
+    decided in rationals inside the task); just above it does not."""
     streams, events = tie_scenario(length)
     expected = brute_force_join(events, streams, d, 0.5)
     assert expected.tolist() == [[0, 10], [1, 11], [2, 12]]
@@ -52,8 +54,7 @@ def test_spark_ptjoin_joins_exact_ties(spark, tmp_path, length, d):
 
 
 def test_the_live_join_decides_exact_ties_and_counts_them_exactly(spark, tmp_path):
-    """The LiveJoin's batch step leaves a tie pending in its sink, counts it after deciding
-    it in rationals, and ``pairs()`` decides it the same way."""
+    """A tie decided in rationals inside the task is written and counted once."""
     spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, 4.0),)), 10.0)
     streams = (spec, spec)
     rows = [(0, 0, 0, 1e12, 1e12), (1, 10, 0, 1e12 + 4, 1e12 + 4)]
@@ -68,15 +69,3 @@ def test_the_live_join_decides_exact_ties_and_counts_them_exactly(spark, tmp_pat
     live.close()
     assert live.pairs()[["a_id", "b_id"]].to_numpy().tolist() == [[0, 10]]
     assert sum(b["pairs"] for b in live.batches) == 1
-
-
-@pytest.mark.parametrize("ct", [0.001, 0.5, 0.999])
-def test_spark_interval_equals_the_rational_oracle(spark, tmp_path, ct):
-    streams, events = adversarial_scenario(seed=11, uniform=True)
-    d = max(s.pi for s in streams)
-    expected = brute_force_join(events, streams, d, ct, accepted=accepted(events, streams))
-    replay_files(events, tmp_path / "in", batch_ms=5_000)
-    interval_query(
-        spark, str(tmp_path / "in"), streams, d, ct, str(tmp_path / "out"), str(tmp_path / "chk")
-    ).awaitTermination()
-    np.testing.assert_array_equal(read_pairs(spark, str(tmp_path / "out")), expected)

@@ -246,7 +246,7 @@ def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     expected = in_process_pairs(streams, events, d, delta)
     assert f"pairs {len(expected)}" in run.stdout
-    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
+    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(job, expected)
 
@@ -259,10 +259,10 @@ def connect(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_the_ptjoin_runs_over_spark_connect(tmp_path, connect):
-    """Both decision paths (broadcast stime table, pandas band probability) over one server,
-    as a query and as a steerable LiveJoin (its foreachBatch step runs in the server's
-    Python and reads its parameters from the run folder)."""
+def test_the_live_join_runs_over_spark_connect(tmp_path, connect):
+    """A steerable LiveJoin over one server, with d at and below max(pi): its range step runs
+    in the server's Python workers and its foreachBatch step in the server's Python, both
+    reading the parameters from the run folder."""
     streams, events = scenario(16, n=300)
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
     settings = [(700.0, 0.8), (350.0, 0.6)]
@@ -285,9 +285,8 @@ def test_the_ptjoin_runs_over_spark_connect(tmp_path, connect):
     assert run.returncode == 0, run.stdout + run.stderr
     for k, (d, delta) in enumerate(settings):
         expected = in_process_pairs(streams, events, d, delta)
-        for name in ("pairs.npy", "live.npy"):  # the query, and the LiveJoin steered to delta
-            got = np.load(tmp_path / "out" / str(k) / name)
-            np.testing.assert_array_equal(got, expected)
+        got = np.load(tmp_path / "out" / str(k) / "live.npy")  # steered to delta
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.slow
@@ -347,7 +346,7 @@ def test_batches_larger_than_the_driver_may_collect_are_written_by_the_executors
     assert len(expected) > 50_000
     assert f"pairs {len(expected)}" in run.stdout
     assert "collect refused: True" in run.stdout  # the batch's output exceeds the limit
-    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001", streams))
+    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
     np.testing.assert_array_equal(got, expected)
 
 

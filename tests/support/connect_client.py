@@ -1,10 +1,10 @@
-"""A Spark Connect client process for the Connect test: the PTJoin query and the steerable
-LiveJoin on a replay, pairs saved.
+"""A Spark Connect client process for the Connect test: the steerable LiveJoin on a replay,
+pairs saved.
 
 ``python tests/support/connect_client.py CASE.pkl URL SOURCE OUT``: CASE holds
 ``(streams, settings)`` with ``settings`` a list of ``(d, delta)``; the committed pairs of
-setting k go to ``OUT/k/pairs.npy`` (the query) and ``OUT/k/live.npy`` (a LiveJoin started on
-another delta, then steered to this one before its first batch).  A client still running after
+setting k go to ``OUT/k/live.npy`` (a LiveJoin started on another delta, then steered to this
+one before its first batch).  A client still running after
 :data:`STALL_S` seconds prints every thread's stack and exits: a stall shows where it is.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.events import sort_pairs
-from workbench.spark import ptjoin_query, read_pairs, spark_session
+from workbench.spark import spark_session
 from workbench.spark.live import LiveJoin
 
 STALL_S = 300
@@ -34,10 +34,6 @@ def main(argv: list[str]) -> None:
     spark = spark_session(url)  # the only change from a local run: the URL
     for k, (d, delta) in enumerate(settings):
         folder = Path(out) / str(k)
-        ptjoin_query(
-            spark, source, streams, d, delta, str(folder / "pairs"), str(folder / "chk")
-        ).awaitTermination()
-        np.save(folder / "pairs.npy", read_pairs(spark, str(folder / "pairs")))
         live = LiveJoin(
             spark, source, streams, d, 0.5, folder / "live", d_max=2 * d, available_now=True
         )

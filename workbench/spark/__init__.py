@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from workbench.spark.interval import interval_candidates, interval_query
 from workbench.spark.metrics import ProgressLog, attach_progress
-from workbench.spark.ptjoin import Decider, ptjoin_candidates, ptjoin_query, read_pairs
 from workbench.spark.session import spark_session
 from workbench.spark.source import read_rejects, read_stream, rejects_query, with_reason
 from workbench.spark.wjoin import read_results, wjoin_query, wjoin_results
 
 __all__ = [
-    "Decider",
     "ProgressLog",
     "attach_progress",
-    "interval_candidates",
-    "interval_query",
-    "ptjoin_candidates",
-    "ptjoin_query",
-    "read_pairs",
     "read_rejects",
     "read_results",
     "read_stream",

@@ -1,22 +1,21 @@
 """A running streaming PTJoin that can be steered while it runs (PTJoin Section 3, Theorem 2).
 
-The join state is the candidate band of :func:`workbench.spark.ptjoin.ptjoin_candidates`: it
-covers the loose partitions (Eq. 4-5) of an envelope window ``d_max`` and depends on no
-threshold.  **One query** reads the replay: the candidate pairs and the rejected records
-(malformed, unknown stream or template, late; :func:`~workbench.spark.source.reject_rows`) are
-one stream, so the files are listed, read and parsed once per micro-batch.
+The join runs by time ranges inside Spark's stateful tasks
+(:mod:`workbench.spark.live_ranges`): per range, the workbench's own PTJoin over the range's
+events kept in Spark's state store, the band that of an envelope window ``d_max`` (Eq. 4-5).
+**One query** reads the replay: the pairs and the rejected records (malformed, unknown stream
+or template, late; :func:`~workbench.spark.source.reject_rows`) are one stream, so the files
+are listed, read and parsed once per micro-batch.
 
-**No driver in the data path.**  Each micro-batch goes through a ``foreachBatch`` step
-(:class:`BatchWriter`) that applies the *current* ``(d, delta)`` (read from the run's
-``params.json``) with :class:`~workbench.spark.ptjoin.Decider` and writes the batch with
-Spark's own distributed Parquet writer into the partition ``batch=<id>`` of the run's sink,
-by dynamic partition overwrite: a re-run of a batch id replaces exactly that batch's output,
-so with the checkpoint a restarted query loses and duplicates nothing.  Every batch writes at
-least its marker row (``kind = "batch"``), so a re-run that finds fewer rows still replaces
-the earlier attempt.  The driver sees only the batch's counts (an ``Observation``) and the
-rare fast-path pairs left pending (a comparison within a few ulps of the exact stime), which
-it decides in rationals for the exact count; readers decide them the same way
-(:func:`read_live_pairs`).  Per batch it writes a small record (``batches/<id>.json``).
+**No driver in the data path.**  The tasks decide the pairs under the *current* ``(d,
+delta)`` (the run's ``params.json``); each micro-batch goes through a ``foreachBatch`` step
+(:class:`BatchWriter`) that writes it with Spark's own distributed Parquet writer into the
+partition ``batch=<id>`` of the run's sink, by dynamic partition overwrite: a re-run of a
+batch id replaces exactly that batch's output, so with the checkpoint a restarted query loses
+and duplicates nothing.  Every batch writes at least its marker row (``kind = "batch"``), so a
+re-run that finds fewer rows still replaces the earlier attempt.  The driver sees only the
+batch's counts (an ``Observation``); per batch it writes a small record
+(``batches/<id>.json``).
 
 Because the step reads its parameters from the run folder and writes its records there, it
 needs nothing of the client's memory: over Spark Connect it runs in the server's Python
@@ -26,14 +25,15 @@ Steering, and what each change costs:
 
 - delta, or d within ``d_max``: applied from the next micro-batch, no restart, state kept;
 - the trigger interval (pacing): restart **from the same checkpoint** (nothing recomputed);
-- d above ``d_max``, a stream's max delay D or the watermark: the join's range condition,
-  on-time filter or state eviction changes, which a checkpoint's state cannot be reused for,
+- d above ``d_max``, a stream's max delay D or the watermark: the join's band, on-time
+  filter or state eviction changes, which a checkpoint's state cannot be reused for,
   so the query restarts on a **new checkpoint** (a new run folder) and re-reads the replay.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -49,6 +49,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
 from workbench.spark.damage import Damage, diagnose
+from workbench.spark.live_ranges import live_pairs, live_reach
 from workbench.spark.live_sink import (
     PAIR_COLUMNS,
     BatchWriter,
@@ -58,9 +59,14 @@ from workbench.spark.live_sink import (
     write_params,
 )
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
-from workbench.spark.ptjoin import ptjoin_candidates
 from workbench.spark.session import ui_url
-from workbench.spark.source import reject_rows, stop_query
+from workbench.spark.source import (
+    EVENT_FIELDS,
+    event_checks,
+    read_classified,
+    reject_rows,
+    stop_query,
+)
 
 __all__ = [
     "BatchWriter",
@@ -75,20 +81,28 @@ def live_stream(
     spark: SparkSession,
     source_dir: str,
     streams: tuple[StreamSpec, StreamSpec],
+    run_dir: str | os.PathLike[str],
     d_max: float,
     max_files_per_trigger: int | None = None,
     extra_watermark_ms: float = 0.0,
 ) -> DataFrame:
-    """The live query's one stream: the candidate pairs of the band for ``d_max``
-    (``kind = "pair"``, :func:`~workbench.spark.ptjoin.ptjoin_candidates`) and the rejected
-    records (``kind = "reject"``), with the other kind's columns null."""
-    candidates, classified = ptjoin_candidates(
-        spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
+    """The live query's one stream: the pairs decided per time range
+    (``kind = "pair"``, :func:`~workbench.spark.live_ranges.live_pairs`, steered by
+    ``run_dir``'s parameters) and the rejected records (``kind = "reject"``), with the other
+    kind's columns null.  The watermark trails the newest detection by D + the band, the
+    least that never cuts an on-time event (Theorem 4), plus ``extra_watermark_ms``."""
+    if not d_max >= 0:
+        raise ValueError(f"d = {d_max!r} must be a non-negative window")
+    if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
+        raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
+    events, classified = read_classified(
+        spark, source_dir, EVENT_FIELDS, event_checks(streams), "t_det", max_files_per_trigger
     )
+    delay = max(s.max_delay for s in streams) + live_reach(streams, d_max).band
+    slack = f"{math.ceil(delay + extra_watermark_ms)} milliseconds"
+    pairs = live_pairs(events.withWatermark("ts", slack), run_dir, streams, d_max)
     rejects = reject_rows(classified).withColumn("kind", F.lit("reject"))
-    return candidates.withColumn("kind", F.lit("pair")).unionByName(
-        rejects, allowMissingColumns=True
-    )
+    return pairs.unionByName(rejects, allowMissingColumns=True)
 
 
 class LiveJoin:
@@ -204,6 +218,7 @@ class LiveJoin:
             self.spark,
             self.source_dir,
             self.streams,
+            self.run_dir,
             self.params.d_max,
             max_files_per_trigger=self.max_files_per_trigger,
             extra_watermark_ms=self.params.extra_watermark_ms,
@@ -211,7 +226,7 @@ class LiveJoin:
         write_params(self.run_dir, self.params)
         self._records = {}
         writer = (
-            stream.writeStream.foreachBatch(BatchWriter(self.run_dir, self.streams))
+            stream.writeStream.foreachBatch(BatchWriter(self.run_dir))
             .option("checkpointLocation", str(self.run_dir / "chk"))
             .queryName(self.query_name)
         )
@@ -368,7 +383,7 @@ class LiveJoin:
 
     def pairs(self) -> pd.DataFrame:
         """Every pair committed by the current run (columns: candidate columns, d, delta)."""
-        return read_live_pairs(self.run_dir, self.streams)
+        return read_live_pairs(self.run_dir)
 
     def latest(self, n: int = 20) -> pd.DataFrame:
         """The last ``n`` pairs written (of the last micro-batches with pairs, the latest
@@ -381,7 +396,7 @@ class LiveJoin:
             if record["pairs"]:
                 wanted.append(int(record["batch"]))  # type: ignore[call-overload]
                 count += int(record["pairs"])  # type: ignore[call-overload]
-        frame = read_live_pairs(self.run_dir, self.streams, wanted) if wanted else None
+        frame = read_live_pairs(self.run_dir, wanted) if wanted else None
         if frame is None or frame.empty:
             return pd.DataFrame(columns=[*PAIR_COLUMNS, "probability"])
         order = np.argsort(np.maximum(frame["a_t"], frame["b_t"]).to_numpy(), kind="stable")

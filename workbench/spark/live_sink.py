@@ -1,11 +1,12 @@
 """The live PTJoin's sink and batch step (PTJoin Section 3 on Spark; :mod:`workbench.spark.live`
 runs them).
 
-:class:`BatchWriter` is the query's ``foreachBatch`` step: it decides a micro-batch under the
-run's current parameters (``params.json`` in the run folder, :func:`write_params`) and writes
-it with Spark's distributed writer into the partition ``batch=<id>`` of the run's sink by
-dynamic partition overwrite (a marker row per batch, so a re-run replaces exactly that batch),
-then a small record per batch (``batches/<id>.json``).  :func:`read_live_pairs` and
+:class:`BatchWriter` is the query's ``foreachBatch`` step: it writes a micro-batch (the pairs
+its tasks decided under the run's current parameters, ``params.json`` in the run folder,
+:func:`write_params`, and the rejects) with Spark's distributed writer into the partition
+``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per batch, so a
+re-run replaces exactly that batch), then a small record per batch (``batches/<id>.json``).
+:func:`read_live_pairs` and
 :func:`read_live_rejects` read the sink with Arrow.
 """
 
@@ -21,18 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from workbench.decision import BandDecider
-from workbench.operators.base import StreamSpec
-from workbench.spark.ptjoin import (
-    CANDIDATE_COLUMNS,
-    PAIR_INPUTS,
-    Decider,
-    decide_pending,
-    pair_inputs,
-)
 from workbench.spark.source import sink_partitions
 
 __all__ = [
@@ -47,7 +39,9 @@ __all__ = [
     "write_params",
 ]
 
-PAIR_COLUMNS = [*CANDIDATE_COLUMNS, "d", "delta"]
+PAIR_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t", "d", "delta"]
+"""A pair as the sink keeps it: its events' ids, templates and times, and the ``(d, delta)``
+it was decided under."""
 REJECT_COLUMNS = ["reason", "stream", "id", "record"]
 
 
@@ -63,37 +57,16 @@ def read_kind(folders: list[Path], kind: str, columns: list[str]) -> pd.DataFram
     return table.to_pandas()
 
 
-def _resolve(frame: pd.DataFrame, band: BandDecider | None, where: str) -> pd.DataFrame:
-    """Keep a pair frame's decided rows and those of its pending rows that join in exact
-    arithmetic (per ``(d, delta)``); drop the ``pending`` column."""
-    pending = frame["pending"].to_numpy(dtype=bool)
-    if pending.any():
-        if band is None:
-            raise ValueError(
-                f"{int(pending.sum())} pairs in {where} await their exact decision: pass the "
-                "query's streams"
-            )
-        keep = ~pending
-        keep[np.flatnonzero(pending)[decide_pending(band, frame[pending])]] = True
-        frame = frame[keep]
-    return frame[PAIR_COLUMNS].reset_index(drop=True)
-
-
 def read_live_pairs(
-    run_dir: str | os.PathLike[str],
-    streams: tuple[StreamSpec, StreamSpec] | None = None,
-    batches: list[int] | None = None,
+    run_dir: str | os.PathLike[str], batches: list[int] | None = None
 ) -> pd.DataFrame:
     """The pairs a live run committed (all batches, or those of ``batches``), whether or not it
-    still runs; read with Arrow from the sink's partitions.  Pending pairs are decided
-    exactly, which needs the run's ``streams``."""
+    still runs; read with Arrow from the sink's partitions."""
     parts = sink_partitions(Path(run_dir) / "pairs")
     if batches is not None:
         wanted = set(batches)
         parts = [(b, p) for b, p in parts if b in wanted]
-    frame = read_kind([p for _, p in parts], "pair", [*PAIR_COLUMNS, "pending"])
-    band = BandDecider(*(s.templates for s in streams)) if streams is not None else None
-    return _resolve(frame, band, str(run_dir))
+    return read_kind([p for _, p in parts], "pair", PAIR_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -137,72 +110,41 @@ def read_params(run_dir: Path) -> LiveParams:
 
 
 class BatchWriter:
-    """The live query's ``foreachBatch`` step (module docstring): decide one micro-batch under
-    the run's current parameters and write it with Spark's distributed writer into the
-    partition ``batch=<id>``, replacing any earlier attempt of that id; then record the
-    batch's counts.  Picklable (Spark Connect runs it in the server's Python)."""
+    """The live query's ``foreachBatch`` step (module docstring): write micro-batch ``batch_id``
+    (pairs decided in the tasks, rejects) with Spark's distributed writer into the partition
+    ``batch=<id>``, replacing any earlier attempt of that id; then record the batch's counts
+    and the run's parameters.  Picklable (Spark Connect runs it in the server's Python)."""
 
-    def __init__(
-        self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec]
-    ) -> None:
+    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
         self.run_dir = str(run_dir)
-        self.streams = streams
-        self._decider: Decider | None = None
-
-    def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_decider": None}  # its tables belong to one session
-
-    def _decider_for(self, spark: SparkSession) -> Decider:
-        if self._decider is None or self._decider.spark is not spark:
-            self._decider = Decider(spark, self.streams)
-        return self._decider
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         """Write micro-batch ``batch_id`` (see the class docstring)."""
         run_dir = Path(self.run_dir)
         params = read_params(run_dir)
         spark = batch.sparkSession
-        decider = self._decider_for(spark)
         kind = F.col("kind")
-        decided = decider.decide(
-            batch.withColumn("through", kind == "reject"), params.d, params.delta, "through"
-        ).drop("through")
         marker = spark.range(1).select(F.lit("batch").alias("kind"))
-        out = (
-            decided.unionByName(marker, allowMissingColumns=True)
-            .withColumns({"d": F.lit(params.d), "delta": F.lit(params.delta)})
-            .withColumn("batch", F.lit(batch_id))
+        out = batch.unionByName(marker, allowMissingColumns=True).withColumn(
+            "batch", F.lit(batch_id)
         )
         counts = Observation(f"live-{uuid.uuid4().hex}")
-        is_pair = (kind == "pair").cast("long")
         out = out.observe(
             counts,
-            F.sum(is_pair).alias("pairs"),
-            F.sum(is_pair * F.col("pending").cast("long")).alias("pending"),
+            F.sum((kind == "pair").cast("long")).alias("pairs"),
             F.sum((kind == "reject").cast("long")).alias("rejects"),
         )
-        sink = run_dir / "pairs"
         (
             out.write.mode("overwrite")
             .option("partitionOverwriteMode", "dynamic")
             .partitionBy("batch")
-            .parquet(str(sink))
+            .parquet(str(run_dir / "pairs"))
         )
         got = {k: int(v or 0) for k, v in counts.get.items()}
-        pairs = got["pairs"]
-        if got["pending"]:  # rare: decide the few pending pairs exactly for the count
-            rows = (
-                spark.read.parquet(str(sink / f"batch={batch_id}"))
-                .filter("kind = 'pair' AND pending")
-                .select(*PAIR_INPUTS)
-                .toPandas()
-            )
-            joins = decider.band.decide_exact(*pair_inputs(rows), params.d, params.delta)
-            pairs -= len(rows) - int(np.count_nonzero(joins))
         record = {
             "batch": batch_id,
             "time": time.time(),
-            "pairs": pairs,
+            "pairs": got["pairs"],
             "rejects": got["rejects"],
             **asdict(params),
         }

@@ -127,7 +127,7 @@ def detach_progress(spark: SparkSession, log: ProgressLog, timeout: float = 30.0
     thread, so an event arriving meanwhile hangs both for good (SPARK-59623, open in pyspark
     4.3).  The queries of live joins and of the dashboard's Spark runs keep a listener until
     their ends have been delivered, so when the last listener goes none of them can still send
-    an event; a query started without one (``ptjoin_query``) and running meanwhile still can.
+    an event; a query started without one (a batch job's) and running meanwhile still can.
     A classic session delivers through the JVM and is not waited for; an end that does not
     arrive within ``timeout`` s is logged, and the listener removed all the same."""
     over_connect = type(spark).__module__.startswith("pyspark.sql.connect.")

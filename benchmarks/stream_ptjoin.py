@@ -1,4 +1,7 @@
-"""PTJoin as a Spark Structured Streaming query over replayed event files (PTJoin Section 3).
+"""The baseline of ``bench spark``: PTJoin as a Spark Structured Streaming stream-stream join
+over replayed event files (PTJoin Section 3), the design the workbench ran before its
+operators ran inside the tasks by time range (:mod:`workbench.spark.ranges`,
+:mod:`workbench.spark.live_ranges`).
 
 The replay's JSON-lines files (:class:`workbench.data.replay.Replayer`) are read as a stream.
 Each side keeps its accepted events (well formed, known template, on time: ``arrival <= t_det +
@@ -12,10 +15,8 @@ broadcast stime table when ``d >= max(pi_A, pi_B)`` (a broadcast join in the JVM
 certified band probability (:class:`workbench.decision.BandDecider`, a vectorised pandas step)
 otherwise.  A fast-path pair whose comparison falls inside a bracket (rare: within a few ulps
 of the exact stime) is kept as *pending*, with what its exact decision needs; the sink stores
-it beside the decided pairs and :func:`read_pairs` / :meth:`Decider.resolve` decide it in
+it beside the decided pairs and :func:`read_pairs` decides it in
 rationals, so the pairs read back are exactly the mathematics' (no Python touches the rest).
-The join state depends on neither delta nor
-d below the envelope ``d_max``, so both can change per micro-batch (:mod:`workbench.spark.live`).
 The output is a Parquet file sink (exactly once with the checkpoint).
 """
 
@@ -155,14 +156,6 @@ class Decider:
         return candidates.withColumn("pending", F.lit(False)).mapInPandas(
             band_step(self.band, d, delta, [*columns, "pending"], decided=passthrough), schema
         )
-
-    def resolve(self, frame: pd.DataFrame, d: float, delta: float) -> pd.DataFrame:
-        """Decide a decided frame's pending rows exactly; return the pairs that join."""
-        pending = frame["pending"].to_numpy(dtype=bool)
-        keep = ~pending
-        if pending.any():
-            keep[pending] = self.band.decide_exact(*pair_inputs(frame[pending]), d, delta)
-        return frame.loc[keep, CANDIDATE_COLUMNS].reset_index(drop=True)
 
 
 def band_step(

@@ -1,11 +1,13 @@
-"""Interval timing correlation as a Spark Structured Streaming query (interval timing paper,
-Section 4).
+"""The baseline of ``bench spark --workload interval``: interval timing correlation as a Spark
+Structured Streaming stream-stream join (interval timing paper, Section 4), the design the
+workbench ran before its operators ran inside the tasks by time range
+(:mod:`workbench.spark.ranges`).
 
 Events carry uniform interval timestamps: every template of both streams is a one-bucket
 histogram, and an event of template k detected at t covers ``[t - len_k, t]``.  A pair joins
 when ``P(|Xa - Xb| <= d) >= ct``.
 
-The join state is PTJoin's (:func:`workbench.spark.ptjoin.ptjoin_candidates`): accepted events
+The join state is PTJoin's (:func:`benchmarks.stream_ptjoin.ptjoin_candidates`): accepted events
 (well formed, known stream and template, on time) with watermarks on both sides, and B events
 whose max time lies in A's loose partitions, on an equi bucket key.  The rest follows the
 eager timing correlation (Algorithms 2-3) with the A event as the base tuple:
@@ -26,7 +28,7 @@ are PTJoin's loose partitions (Eq. 4-6), still sound.  The in-process operators 
 later-arriving event as the base; the ranges differ from side to side but are sound on both,
 so a pair is decided the same and the pair set
 equals theirs (:mod:`workbench.operators.interval`), pair for pair.  The output
-is a Parquet sink of ``(a_id, b_id)`` (:func:`workbench.spark.ptjoin.read_pairs`).
+is a Parquet sink of ``(a_id, b_id)`` (:func:`benchmarks.stream_ptjoin.read_pairs`).
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from benchmarks.stream_ptjoin import PAIR_SCHEMA, band_step, ptjoin_candidates
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.operators.base import StreamSpec
-from workbench.spark.ptjoin import PAIR_SCHEMA, band_step, ptjoin_candidates
 from workbench.spark.source import parquet_sink
 
 __all__ = ["interval_bounds_columns", "interval_candidates", "interval_query"]

@@ -1,47 +1,57 @@
-"""The streaming PTJoin on Spark gives exactly the in-process operator's pair set."""
+"""The live PTJoin on Spark, by time ranges in Spark's state store, gives exactly the in-process
+operator's pair set, micro-batch after micro-batch."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import in_process_pairs, scenario
+from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark import ptjoin_query, read_pairs
+from workbench.spark.live import LiveJoin
 from workbench.timestamps import random_templates
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize(
-    ("d", "delta", "files_per_batch"), [(700.0, 0.8, 1), (350.0, 0.6, None), (120.0, 0.3, 2)]
-)
-def test_spark_ptjoin_equals_the_operator(spark, tmp_path, d, delta, files_per_batch):
-    """One file per micro-batch moves the watermark (and evicts join state) between batches,
-    with events out of order across files; None reads the whole replay in one batch."""
-    streams, events = scenario(int(d))
-    Replayer(events, tmp_path / "in", batch_ms=300).run()
-    query = ptjoin_query(
+def _live(spark, tmp_path, streams, d, delta, files_per_batch=None) -> LiveJoin:
+    """A LiveJoin over the replay in ``tmp_path / "in"``, run to its end."""
+    live = LiveJoin(
         spark,
-        str(tmp_path / "in"),
+        tmp_path / "in",
         streams,
         d,
         delta,
-        str(tmp_path / "out"),
-        str(tmp_path / "chk"),
+        tmp_path / "work",
         max_files_per_trigger=files_per_batch,
+        available_now=True,
     )
-    query.awaitTermination()
-    got = read_pairs(spark, str(tmp_path / "out"))
+    live.start()
+    live.await_termination()
+    return live
+
+
+@pytest.mark.parametrize(
+    ("d", "delta", "files_per_batch"), [(700.0, 0.8, 1), (350.0, 0.6, None), (120.0, 0.3, 2)]
+)
+def test_the_live_ptjoin_equals_the_operator(spark, tmp_path, d, delta, files_per_batch):
+    """One file per micro-batch moves the watermark (and ends ranges' state) between batches,
+    with events out of order across files; None reads the whole replay in one batch."""
+    streams, events = scenario(int(d))
+    Replayer(events, tmp_path / "in", batch_ms=300).run()
+    live = _live(spark, tmp_path, streams, d, delta, files_per_batch)
+    got = sorted_pairs(live.pairs())
     expected = in_process_pairs(streams, events, d, delta)
     assert len(expected) > 50
-    if files_per_batch:  # many batches, and the watermark evicted join state between them
-        progress = query.recentProgress
-        assert len(progress) > 5
-        assert sum(p["stateOperators"][0]["numRowsRemoved"] for p in progress) > 0
+    if files_per_batch:  # many batches, and the watermark ended ranges' state between them
+        progress = live.query.recentProgress if live.query else []
+        assert len(live.batches) > 5
+        removed = sum(p["stateOperators"][0]["numRowsRemoved"] for p in progress)
+        assert removed > 0, progress[-1]
+    live.close()
     np.testing.assert_array_equal(got, expected)
 
 
@@ -57,16 +67,7 @@ def test_progress_metrics_arrive_as_a_frame(spark, tmp_path):
     Replayer(events, tmp_path / "in", batch_ms=1000).run()
     log = attach_progress(spark)
     try:
-        query = ptjoin_query(
-            spark,
-            str(tmp_path / "in"),
-            streams,
-            400.0,
-            0.7,
-            str(tmp_path / "out"),
-            str(tmp_path / "chk"),
-        )
-        query.awaitTermination()
+        _live(spark, tmp_path, streams, 400.0, 0.7).close()
         deadline = time.monotonic() + 30
         while log.frame().empty and time.monotonic() < deadline:  # events are pushed async
             time.sleep(0.1)
@@ -87,17 +88,10 @@ def test_detection_times_at_and_below_zero_are_joined(spark, tmp_path):
     )
     assert (events.t_det == 0).sum() == 1 and (events.t_det < 0).sum() >= 5
     Replayer(events, tmp_path / "in", batch_ms=2000).run()
-    query = ptjoin_query(
-        spark,
-        str(tmp_path / "in"),
-        streams,
-        700.0,
-        0.5,
-        str(tmp_path / "out"),
-        str(tmp_path / "chk"),
-    )
-    query.awaitTermination()
+    live = _live(spark, tmp_path, streams, 700.0, 0.5)
+    got = sorted_pairs(live.pairs())
+    live.close()
     expected = in_process_pairs(streams, events, 700.0, 0.5)
     zero = events.id[events.t_det == 0][0], events.stream[events.t_det == 0][0]
     assert (expected[:, zero[1]] == zero[0]).any()  # the event at 0 has partners
-    np.testing.assert_array_equal(read_pairs(spark, str(tmp_path / "out")), expected)
+    np.testing.assert_array_equal(got, expected)

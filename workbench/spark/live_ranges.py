@@ -1,0 +1,178 @@
+"""The live PTJoin by time ranges: the workbench's operator inside Spark's stateful tasks
+(PTJoin Section 3, Eq. 4-5, Definition 6, Theorem 4; the batch design of
+:mod:`workbench.spark.ranges`, kept across micro-batches).
+
+Each accepted event is keyed by the ranges of :class:`~workbench.spark.ranges.RangePlan` for
+the envelope's band (width: the band; a B event in its own range, an A event copied to every
+range its band overlaps), and ``applyInPandasWithState`` keeps, per range, the range's events
+so far in Spark's state store (one binary column; RocksDB in the dashboard's session),
+checkpointed with the query, exactly once.  For a range with new events, :class:`LiveRangeStep`
+pushes the kept events and the new ones, in arrival order, through a
+:class:`~workbench.operators.ptjoin.PTJoin` (the compiled kernels, the certified decisions and
+their rational fallback) and a flush, and emits the pairs with a new event on either side:
+a pair of two kept events was emitted by the micro-batch that brought the later of them.
+So every pair is decided once, under the parameters in force when its later event came,
+as in-process.
+
+**Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_sink.
+write_params`) from the run folder, which the executors see as they see the sink; each pair
+carries the ``(d, delta)`` it was decided under.  The band is the envelope's (``d_max``), so
+d within it and any delta apply from the next micro-batch with the state kept.
+
+**Eviction.**  The watermark trails the newest detection by D + the band, so a later on-time
+event lies beyond ``watermark + band``; a range's state ends with an event-time timeout once
+the watermark passes the range's end, when no later event can land in it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming.state import GroupState
+
+from workbench.events import COLUMNS, Events
+from workbench.operators.base import Envelope, StreamSpec
+from workbench.operators.ptjoin import PTJoin
+from workbench.spark.live_sink import LiveParams, read_params
+from workbench.spark.ranges import RangePlan, Reach
+from workbench.spark.source import EPOCH_OFFSET_MS
+
+__all__ = ["LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs", "live_reach"]
+
+LIVE_PAIR_SCHEMA = (
+    "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
+    "b_t DOUBLE, d DOUBLE, delta DOUBLE"
+)
+"""The pairs a micro-batch decides (``kind = "pair"``; :data:`~workbench.spark.live_sink.
+PAIR_COLUMNS`), each exactly."""
+STATE_SCHEMA = "events BINARY"
+STATE_DTYPE = np.dtype(
+    [(c, np.int64 if c in ("stream", "id", "template") else np.float64) for c in COLUMNS]
+)
+"""A range's kept events: :class:`~workbench.events.Events` rows as one packed array."""
+
+
+def live_reach(streams: tuple[StreamSpec, StreamSpec], d_max: float) -> Reach:
+    """The live join's reach: PTJoin's band for the envelope ``d_max`` (Eq. 4-5), B owning
+    (:func:`~workbench.spark.ranges.join_reach` of the envelope's operator)."""
+    pi_a, pi_b = (s.pi for s in streams)
+    margin = 1.0 + 1e-9 * (pi_a + pi_b + d_max)  # as ranges._widen: wider only copies more
+    return Reach(1, (pi_a + d_max + margin, 0.0), (d_max + pi_b + margin, 0.0))
+
+
+class LiveRangeStep:
+    """The ``applyInPandasWithState`` step of the live join (module docstring): picklable; the
+    operator for each ``(d, delta)`` is built once per Python worker."""
+
+    def __init__(
+        self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec], width: float
+    ) -> None:
+        self.run_dir = str(run_dir)
+        self.streams = streams
+        self.width = float(width)
+        self._params: tuple[tuple[int, int], LiveParams] | None = None
+        self._ops: dict[tuple[float, float], PTJoin] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_params": None, "_ops": {}}
+
+    def params(self) -> LiveParams:
+        """The run's parameters now (re-read when ``params.json`` changed)."""
+        path = Path(self.run_dir) / "params.json"
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if self._params is None or self._params[0] != stamp:
+            self._params = (stamp, read_params(Path(self.run_dir)))
+        return self._params[1]
+
+    def operator(self, params: LiveParams) -> PTJoin:
+        """A PTJoin for ``params`` (restarted before each use)."""
+        key = (params.d, params.delta)
+        op = self._ops.get(key)
+        if op is None:
+            if len(self._ops) > 8:  # steered back and forth: keep the memory bounded
+                self._ops.clear()
+            envelope = Envelope(params.d, params.delta, tuple(s.max_delay for s in self.streams))
+            op = self._ops[key] = PTJoin(
+                streams=self.streams, d=params.d, threshold=params.delta, envelope=envelope
+            )
+        op.restart()
+        return op
+
+    def __call__(
+        self, key: tuple[np.int64], frames: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        """One range's micro-batch: its new events joined with those it keeps."""
+        if state.hasTimedOut:
+            state.remove()
+            return
+        new = pd.concat(list(frames), ignore_index=True)
+        kept = np.frombuffer(state.get[0], STATE_DTYPE) if state.exists else None
+        fresh = np.empty(len(new), STATE_DTYPE)
+        for c in COLUMNS:
+            fresh[c] = new[c].to_numpy()
+        rows = fresh if kept is None else np.concatenate([kept, fresh])
+        rows = rows[np.lexsort((rows["id"], rows["stream"], rows["arrival"]))]
+        params = self.params()
+        pairs = _join(self.operator(params), rows)
+        is_new = [np.isin(pairs[:, s], fresh["id"][fresh["stream"] == s]) for s in (0, 1)]
+        pairs = pairs[is_new[0] | is_new[1]]
+        state.update((rows.tobytes(),))
+        rng = int(key[0])
+        end = EPOCH_OFFSET_MS + (rng + 1) * self.width
+        state.setTimeoutTimestamp(max(math.ceil(end), state.getCurrentWatermarkMs() + 1))
+        if len(pairs):
+            yield _pair_frame(rows, pairs, params)
+
+
+def _join(op: PTJoin, rows: np.ndarray) -> np.ndarray:
+    """The pairs ``op`` emits over ``rows`` (arrival order) and a flush, as ``(n, 2)`` ids."""
+    events = Events(*(rows[c].copy() for c in COLUMNS))
+    out = [op.push_batch(events).ids, op.flush().ids]
+    counters = op.counters
+    if counters.late or counters.bad:
+        raise RuntimeError(
+            f"{counters.late} late and {counters.bad} bad records reached the join: the Spark "
+            "checks must reject them first"
+        )
+    return np.concatenate(out)
+
+
+def _pair_frame(rows: np.ndarray, pairs: np.ndarray, params: LiveParams) -> pd.DataFrame:
+    """``pairs`` (a_id, b_id) with their events' templates and times, as
+    :data:`LIVE_PAIR_SCHEMA`."""
+    frame: dict[str, object] = {"kind": "pair"}
+    for s, name in ((0, "a"), (1, "b")):
+        side = rows[rows["stream"] == s]
+        side = side[np.argsort(side["id"], kind="stable")]
+        at = np.searchsorted(side["id"], pairs[:, s])
+        frame[f"{name}_id"] = pairs[:, s]
+        frame[f"{name}_template"] = side["template"][at].astype(np.int32)
+        frame[f"{name}_t"] = side["t_det"][at]
+    return pd.DataFrame(
+        {**frame, "d": params.d, "delta": params.delta},
+        index=pd.RangeIndex(len(pairs)),
+    )[[c.split()[0] for c in LIVE_PAIR_SCHEMA.split(", ")]]
+
+
+def live_pairs(
+    events: DataFrame,
+    run_dir: str | os.PathLike[str],
+    streams: tuple[StreamSpec, StreamSpec],
+    d_max: float,
+) -> DataFrame:
+    """The pairs of the accepted ``events`` stream (with their watermark set), decided per
+    range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`."""
+    reach = live_reach(streams, d_max)
+    plan = RangePlan(reach.band, reach)
+    keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
+    step = LiveRangeStep(run_dir, streams, plan.width)
+    return keyed.groupBy("range").applyInPandasWithState(
+        step, LIVE_PAIR_SCHEMA, STATE_SCHEMA, "append", "EventTimeTimeout"
+    )
