@@ -3,16 +3,16 @@
 :mod:`workbench.spark.ranges`, kept across micro-batches).
 
 Each accepted event is keyed by the ranges of :class:`~workbench.spark.ranges.RangePlan` for
-the envelope's band (width: the band; a B event in its own range, an A event copied to every
-range its band overlaps), and ``applyInPandasWithState`` keeps, per range, the range's events
-so far in Spark's state store (one binary column; RocksDB in the dashboard's session),
-checkpointed with the query, exactly once.  For a range with new events, :class:`LiveRangeStep`
-pushes the kept events and the new ones, in arrival order, through a
-:class:`~workbench.operators.ptjoin.PTJoin` (the compiled kernels, the certified decisions and
-their rational fallback) and a flush, and emits the pairs with a new event on either side:
-a pair of two kept events was emitted by the micro-batch that brought the later of them.
-So every pair is decided once, under the parameters in force when its later event came,
-as in-process.
+the envelope's band (:data:`BANDS_PER_RANGE` bands wide; a B event in its own range, an A
+event copied to every range its band overlaps), and ``applyInPandasWithState`` keeps, per
+range, the range's events a later event can still join in Spark's state store (one binary
+column; RocksDB in the dashboard's session), checkpointed with the query, exactly once.  For
+a range with new events, :class:`LiveRangeStep` pushes the kept events and the new ones, in
+arrival order, through a :class:`~workbench.operators.ptjoin.PTJoin` (the compiled kernels,
+the certified decisions and their rational fallback) and a flush, and emits the pairs with a
+new event on either side: a pair of two kept events was emitted by the micro-batch that
+brought the later of them.  So every pair is decided once, under the parameters in force when
+its later event came, as in-process.
 
 **Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_sink.
 write_params`) from the run folder, which the executors see as they see the sink; each pair
@@ -20,14 +20,19 @@ carries the ``(d, delta)`` it was decided under.  The band is the envelope's (``
 d within it and any delta apply from the next micro-batch with the state kept.
 
 **Eviction.**  The watermark trails the newest detection by D + the band, so a later on-time
-event lies beyond ``watermark + band``; a range's state ends with an event-time timeout once
-the watermark passes the range's end, when no later event can land in it.
+event lies beyond ``watermark + band`` (the replay is in arrival order and ``t_det >=
+arrival - D``), and a kept event before the watermark can join none: after each micro-batch
+a range keeps only its events at or after the watermark, and its state ends with an
+event-time timeout once the watermark passes the range's end, when no later event can land in
+it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +48,7 @@ from workbench.spark.live_sink import LiveParams, read_params
 from workbench.spark.ranges import RangePlan, Reach
 from workbench.spark.source import EPOCH_OFFSET_MS
 
-__all__ = ["LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs", "live_reach"]
+__all__ = ["BANDS_PER_RANGE", "LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs", "live_reach"]
 
 LIVE_PAIR_SCHEMA = (
     "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
@@ -51,6 +56,10 @@ LIVE_PAIR_SCHEMA = (
 )
 """The pairs a micro-batch decides (``kind = "pair"``; :data:`~workbench.spark.live_sink.
 PAIR_COLUMNS`), each exactly."""
+BANDS_PER_RANGE = 8
+"""Live ranges are this many bands wide: a micro-batch's events meet in few groups (each
+call of the step costs milliseconds), while a range keeps only the events a later one can
+join (module docstring), so its state stays about a band's worth whatever the width."""
 STATE_SCHEMA = "events BINARY"
 STATE_DTYPE = np.dtype(
     [(c, np.int64 if c in ("stream", "id", "template") else np.float64) for c in COLUMNS]
@@ -66,6 +75,12 @@ def live_reach(streams: tuple[StreamSpec, StreamSpec], d_max: float) -> Reach:
     return Reach(1, (pi_a + d_max + margin, 0.0), (d_max + pi_b + margin, 0.0))
 
 
+_OPERATORS: dict[tuple[str, float, float], PTJoin] = {}
+"""The live joins' operators built in this Python worker, by streams' digest, d and delta (a
+task unpickles its step anew; building a PTJoin's stime tables takes a good part of a
+second)."""
+
+
 class LiveRangeStep:
     """The ``applyInPandasWithState`` step of the live join (module docstring): picklable; the
     operator for each ``(d, delta)`` is built once per Python worker."""
@@ -76,11 +91,11 @@ class LiveRangeStep:
         self.run_dir = str(run_dir)
         self.streams = streams
         self.width = float(width)
+        self.digest = hashlib.sha256(pickle.dumps(streams)).hexdigest()
         self._params: tuple[tuple[int, int], LiveParams] | None = None
-        self._ops: dict[tuple[float, float], PTJoin] = {}
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_params": None, "_ops": {}}
+        return {**self.__dict__, "_params": None}
 
     def params(self) -> LiveParams:
         """The run's parameters now (re-read when ``params.json`` changed)."""
@@ -93,13 +108,13 @@ class LiveRangeStep:
 
     def operator(self, params: LiveParams) -> PTJoin:
         """A PTJoin for ``params`` (restarted before each use)."""
-        key = (params.d, params.delta)
-        op = self._ops.get(key)
+        key = (self.digest, params.d, params.delta)
+        op = _OPERATORS.get(key)
         if op is None:
-            if len(self._ops) > 8:  # steered back and forth: keep the memory bounded
-                self._ops.clear()
+            if len(_OPERATORS) > 8:  # steered back and forth: keep the memory bounded
+                _OPERATORS.clear()
             envelope = Envelope(params.d, params.delta, tuple(s.max_delay for s in self.streams))
-            op = self._ops[key] = PTJoin(
+            op = _OPERATORS[key] = PTJoin(
                 streams=self.streams, d=params.d, threshold=params.delta, envelope=envelope
             )
         op.restart()
@@ -123,10 +138,14 @@ class LiveRangeStep:
         pairs = _join(self.operator(params), rows)
         is_new = [np.isin(pairs[:, s], fresh["id"][fresh["stream"] == s]) for s in (0, 1)]
         pairs = pairs[is_new[0] | is_new[1]]
-        state.update((rows.tobytes(),))
-        rng = int(key[0])
-        end = EPOCH_OFFSET_MS + (rng + 1) * self.width
-        state.setTimeoutTimestamp(max(math.ceil(end), state.getCurrentWatermarkMs() + 1))
+        watermark = state.getCurrentWatermarkMs()
+        rows = rows[rows["t_det"] >= watermark - EPOCH_OFFSET_MS]  # no later partner
+        if not len(rows):
+            state.remove()
+        else:
+            state.update((rows.tobytes(),))
+            end = EPOCH_OFFSET_MS + (int(key[0]) + 1) * self.width
+            state.setTimeoutTimestamp(max(math.ceil(end), watermark + 1))
         if len(pairs):
             yield _pair_frame(rows, pairs, params)
 
@@ -170,7 +189,7 @@ def live_pairs(
     """The pairs of the accepted ``events`` stream (with their watermark set), decided per
     range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`."""
     reach = live_reach(streams, d_max)
-    plan = RangePlan(reach.band, reach)
+    plan = RangePlan(BANDS_PER_RANGE * reach.band, reach)
     keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
     step = LiveRangeStep(run_dir, streams, plan.width)
     return keyed.groupBy("range").applyInPandasWithState(
