@@ -111,6 +111,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first the design before, then each latency lever alone, then all",
     )
+    lv.add_argument(
+        "--profile",
+        action="store_true",
+        help="also where one micro-batch's time goes: each step of the live join added in turn",
+    )
     sk.add_argument("--minutes", type=float, help="wall time of the soak")
     sk.add_argument("--speed", type=float, help="replay speed (x real time)")
     sk.add_argument("--master", help="local[N] or spark://h:p")

@@ -34,7 +34,7 @@ from pyspark.sql.types import BooleanType, StructField, StructType
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.events import sort_pairs
 from workbench.operators.base import StreamSpec
-from workbench.spark.source import EVENT_FIELDS, event_checks, parquet_sink, read_classified
+from workbench.spark.source import parquet_sink, read_events
 from workbench.stime import StimeTable
 
 __all__ = [
@@ -196,12 +196,8 @@ def ptjoin_candidates(
     watermark trails the newest detection by D + the band width, the least that never cuts an
     on-time event, plus ``extra_watermark_ms`` (a later watermark only keeps state longer).
     """
-    if not d_max >= 0:
-        raise ValueError(f"d = {d_max!r} must be a non-negative window")
-    if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
-        raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
-    events, classified = read_classified(
-        spark, source_dir, EVENT_FIELDS, event_checks(streams), "t_det", max_files_per_trigger
+    events, classified = read_events(
+        spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
     )
     pi_a, pi_b = streams[0].pi, streams[1].pi
     before, after = pi_a + d_max + 1.0, d_max + pi_b + 1.0  # loose partitions, 1 ms rounding

@@ -67,20 +67,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Two xdist workers (``WORKBENCH_TEST_WORKERS=2 ./dev test``).  Each file of
-    ``ENGINE_FILES`` is one work unit (its cluster, server or browser starts once, on one
-    worker); every other test is a unit of its own.  Files with more tests are sent first,
-    so the heavy files start early on both workers and single tests fill in around them.
-    (xdist's own ``loadgroup`` does not group under pytest 9.2: it renames
-    ``item._nodeid``, which pytest no longer reads.)"""
+    """Two xdist workers (``./dev test``): every file of ``ENGINE_FILES`` goes, whole and in
+    one work unit, to one worker, which runs them one after another (never two clusters,
+    servers or browsers at once: on 2 cores two of them together have timed out), and every
+    other test is a unit of its own for the other worker.  (xdist's own ``loadgroup`` does not
+    group under pytest 9.2: it renames ``item._nodeid``, which pytest no longer reads.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class EngineFilesWhole(LoadScopeScheduling):
+    class EngineFilesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if path in ENGINE_FILES else nodeid
+            return "engine" if path in ENGINE_FILES else nodeid
 
-    return EngineFilesWhole(config, log)
+    return EngineFilesTogether(config, log)
 
 
 @pytest.fixture(scope="session")

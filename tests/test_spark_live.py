@@ -369,3 +369,12 @@ def test_the_warm_up_runs_a_small_live_join_to_its_end(spark):
 
     assert warm_up(spark) > 0
     assert not [q for q in spark.streams.active if q.name and q.name.startswith("warm-up")]
+
+
+def test_bench_live_profiles_each_step_of_a_micro_batch(spark):
+    """``bench live --profile``: every variant runs to its end and has a batch time."""
+    from benchmarks.live_profile import VARIANTS, profile_batches
+
+    figures = profile_batches(spark, events=300, files=1)
+    assert list(figures) == list(VARIANTS)
+    assert all(ms > 0 for ms in figures.values())

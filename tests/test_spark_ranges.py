@@ -150,3 +150,23 @@ def test_the_spark_join_command_runs_on_a_prepared_folder(spark, tmp_path, capsy
     assert spark_main(["join", *args, "--output", str(tmp_path / "k"), "--d", "-1",
                        "--delta", "0.8"]) == 2  # fmt: skip
     assert "d = -1.0" in capsys.readouterr().err
+
+
+def test_the_spark_wjoin_command_runs_on_tuple_files(spark, tmp_path, capsys):
+    """``workbench spark wjoin`` with a window matrix: BEW's results; a bad matrix exits 2."""
+    constraints, delays, grid = CASES["non-uniform 3-clique, ties"]
+    rows = wjoin_rows(3, constraints, delays, grid)
+    replay_files(rows.drop(columns="delay"), tmp_path / "in", 700)
+    windows = ";".join(",".join(f"{x:g}" for x in row) for row in constraints.windows)
+    args = ["wjoin", "--input", str(tmp_path / "in"), "--master", "local[2]", "--json"]
+    delay_arg = ",".join(f"{x:g}" for x in delays)
+    assert spark_main([*args, "--output", str(tmp_path / "w"), "--windows", windows,
+                       "--max-delay", delay_arg]) == 0  # fmt: skip
+    run = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert run["operator"] == "BEWJoin"
+    got = read_result_files(tmp_path / "w" / "results")
+    assert run["results"] == len(got)
+    check(got, rows, constraints, delays)
+    assert spark_main([*args, "--output", str(tmp_path / "x"), "--windows", "0,5;x,0",
+                       "--max-delay", delay_arg]) == 2  # fmt: skip
+    assert "--windows = 'x,0' must be numbers separated by ','" in capsys.readouterr().err

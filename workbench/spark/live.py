@@ -61,9 +61,7 @@ from workbench.spark.live_sink import (
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.session import ui_url
 from workbench.spark.source import (
-    EVENT_FIELDS,
-    event_checks,
-    read_classified,
+    read_events,
     reject_rows,
     stop_query,
 )
@@ -91,12 +89,8 @@ def live_stream(
     ``run_dir``'s parameters) and the rejected records (``kind = "reject"``), with the other
     kind's columns null.  The watermark trails the newest detection by D + the band, the
     least that never cuts an on-time event (Theorem 4), plus ``extra_watermark_ms``."""
-    if not d_max >= 0:
-        raise ValueError(f"d = {d_max!r} must be a non-negative window")
-    if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
-        raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
-    events, classified = read_classified(
-        spark, source_dir, EVENT_FIELDS, event_checks(streams), "t_det", max_files_per_trigger
+    events, classified = read_events(
+        spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
     )
     delay = max(s.max_delay for s in streams) + live_reach(streams, d_max).band
     slack = f"{math.ceil(delay + extra_watermark_ms)} milliseconds"

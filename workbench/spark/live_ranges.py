@@ -185,11 +185,13 @@ def live_pairs(
     run_dir: str | os.PathLike[str],
     streams: tuple[StreamSpec, StreamSpec],
     d_max: float,
+    bands: int = BANDS_PER_RANGE,
 ) -> DataFrame:
     """The pairs of the accepted ``events`` stream (with their watermark set), decided per
-    range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`."""
+    range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`; ranges ``bands``
+    bands wide."""
     reach = live_reach(streams, d_max)
-    plan = RangePlan(BANDS_PER_RANGE * reach.band, reach)
+    plan = RangePlan(bands * reach.band, reach)
     keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
     step = LiveRangeStep(run_dir, streams, plan.width)
     return keyed.groupBy("range").applyInPandasWithState(

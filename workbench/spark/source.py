@@ -157,6 +157,26 @@ def read_classified(
     return accepted, classified
 
 
+def read_events(
+    spark: SparkSession,
+    source_dir: str,
+    streams: Sequence[StreamSpec],
+    d_max: float,
+    max_files_per_trigger: int | None = None,
+    extra_watermark_ms: float = 0.0,
+) -> tuple[DataFrame, DataFrame]:
+    """A timing join's replay read and classified (:func:`read_classified` with
+    :func:`event_checks`), once its envelope window ``d_max`` and the watermark's extra delay
+    are checked; returns ``(accepted, classified)``."""
+    if not d_max >= 0:
+        raise ValueError(f"d = {d_max!r} must be a non-negative window")
+    if not (np.isfinite(extra_watermark_ms) and extra_watermark_ms >= 0):
+        raise ValueError(f"extra_watermark_ms = {extra_watermark_ms!r} must be finite and >= 0")
+    return read_classified(
+        spark, source_dir, EVENT_FIELDS, event_checks(streams), "t_det", max_files_per_trigger
+    )
+
+
 def start_writer(
     writer: DataStreamWriter,
     checkpoint_dir: str,

@@ -4,12 +4,15 @@
   deployment, its whole month, the real readings file, a sensor CSV or synthetic events;
 - ``join``: PTJoin (Section 3; tight, loose or naive probing) over an event folder;
 - ``correlate``: interval timing correlation (Simple, SSort, Eager, Lazy, LazyWithLookup:
-  Algorithms 1-7) over an event folder of one-bucket templates.
+  Algorithms 1-7) over an event folder of one-bucket templates;
+- ``wjoin``: the multi-way window join (BEW-join or FEW-join, W-join Section 3; windows as a
+  uniform clique or a matrix, Section 5) over a folder of tuples ``stream, id, key, t,
+  arrival`` (Parquet, JSON lines or CSV), equality of the key as the predicate.
 
 Each join runs the workbench's own operator per time range (:mod:`workbench.spark.ranges`) and
-writes ``OUTPUT/pairs`` and ``OUTPUT/rejects`` as Parquet.  The same module runs under
-``spark-submit`` (``spark-submit .../workbench/spark/submit.py join ...``): without
-``--master`` the session is the one ``spark-submit`` configured.
+writes ``OUTPUT/pairs`` (a W-join: ``OUTPUT/results``) and ``OUTPUT/rejects`` as Parquet.
+The same module runs under ``spark-submit`` (``spark-submit .../workbench/spark/submit.py
+join ...``): without ``--master`` the session is the one ``spark-submit`` configured.
 """
 
 from __future__ import annotations
@@ -21,14 +24,18 @@ from collections.abc import Sequence
 
 from workbench.data.event_files import EVENT_FORMATS, read_stream_specs, write_event_folder
 from workbench.operators import (
+    BEWJoin,
     EagerCorrelation,
+    FEWJoin,
     LazyCorrelation,
     LazyLookupCorrelation,
     PTJoin,
     SimpleCorrelation,
     SSortCorrelation,
     TwoStreamJoin,
+    WindowConstraints,
 )
+from workbench.operators.wjoin import MultiWayJoin
 
 __all__ = ["ALGORITHMS", "PREPARE_SOURCES", "main", "parser"]
 
@@ -55,12 +62,18 @@ def parser() -> argparse.ArgumentParser:
     prep.add_argument("--path", help="the readings file or CSV (readings, csv)")
     prep.add_argument("--format", choices=EVENT_FORMATS, default="parquet")
     prep.add_argument("--output", required=True, help="the event folder to write")
-    for name, text in (("join", "PTJoin (Section 3)"), ("correlate", "interval correlation")):
-        job = sub.add_parser(name, help=f"{text} over an event folder, pairs to Parquet")
-        job.add_argument("--input", required=True, help="event folder (streams.json, events/)")
-        job.add_argument("--output", required=True, help="folder for pairs/ and rejects/")
+    for name, text in (
+        ("join", "PTJoin (Section 3) over an event folder"),
+        ("correlate", "interval correlation over an event folder"),
+        ("wjoin", "a W-join over tuple files"),
+    ):
+        job = sub.add_parser(name, help=f"{text}, results to Parquet")
+        source = "tuple files" if name == "wjoin" else "event folder (streams.json, events/)"
+        job.add_argument("--input", required=True, help=source)
+        job.add_argument("--output", required=True, help="folder for the results and rejects/")
         job.add_argument("--master", help="local[N], spark://h:p, sc://h:p (spark-submit: omit)")
-        job.add_argument("--d", type=float, required=True, help="the window d (time units)")
+        if name != "wjoin":
+            job.add_argument("--d", type=float, required=True, help="the window d (time units)")
         job.add_argument("--json", action="store_true", help="print the run as JSON")
     join = sub.choices["join"]
     join.add_argument("--delta", type=float, required=True, help="confidence threshold")
@@ -70,7 +83,46 @@ def parser() -> argparse.ArgumentParser:
     corr.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="eager")
     corr.add_argument("--max-pending", type=int, help="lazy: re-evaluate at this many waiting")
     corr.add_argument("--max-wait", type=float, help="lazy: re-evaluate after this much time")
+    wj = sub.choices["wjoin"]
+    windows = wj.add_mutually_exclusive_group(required=True)
+    windows.add_argument("--window", type=float, help="one window for every pair of streams")
+    windows.add_argument(
+        "--windows", help="the window matrix, rows by ';', entries by ',' ('inf': none)"
+    )
+    wj.add_argument("--streams", type=int, help="how many streams (with --window)")
+    wj.add_argument("--max-delay", required=True, help="each stream's D, comma-separated")
+    wj.add_argument("--algorithm", choices=("bew", "few"), default="bew")
+    wj.add_argument("--strategy", choices=("uniform", "gca", "lca", "modified"), help="Section 5.1")
+    wj.add_argument("--implementation", choices=("nested", "hash"), default="hash")
     return top
+
+
+def _numbers(text: str, what: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{what} = {text!r} must be numbers separated by ','") from None
+
+
+def _wjoin(args: argparse.Namespace) -> MultiWayJoin:
+    """The W-join the command line asks for."""
+    delays = _numbers(args.max_delay, "--max-delay")
+    if args.window is not None:
+        constraints = WindowConstraints.uniform(args.streams or len(delays), args.window)
+    else:
+        rows = [_numbers(row, "--windows") for row in args.windows.split(";")]
+        constraints = WindowConstraints(rows)
+    strategy = args.strategy or (
+        "uniform" if constraints.form == "uniform clique" else
+        "modified" if args.algorithm == "bew" else "gca"
+    )  # fmt: skip
+    cls = BEWJoin if args.algorithm == "bew" else FEWJoin
+    return cls(
+        constraints=constraints,
+        max_delay=delays,
+        strategy=strategy,
+        implementation=args.implementation,
+    )
 
 
 def _prepare(args: argparse.Namespace) -> str:
@@ -98,7 +150,9 @@ def _prepare(args: argparse.Namespace) -> str:
     return f"{len(events):,} events of 2 streams written to {folder}"
 
 
-def _operator(args: argparse.Namespace) -> TwoStreamJoin:
+def _operator(args: argparse.Namespace) -> TwoStreamJoin | MultiWayJoin:
+    if args.job == "wjoin":
+        return _wjoin(args)
     specs = read_stream_specs(args.input)
     if args.job == "join":
         return PTJoin(streams=specs, d=args.d, threshold=args.delta, mode=args.mode)
@@ -121,12 +175,13 @@ def _run(args: argparse.Namespace) -> str:
     else:
         spark = SparkSession.builder.appName(f"workbench-{args.job}").getOrCreate()
     run = run_join(spark, args.input, op, args.output)
+    what = "results" if isinstance(op, MultiWayJoin) else "pairs"
     if args.json:
         return json.dumps(
             {
                 "job": args.job,
                 "operator": type(op).__name__,
-                "pairs": run.results,
+                what: run.results,
                 "rejects": run.rejects,
                 "seconds": run.seconds,
                 "range_width": run.plan.width,
@@ -135,7 +190,7 @@ def _run(args: argparse.Namespace) -> str:
         )
     rejected = ", ".join(f"{n:,} {r}" for r, n in run.rejects.items()) or "none"
     return (
-        f"{type(op).__name__}: {run.results:,} pairs in {run.seconds:.1f} s "
+        f"{type(op).__name__}: {run.results:,} {what} in {run.seconds:.1f} s "
         f"(ranges of {run.plan.width:g}); rejected: {rejected}; written to {run.output}"
     )
 
