@@ -35,7 +35,6 @@ ENGINE_FILES = frozenset(
         "tests/test_spark_damage.py",
         "tests/test_spark_exactness.py",
         "tests/test_spark_faults.py",
-        "tests/test_spark_interval.py",
         "tests/test_spark_live.py",
         "tests/test_spark_live_ranges.py",
         "tests/test_spark_ranges.py",
@@ -49,6 +48,19 @@ ENGINE_FILES = frozenset(
 )
 """The files whose tests start Spark or a browser (every test marked ``spark`` or ``ui``, or
 using one of ``ENGINE_FIXTURES``, is in one: checked at collection)."""
+LOCAL_SPARK_FILES = frozenset(
+    [
+        "tests/test_spark_bench.py",
+        "tests/test_spark_coalesce.py",
+        "tests/test_spark_exactness.py",
+        "tests/test_spark_live_ranges.py",
+        "tests/test_spark_ranges.py",
+        "tests/test_spark_tab_jobs.py",
+        "tests/test_spark_wjoin.py",
+    ]
+)
+"""The engine files that use only the session's local Spark (no cluster, server, browser or
+timed soak): they run one after another on the second worker, beside the other tests."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -67,16 +79,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Two xdist workers (``./dev test``): every file of ``ENGINE_FILES`` goes, whole and in
-    one work unit, to one worker, which runs them one after another (never two clusters,
-    servers or browsers at once: on 2 cores two of them together have timed out), and every
-    other test is a unit of its own for the other worker.  (xdist's own ``loadgroup`` does not
-    group under pytest 9.2: it renames ``item._nodeid``, which pytest no longer reads.)"""
+    """Two xdist workers (``./dev test``): the files of ``ENGINE_FILES`` go, whole and in one
+    work unit, to one worker, which runs them one after another (never two clusters, servers
+    or browsers at once: on 2 cores two of them together have timed out); those of
+    ``LOCAL_SPARK_FILES`` form a second unit, and every other test is a unit of its own, for
+    the other worker.  (xdist's own ``loadgroup`` does not group under pytest 9.2: it renames
+    ``item._nodeid``, which pytest no longer reads.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class EngineFilesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path in LOCAL_SPARK_FILES:
+                return "local spark"
             return "engine" if path in ENGINE_FILES else nodeid
 
     return EngineFilesTogether(config, log)

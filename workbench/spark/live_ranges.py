@@ -54,8 +54,8 @@ LIVE_PAIR_SCHEMA = (
     "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
     "b_t DOUBLE, d DOUBLE, delta DOUBLE"
 )
-"""The pairs a micro-batch decides (``kind = "pair"``; :data:`~workbench.spark.live_sink.
-PAIR_COLUMNS`), each exactly."""
+"""The pairs a micro-batch decides (``kind = "pair"``; the sink's
+:data:`~workbench.spark.live_sink.PAIR_COLUMNS`), each exactly."""
 BANDS_PER_RANGE = 8
 """Live ranges are this many bands wide: a micro-batch's events meet in few groups (each
 call of the step costs milliseconds), while a range keeps only the events a later one can
