@@ -30,10 +30,11 @@ INTRO = (
 )
 CHART_KEY = (
     "**read / processed**: events Spark read and worked through per second · **batch "
-    "duration**: time one micro-batch took · **join state rows**: events kept waiting for "
-    "partners until the watermark passes them · **results per second**: pairs joined · "
-    "**late**: arrived more than D after detection · **dropped by watermark**: arrived after "
-    "the watermark had passed them · **malformed / unknown**: records the join could not read."
+    "duration**: time one micro-batch took · **join state rows**: time ranges whose events "
+    "Spark keeps for later partners, until the watermark passes them · **results per "
+    "second**: pairs joined · **late**: arrived more than D after detection · **dropped by "
+    "watermark**: arrived after the watermark had passed them · **malformed / unknown**: "
+    "records the join could not read."
 )
 PAIRS_KEY = (
     "**latest joined pairs**: the two events, when each was detected (h:mm:ss into the "

@@ -200,7 +200,7 @@ def live_charts(metrics: Buffer, rejects: Pipe) -> list[hv.DynamicMap]:
             column="state_rows",
             title="join state rows",
             color="#9467bd",
-            ylabel="events waiting",
+            ylabel="time ranges kept",
         ),
         partial(
             metric_curve,
