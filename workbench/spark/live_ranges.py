@@ -138,6 +138,7 @@ class LiveRangeStep:
         pairs = _join(self.operator(params), rows)
         is_new = [np.isin(pairs[:, s], fresh["id"][fresh["stream"] == s]) for s in (0, 1)]
         pairs = pairs[is_new[0] | is_new[1]]
+        found = _pair_frame(rows, pairs, params) if len(pairs) else None
         watermark = state.getCurrentWatermarkMs()
         rows = rows[rows["t_det"] >= watermark - EPOCH_OFFSET_MS]  # no later partner
         if not len(rows):
@@ -146,8 +147,8 @@ class LiveRangeStep:
             state.update((rows.tobytes(),))
             end = EPOCH_OFFSET_MS + (int(key[0]) + 1) * self.width
             state.setTimeoutTimestamp(max(math.ceil(end), watermark + 1))
-        if len(pairs):
-            yield _pair_frame(rows, pairs, params)
+        if found is not None:
+            yield found
 
 
 def _join(op: PTJoin, rows: np.ndarray) -> np.ndarray:
