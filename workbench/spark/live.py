@@ -47,13 +47,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from workbench.operators.base import StreamSpec
-from workbench.probability import band_prob_many
 from workbench.spark.damage import Damage, diagnose
 from workbench.spark.live_ranges import live_pairs, live_reach
 from workbench.spark.live_sink import (
-    PAIR_COLUMNS,
     BatchWriter,
     LiveParams,
+    latest_pairs,
     read_live_pairs,
     read_live_rejects,
     write_params,
@@ -380,26 +379,9 @@ class LiveJoin:
         return read_live_pairs(self.run_dir)
 
     def latest(self, n: int = 20) -> pd.DataFrame:
-        """The last ``n`` pairs written (of the last micro-batches with pairs, the latest
-        detected), with their exact probability P(|Xa - Xb| <= d); reads only those batches."""
-        wanted: list[int] = []
-        count = 0
-        for record in reversed(self.batches):
-            if count >= n:
-                break
-            if record["pairs"]:
-                wanted.append(int(record["batch"]))  # type: ignore[call-overload]
-                count += int(record["pairs"])  # type: ignore[call-overload]
-        frame = read_live_pairs(self.run_dir, wanted) if wanted else None
-        if frame is None or frame.empty:
-            return pd.DataFrame(columns=[*PAIR_COLUMNS, "probability"])
-        order = np.argsort(np.maximum(frame["a_t"], frame["b_t"]).to_numpy(), kind="stable")
-        frame = frame.iloc[order[-n:]].reset_index(drop=True)
-        a, b = (s.templates for s in self._streams)
-        his = [a.event(int(u), t) for u, t in zip(frame["a_template"], frame["a_t"], strict=True)]
-        hjs = [b.event(int(v), t) for v, t in zip(frame["b_template"], frame["b_t"], strict=True)]
-        frame["probability"] = band_prob_many(his, hjs, frame["d"].to_numpy())
-        return frame
+        """The last ``n`` pairs written, with their exact probability (:func:`~workbench.spark.
+        live_sink.latest_pairs`)."""
+        return latest_pairs(self.run_dir, self.batches, self._streams, n)
 
     def rejects(self) -> pd.Series:
         """Rejected records of the current run, counted by reason."""

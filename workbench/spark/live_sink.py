@@ -25,6 +25,8 @@ import pyarrow.dataset as ds
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
+from workbench.operators.base import StreamSpec
+from workbench.probability import band_prob_many
 from workbench.spark.source import sink_partitions
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "REJECT_COLUMNS",
     "BatchWriter",
     "LiveParams",
+    "latest_pairs",
     "read_kind",
     "read_live_pairs",
     "read_live_rejects",
@@ -67,6 +70,35 @@ def read_live_pairs(
         wanted = set(batches)
         parts = [(b, p) for b, p in parts if b in wanted]
     return read_kind([p for _, p in parts], "pair", PAIR_COLUMNS)
+
+
+def latest_pairs(
+    run_dir: str | os.PathLike[str],
+    records: list[dict[str, object]],
+    streams: tuple[StreamSpec, StreamSpec],
+    n: int = 20,
+) -> pd.DataFrame:
+    """The last ``n`` pairs a live run wrote (of its last micro-batches with pairs, by their
+    batch ``records``; the latest detected), with their exact probability P(|Xa - Xb| <= d);
+    reads only those batches."""
+    wanted: list[int] = []
+    count = 0
+    for record in reversed(records):
+        if count >= n:
+            break
+        if record["pairs"]:
+            wanted.append(int(record["batch"]))  # type: ignore[call-overload]
+            count += int(record["pairs"])  # type: ignore[call-overload]
+    frame = read_live_pairs(run_dir, wanted) if wanted else None
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=[*PAIR_COLUMNS, "probability"])
+    order = np.argsort(np.maximum(frame["a_t"], frame["b_t"]).to_numpy(), kind="stable")
+    frame = frame.iloc[order[-n:]].reset_index(drop=True)
+    a, b = (s.templates for s in streams)
+    his = [a.event(int(u), t) for u, t in zip(frame["a_template"], frame["a_t"], strict=True)]
+    hjs = [b.event(int(v), t) for v, t in zip(frame["b_template"], frame["b_t"], strict=True)]
+    frame["probability"] = band_prob_many(his, hjs, frame["d"].to_numpy())
+    return frame
 
 
 @dataclass(frozen=True)
