@@ -23,8 +23,9 @@ from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
 from workbench.spark.job import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
-from workbench.spark.live_ranges import BANDS_PER_RANGE, live_pairs, live_reach
+from workbench.spark.live_ranges import BANDS_PER_RANGE, live_pairs
 from workbench.spark.live_sink import LiveParams, write_params
+from workbench.spark.ranges import band_reach
 from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified
 
 __all__ = ["VARIANTS", "profile_batches"]
@@ -69,7 +70,7 @@ def profile_batches(
             return read_classified(spark, str(replay), EVENT_FIELDS, checks, "t_det", files)[0]
 
         def ranges(bands: int) -> DataFrame:
-            delay = max(streams.max_delays) + live_reach(specs, params.d_max).band
+            delay = max(streams.max_delays) + band_reach(specs, params.d_max).band
             events = accepted().withWatermark("ts", f"{math.ceil(delay)} milliseconds")
             return live_pairs(events, root / "run", specs, params.d_max, bands)
 

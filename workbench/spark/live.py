@@ -48,7 +48,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from workbench.operators.base import StreamSpec
 from workbench.spark.damage import Damage, diagnose
-from workbench.spark.live_ranges import live_pairs, live_reach
+from workbench.spark.live_ranges import live_pairs
 from workbench.spark.live_sink import (
     BatchWriter,
     LiveParams,
@@ -58,6 +58,7 @@ from workbench.spark.live_sink import (
     write_params,
 )
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
+from workbench.spark.ranges import band_reach
 from workbench.spark.session import ui_url
 from workbench.spark.source import (
     read_events,
@@ -91,7 +92,7 @@ def live_stream(
     events, classified = read_events(
         spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
     )
-    delay = max(s.max_delay for s in streams) + live_reach(streams, d_max).band
+    delay = max(s.max_delay for s in streams) + band_reach(streams, d_max).band
     slack = f"{math.ceil(delay + extra_watermark_ms)} milliseconds"
     pairs = live_pairs(events.withWatermark("ts", slack), run_dir, streams, d_max)
     rejects = reject_rows(classified).withColumn("kind", F.lit("reject"))

@@ -45,10 +45,10 @@ from workbench.events import COLUMNS, Events
 from workbench.operators.base import Envelope, StreamSpec
 from workbench.operators.ptjoin import PTJoin
 from workbench.spark.live_sink import LiveParams, read_params
-from workbench.spark.ranges import RangePlan, Reach
+from workbench.spark.ranges import RangePlan, band_reach
 from workbench.spark.source import EPOCH_OFFSET_MS
 
-__all__ = ["BANDS_PER_RANGE", "LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs", "live_reach"]
+__all__ = ["BANDS_PER_RANGE", "LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs"]
 
 LIVE_PAIR_SCHEMA = (
     "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
@@ -65,14 +65,6 @@ STATE_DTYPE = np.dtype(
     [(c, np.int64 if c in ("stream", "id", "template") else np.float64) for c in COLUMNS]
 )
 """A range's kept events: :class:`~workbench.events.Events` rows as one packed array."""
-
-
-def live_reach(streams: tuple[StreamSpec, StreamSpec], d_max: float) -> Reach:
-    """The live join's reach: PTJoin's band for the envelope ``d_max`` (Eq. 4-5), B owning
-    (:func:`~workbench.spark.ranges.join_reach` of the envelope's operator)."""
-    pi_a, pi_b = (s.pi for s in streams)
-    margin = 1.0 + 1e-9 * (pi_a + pi_b + d_max)  # as ranges._widen: wider only copies more
-    return Reach(1, (pi_a + d_max + margin, 0.0), (d_max + pi_b + margin, 0.0))
 
 
 _OPERATORS: dict[tuple[str, float, float], PTJoin] = {}
@@ -191,7 +183,7 @@ def live_pairs(
     """The pairs of the accepted ``events`` stream (with their watermark set), decided per
     range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`; ranges ``bands``
     bands wide."""
-    reach = live_reach(streams, d_max)
+    reach = band_reach(streams, d_max)
     plan = RangePlan(bands * reach.band, reach)
     keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
     step = LiveRangeStep(run_dir, streams, plan.width)

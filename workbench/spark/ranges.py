@@ -45,7 +45,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.group import GroupedData
 
-from workbench.operators.base import TwoStreamJoin
+from workbench.operators.base import StreamSpec, TwoStreamJoin
 from workbench.operators.wjoin import MultiWayJoin
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "GROUP_EVENTS",
     "RangePlan",
     "Reach",
+    "band_reach",
     "join_ranges",
     "join_reach",
     "plan_ranges",
@@ -106,8 +107,13 @@ def join_reach(op: TwoStreamJoin | MultiWayJoin) -> Reach:
         reach = (0.0, *(_widen(float(x)) for x in c[1:]))
         key = "value" if op.config.predicate == "equal" else None
         return Reach(0, reach, reach, "ts", key)
-    d_max = op.envelope.d_max
-    pi_a, pi_b = (s.pi for s in op.streams)
+    return band_reach(op.streams, op.envelope.d_max)
+
+
+def band_reach(streams: tuple[StreamSpec, StreamSpec], d_max: float) -> Reach:
+    """A two-stream timing join's reach for the window ``d_max``: A events reach
+    ``pi_A + d_max`` back and ``d_max + pi_B`` on (Eq. 4-5), B owns."""
+    pi_a, pi_b = (s.pi for s in streams)
     return Reach(1, (_widen(pi_a + d_max), 0.0), (_widen(d_max + pi_b), 0.0))
 
 
