@@ -9,7 +9,7 @@ import pytest
 from workbench.app import PTJoinExplorer
 from workbench.partitions import Region
 from workbench.probability import band_prob
-from workbench.timestamps import random_templates
+from workbench.templates import random_templates
 from workbench.viz.coalesce import extent_figure
 from workbench.viz.figures import View, view_figure
 from workbench.viz.wjoin import graph_figure

@@ -3,11 +3,11 @@
 
 Operators are found, not listed (River's ``check_estimator`` pattern): every concrete
 subclass of :class:`~workbench.protocol.StreamOperator` anywhere in the package, each of one
-shape (a :class:`~workbench.protocol.JoinOperator` or an
-:class:`~workbench.protocol.ExtentOperator`), is checked for pickling mid-stream, rebuilding
-from its configuration, ``push`` one by one == ``push_batch`` for any split into batches, a
-runnable docstring example and equality with its family's oracle.  A new operator without
-``conformance_params`` or outside a known family fails the suite.
+shape (a :class:`~workbench.protocol_shapes.JoinOperator` or an
+:class:`~workbench.protocol_shapes.ExtentOperator`), is checked for pickling mid-stream,
+rebuilding from its configuration, ``push`` one by one == ``push_batch`` for any split into
+batches, a runnable docstring example and equality with its family's oracle.  A new operator
+without ``conformance_params`` or outside a known family fails the suite.
 """
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ from workbench.coalesce.adaptive import AdaptiveCoalescing, Records
 from workbench.coalesce.window import WindowExtent, recoalesce
 from workbench.data.synthetic import synthetic_events
 from workbench.events import COLUMNS, Events, sort_pairs
+from workbench.operators.band import BandJoin
 from workbench.operators.base import TwoStreamJoin
 from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_time
-from workbench.operators.ptjoin import BandJoin
 from workbench.operators.wjoin import MultiWayJoin
 from workbench.paper_examples import example3_templates
 from workbench.partitions import loose_partitions
-from workbench.protocol import ExtentOperator, JoinOperator, StreamOperator
+from workbench.protocol import StreamOperator
+from workbench.protocol_shapes import ExtentOperator, JoinOperator
 from workbench.records import Columns, Emitted
 from workbench.stime import StimeTable
 

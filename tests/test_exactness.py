@@ -31,8 +31,10 @@ from workbench.operators import (
     on_time,
     replay,
 )
-from workbench.stime import StimeTable, stime, stime_brackets, stime_table
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.stime import StimeTable, stime, stime_table
+from workbench.stime_brackets import stime_brackets
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 PT_MODES = ("naive", "loose", "tight")
 INTERVAL_OPS = {

@@ -27,7 +27,8 @@ from workbench.operators import (
 )
 from workbench.operators.buffers import rounding_margin, widen
 from workbench.operators.interval.common import IntervalCorrelation
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 OPS = {
     "simple": SimpleCorrelation,

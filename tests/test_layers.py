@@ -21,8 +21,10 @@ LAYERS = (
     (
         "workbench",
         "workbench.timestamps",
+        "workbench.templates",
         "workbench.probability",
         "workbench.stime",
+        "workbench.stime_brackets",
         "workbench.exact",
         "workbench.decision",
         "workbench.partitions",
@@ -34,6 +36,7 @@ LAYERS = (
     (
         "workbench.records",
         "workbench.protocol",
+        "workbench.protocol_shapes",
         "workbench.events",
         "workbench.operators",
         "workbench.coalesce",

@@ -30,7 +30,8 @@ from workbench.operators import (
     replay,
 )
 from workbench.paper_examples import example3_templates
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 INTERVAL_OPS = {
     "simple": SimpleCorrelation,

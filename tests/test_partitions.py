@@ -17,7 +17,8 @@ from workbench.partitions import (
 )
 from workbench.probability import band_prob
 from workbench.stime import StimeTable
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 H = HistogramTimestamp
 

@@ -17,7 +17,8 @@ from tests.support.spark_cases import (
 from workbench.events import Events
 from workbench.operators import StreamSpec, brute_force_join
 from workbench.spark.live import LiveJoin
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 pytestmark = pytest.mark.spark
 

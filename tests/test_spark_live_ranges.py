@@ -12,7 +12,7 @@ from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.spark.live import LiveJoin
-from workbench.timestamps import random_templates
+from workbench.templates import random_templates
 
 pytestmark = pytest.mark.spark
 

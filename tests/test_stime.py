@@ -11,7 +11,8 @@ from tests.support.strategies import histograms, random_histogram, template_sets
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, prob_ge
 from workbench.stime import StimeTable, stime, stime_table
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 H = HistogramTimestamp
 deltas = st.floats(0.01, 0.99)

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.strategies import histograms
-from workbench.timestamps import HistogramTimestamp, TemplateSet, pack_histograms, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp, pack_histograms
 
 H = HistogramTimestamp
 

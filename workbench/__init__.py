@@ -27,7 +27,8 @@ from workbench.probability import (
     prob_ge_many,
 )
 from workbench.stime import StimeTable, stime, stime_table
-from workbench.timestamps import HistogramTimestamp, TemplateSet, pack_histograms, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp, pack_histograms
 
 __version__ = "0.1.0"
 

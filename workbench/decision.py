@@ -46,7 +46,7 @@ import numpy as np
 
 from workbench.exact import ExactHistogram, band_exact
 from workbench.kernels.band import band_many, ge_bound_many, ge_many, tables_many
-from workbench.timestamps import TemplateSet
+from workbench.templates import TemplateSet
 
 __all__ = [
     "UNIT_ROUNDOFF",

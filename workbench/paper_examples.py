@@ -9,7 +9,8 @@ import numpy as np
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.probability import prob_ge
 from workbench.stime import StimeTable, stime
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
     "Example4",

@@ -124,7 +124,7 @@ def tight_partitions(table: StimeTable, u: int, max_hi: float, d: float) -> Part
     by the rounding of these sums, so SR and VR are exact (the probing ranges may grow by
     a few ulps).
 
-    >>> from workbench.timestamps import TemplateSet
+    >>> from workbench.templates import TemplateSet
     >>> u = HistogramTimestamp.uniform
     >>> t = StimeTable.build(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 10),)), 0.5)
     >>> p = tight_partitions(t, 0, max_hi=100.0, d=20)
@@ -153,7 +153,7 @@ def obsolete_before(table: StimeTable, max_hi: float, d: float, max_delay_a: flo
 
     The bound is ``max(H_i) - D_A - d + t_min`` when a_i from A (max delay D_A) is processed.
 
-    >>> from workbench.timestamps import TemplateSet
+    >>> from workbench.templates import TemplateSet
     >>> u = HistogramTimestamp.uniform
     >>> t = StimeTable.build(TemplateSet("A", (u(0, 10),)), TemplateSet("B", (u(0, 10),)), 0.5)
     >>> round(obsolete_before(t, max_hi=100.0, d=20, max_delay_a=50), 6)

@@ -11,7 +11,8 @@ from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events, sort_pairs
 from workbench.operators import PTJoin, StreamSpec, on_time, replay
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 
 def scenario(seed: int, n: int = 400) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
@@ -55,7 +56,8 @@ def adversarial_scenario(
 ) -> tuple[tuple[StreamSpec, StreamSpec], Events]:
     """Templates whose bucket widths differ by up to 1e6 (zero-probability buckets too), at
     times near ``offset``, with pairs placed so that many land close to the join's boundary."""
-    from workbench.timestamps import HistogramTimestamp, TemplateSet
+    from workbench.templates import TemplateSet
+    from workbench.timestamps import HistogramTimestamp
 
     rng = np.random.default_rng(seed)
 

@@ -14,7 +14,8 @@ from workbench.interval_bounds import interval_bounds
 from workbench.paper_examples import example3_templates
 from workbench.partitions import Partitions, loose_partitions, tight_partitions
 from workbench.stime import StimeTable
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 from workbench.viz.figures import View
 from workbench.viz.ptjoin import (
     DELTA_COLOR,

@@ -12,7 +12,8 @@ from workbench.app.panes import following, intro
 from workbench.data.streams import default_streams
 from workbench.paper_examples import example3_templates
 from workbench.probability import band_prob, ge_theorem1
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 from workbench.viz.figures import View
 from workbench.viz.ptjoin import (
     adjusted_bar_view,

@@ -1,5 +1,5 @@
 """Temporal coalescing of window extents (coalescing paper): eager and lazy extents (each an
-:class:`~workbench.protocol.ExtentOperator`), value equivalence, temporal functions and
+:class:`~workbench.protocol_shapes.ExtentOperator`), value equivalence, temporal functions and
 predicates."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from workbench.coalesce.temporal import (
     duration,
 )
 from workbench.coalesce.window import ExtentConfig, ExtentCounters, Readings, Window
-from workbench.protocol import ExtentOperator
+from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced
 
 __all__ = [

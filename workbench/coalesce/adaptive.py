@@ -27,7 +27,8 @@ from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
 from workbench.coalesce.scan import coalesce_sorted
 from workbench.coalesce.window import Window
-from workbench.protocol import BadEventError, ExtentOperator
+from workbench.protocol import BadEventError
+from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced, Columns, Emitted
 
 __all__ = ["AdaptiveCoalescing", "AdaptiveConfig", "Query", "Record", "Records"]

@@ -5,9 +5,9 @@ Windows (Section 2.1): a tuple-based window of size w holds the w accepted tuple
 largest timestamps; a time-based window of size T holds the accepted tuples with
 ``ts >= t_max - T`` (t_max the largest timestamp accepted).  A tuple that would fall outside
 the window on arrival is too late: counted and emitted as late, never stored.  Ties in ts are
-ordered by arrival.  Every extent is an :class:`~workbench.protocol.ExtentOperator`: it emits
-no results (its output is its coalesced ``view()``, :mod:`workbench.coalesce.scan`), only
-late and bad records.
+ordered by arrival.  Every extent is an :class:`~workbench.protocol_shapes.ExtentOperator`: it
+emits no results (its output is its coalesced ``view()``, :mod:`workbench.coalesce.scan`),
+only late and bad records.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from workbench.protocol import (
     BadEventError,
     BadPolicy,
     Engine,
-    ExtentOperator,
     OperatorConfig,
     check_time,
     from_config,
 )
+from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced, Columns, Counters, Emitted
 
 __all__ = [

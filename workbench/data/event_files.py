@@ -17,7 +17,8 @@ from typing import Literal
 
 from workbench.events import Events
 from workbench.operators.base import StreamSpec
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
     "EVENT_FORMATS",

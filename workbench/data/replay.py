@@ -33,7 +33,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.events import COLUMNS, Events
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = ["Replayer", "learn_templates", "readings_to_events", "schedule_deviation"]
 

@@ -26,7 +26,8 @@ from workbench.data.replica import simulate_deployment
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.timestamps import HistogramTimestamp, TemplateSet, random_templates
+from workbench.templates import TemplateSet, random_templates
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
     "SOURCES",

@@ -27,7 +27,8 @@ from workbench.data.synthetic import coalescing_stream, synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.paper_examples import Example5Setting
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
     "EXAMPLE5",

@@ -10,7 +10,8 @@ explicit stack (one candidate cursor per depth), visiting streams and candidates
 order, so the m-tuples and the comparison counts come out identical.
 
 Both buffer kinds are passed to every kernel (the unused one empty), so each kernel compiles
-once: ``hashed`` picks the one in use.  Mutable scalars travel in ``state``
+once: ``hashed`` picks the one in use, and the window store of
+:mod:`workbench.kernels.wjoin_store` reads and writes it.  Mutable scalars travel in ``state``
 (:data:`SEQ` .. :data:`START_KEY`) and ``start_ts``.
 """
 
@@ -20,6 +21,18 @@ import numpy as np
 from numba import njit
 
 from workbench.kernels.buffers import grow
+from workbench.kernels.wjoin_store import (
+    NIL,
+    POOL_B_NEWER,
+    POOL_ID,
+    POOL_TS,
+    drop_before,
+    find,
+    insert,
+    oldest,
+    pop_oldest,
+    size,
+)
 
 __all__ = [
     "COMPARISONS",
@@ -37,139 +50,6 @@ __all__ = [
 SEQ, COMPARISONS, DROPPED, N_OUT, START_STREAM, START_SEQ, START_ID, START_KEY = range(8)
 """Slots of the kernel's int64 state: next arrival number, counters, results written, and
 FEW's open period (its starting tuple's stream, -1 when none, and fields)."""
-
-NIL = -1
-# hash pool columns (HashBuffers.ints; the last holds the timestamp's bits)
-_SEQ, _ID, _KEY, _OLDER, _NEWER, _B_OLDER, _B_NEWER, _TS = range(8)
-
-
-@njit(cache=True, nogil=True)
-def _size(hashed, fifo, hlists, s):
-    """Tuples buffered for stream s (W-join Section 3.1.1)."""
-    if hashed:
-        return hlists[s, 2]
-    fspan = fifo[4]
-    return fspan[s, 1] - fspan[s, 0]
-
-
-@njit(cache=True, nogil=True)
-def _link(hts, hints, ends, slot, older, newer):
-    """Thread a pool slot on a time-ordered list after the last ts <= its own (Section 3.2.2)."""
-    after = ends[1]
-    while after != NIL and hts[after] > hts[slot]:
-        after = hints[after, older]
-    nxt = ends[0] if after == NIL else hints[after, newer]
-    hints[slot, older] = after
-    hints[slot, newer] = nxt
-    if nxt == NIL:
-        ends[1] = slot
-    else:
-        hints[nxt, older] = slot
-    if after == NIL:
-        ends[0] = slot
-    else:
-        hints[after, newer] = slot
-
-
-@njit(cache=True, nogil=True)
-def _insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, t):
-    """Buffer tuple t = (ts, seq, id, key) of stream s at its time position (Section 3.1.1)."""
-    ts, seq, tid, key = t
-    if hashed:
-        hnfree[0] -= 1
-        slot = hfree[hnfree[0]]
-        hts[slot] = ts
-        hints[slot, _SEQ] = seq
-        hints[slot, _ID] = tid
-        hints[slot, _KEY] = key
-        _link(hts, hints, hlists[s], slot, _OLDER, _NEWER)
-        _link(hts, hints, hbuckets[s, key], slot, _B_OLDER, _B_NEWER)
-        hlists[s, 2] += 1
-        return
-    fts, fseq, fid, fkey, fspan = fifo
-    head, end = fspan[s, 0], fspan[s, 1]
-    pos = head + np.searchsorted(fts[s, head:end], ts, side="right")
-    for i in range(end, pos, -1):  # few: arrivals are nearly in timestamp order
-        fts[s, i] = fts[s, i - 1]
-        fseq[s, i] = fseq[s, i - 1]
-        fid[s, i] = fid[s, i - 1]
-        fkey[s, i] = fkey[s, i - 1]
-    fts[s, pos] = ts
-    fseq[s, pos] = seq
-    fid[s, pos] = tid
-    fkey[s, pos] = key
-    fspan[s, 1] = end + 1
-
-
-@njit(cache=True, nogil=True)
-def _oldest(hashed, fifo, hts, hints, hlists, s):
-    """Stream s's oldest tuple (ts, seq, id, key); the buffer must hold one (Section 3.2)."""
-    if hashed:
-        slot = hlists[s, 0]
-        return hts[slot], hints[slot, _SEQ], hints[slot, _ID], hints[slot, _KEY]
-    fts, fseq, fid, fkey, fspan = fifo
-    h = fspan[s, 0]
-    return fts[s, h], fseq[s, h], fid[s, h], fkey[s, h]
-
-
-@njit(cache=True, nogil=True)
-def _pop_oldest(hashed, fifo, hints, hlists, hbuckets, hfree, hnfree, s):
-    """Drop stream s's oldest tuple: unlink it from its list and its bucket (Section 3.2.2)."""
-    if not hashed:
-        fifo[4][s, 0] += 1
-        return
-    slot = hlists[s, 0]
-    nxt = hints[slot, _NEWER]
-    hlists[s, 0] = nxt
-    if nxt == NIL:
-        hlists[s, 1] = NIL
-    else:
-        hints[nxt, _OLDER] = NIL
-    bucket = hbuckets[s, hints[slot, _KEY]]
-    nxt = hints[slot, _B_NEWER]
-    bucket[0] = nxt
-    if nxt == NIL:
-        bucket[1] = NIL
-    else:
-        hints[nxt, _B_OLDER] = NIL
-    hlists[s, 2] -= 1
-    hfree[hnfree[0]] = slot
-    hnfree[0] += 1
-
-
-@njit(cache=True, nogil=True)
-def _drop_before(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, bound):
-    """Expire stream s's tuples with ``ts < bound``; how many (BEW expiry, Section 3.1)."""
-    if not hashed:
-        fts, fspan = fifo[0], fifo[4]
-        head, end = fspan[s, 0], fspan[s, 1]
-        n = np.searchsorted(fts[s, head:end], bound, side="left")
-        fspan[s, 0] = head + n
-        return n
-    n = 0
-    while hlists[s, 0] != NIL and hts[hlists[s, 0]] < bound:
-        _pop_oldest(True, fifo, hints, hlists, hbuckets, hfree, hnfree, s)
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _find(keys, start, stop, key):
-    """The first position of ``key`` in ``keys[start:stop]`` (``stop`` if none): the nested
-    loop's key test over an ordered queue (Section 3.1.1), 64 tuples at a time so the
-    compiler vectorizes the tests."""
-    p = start
-    while p + 64 <= stop:
-        chunk = keys[p : p + 64]
-        hits = False
-        for j in range(64):
-            hits |= chunk[j] == key
-        if hits:
-            break
-        p += 64
-    while p < stop and keys[p] != key:
-        p += 1
-    return p
 
 
 @njit(cache=True, nogil=True)
@@ -245,7 +125,7 @@ def _search(
             if hashed:
                 slot = hbuckets[s, key, 0]
                 while slot != NIL and hts[slot] < lo:
-                    slot = hints[slot, _B_NEWER]
+                    slot = hints[slot, POOL_B_NEWER]
                 cur[d] = slot
                 hi_of[d] = hi
             else:
@@ -257,13 +137,13 @@ def _search(
         if hashed:
             slot = cur[d]
             if slot != NIL and hts[slot] <= hi_of[d]:
-                cur[d] = hints[slot, _B_NEWER]
+                cur[d] = hints[slot, POOL_B_NEWER]
                 state[COMPARISONS] += 1
                 cts[s] = hts[slot]
-                cid[s] = hints[slot, _ID]
+                cid[s] = hints[slot, POOL_ID]
                 found = True
         else:
-            p = _find(fkey[s], cur[d], stop[d], key)
+            p = find(fkey[s], cur[d], stop[d], key)
             found = p < stop[d]
             state[COMPARISONS] += p + found - cur[d]  # every tuple scanned has its key tested
             cur[d] = p + 1
@@ -298,19 +178,19 @@ def _due(
                     reach = max(reach, filt[k, j] + delays[j])
             if not now > start_ts[0] + reach:
                 break  # tuples of the period may still arrive
-            _pop_oldest(hashed, fifo, hints, hlists, hbuckets, hfree, hnfree, k)
+            pop_oldest(hashed, fifo, hints, hlists, hbuckets, hfree, hnfree, k)
             state[DROPPED] += 1
             state[START_STREAM] = -1
         k = -1  # mode 1: the oldest buffered tuple starts the next period
         t0 = np.inf
         for r in range(m):
-            if _size(hashed, fifo, hlists, r) > 0:
-                t = _oldest(hashed, fifo, hts, hints, hlists, r)[0]
+            if size(hashed, fifo, hlists, r) > 0:
+                t = oldest(hashed, fifo, hts, hints, hlists, r)[0]
                 if t < t0:
                     k, t0 = r, t
         if k < 0 or not now > t0 + delays.max():
             break
-        t0, seq, tid, key = _oldest(hashed, fifo, hts, hints, hlists, k)
+        t0, seq, tid, key = oldest(hashed, fifo, hts, hints, hlists, k)
         start_ts[0] = t0
         state[START_STREAM], state[START_SEQ], state[START_ID], state[START_KEY] = (
             k, seq, tid, key
@@ -362,7 +242,7 @@ def wjoin_batch(
     rows)."""
     m = filt.shape[0]
     fifo = (fts, fseq, fid, fkey, fspan)
-    hts = hints.view(np.float64)[:, _TS]
+    hts = hints.view(np.float64)[:, POOL_TS]
     chosen = np.zeros(m, dtype=np.bool_)
     cts = np.zeros(m)
     cid = np.zeros(m, dtype=np.int64)
@@ -385,17 +265,17 @@ def wjoin_batch(
                 hashed, False, fifo, hts, hints, hbuckets, chosen, cts, cid,
                 keys[i], 0.0, 0, filt, windows, refine, state, out, work, hi_of,
             )  # fmt: skip
-            _insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
+            insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
             for r in range(m):  # expire what no future arrival can join
                 b = np.inf
                 for j in range(m):
                     if j != r:
                         b = min(b, now - delays[j] - bound[r, j])
-                state[DROPPED] += _drop_before(
+                state[DROPPED] += drop_before(
                     hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, r, b
                 )
             continue
-        _insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
+        insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
         k = state[START_STREAM]
         t0 = start_ts[0]
         if (  # mode 2: a new tuple inside the open period joins its starting tuple's period

@@ -1,11 +1,12 @@
 """Exact in-process streaming join operators: the reference semantics of the workbench.
 
-Every operator is a :class:`~workbench.protocol.JoinOperator` of the protocol of
+Every operator is a :class:`~workbench.protocol_shapes.JoinOperator` of the protocol of
 :mod:`workbench.protocol`.
 """
 
 from __future__ import annotations
 
+from workbench.operators.band import BandJoin
 from workbench.operators.base import (
     Envelope,
     JoinConfig,
@@ -22,10 +23,11 @@ from workbench.operators.interval import (
     SSortCorrelation,
 )
 from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_time
-from workbench.operators.ptjoin import BandJoin, PTJoin
+from workbench.operators.ptjoin import PTJoin
 from workbench.operators.windows import WindowConstraints, WTuples
 from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
-from workbench.protocol import BadEventError, JoinOperator
+from workbench.protocol import BadEventError
+from workbench.protocol_shapes import JoinOperator
 from workbench.records import Emitted
 
 __all__ = [

@@ -1,9 +1,9 @@
 """What every two-stream timing join shares: configuration, validation, lateness, buffers,
 steering and counters (PTJoin Section 3; interval timing Section 4.2).
 
-Every join is a :class:`~workbench.protocol.JoinOperator`: ``push(stream, event_id, template,
-t_det, arrival)``, ``push_batch(Events)``, ``advance``, ``flush`` and ``set_params`` each
-return an :class:`~workbench.records.Emitted` of (a, b) id pairs.  Time is an input: the
+Every join is a :class:`~workbench.protocol_shapes.JoinOperator`: ``push(stream, event_id,
+template, t_det, arrival)``, ``push_batch(Events)``, ``advance``, ``flush`` and ``set_params``
+each return an :class:`~workbench.records.Emitted` of (a, b) id pairs.  Time is an input: the
 clock is the arrival time of the events pushed (non-decreasing), never the wall clock.  An
 event is late when it arrives after ``t_det + D`` of its stream (PTJoin Definition 6): it is
 counted and emitted as late, never joined.  Partners are kept in max-time sorted buffers
@@ -24,15 +24,10 @@ from workbench.decision import BandDecider
 from workbench.events import Event, Events
 from workbench.kernels.events import valid_events
 from workbench.operators.buffers import SortedBuffer
-from workbench.protocol import (
-    BadEventError,
-    JoinOperator,
-    OperatorConfig,
-    check_time,
-    from_config,
-)
+from workbench.protocol import BadEventError, OperatorConfig, check_time, from_config
+from workbench.protocol_shapes import JoinOperator
 from workbench.records import Counters, Emitted
-from workbench.timestamps import TemplateSet
+from workbench.templates import TemplateSet
 
 __all__ = [
     "STREAMS",
@@ -196,8 +191,8 @@ class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
     The constructor takes the fields of :class:`JoinConfig` (and the subclass's own);
     ``d``, ``threshold`` and the streams' ``max_delay`` may be steered inside the envelope.
     One ``push`` runs ``_validate`` (an :class:`~workbench.events.Event`), the lateness test
-    of :class:`~workbench.protocol.JoinOperator`, then ``_accept``, which places min(H) and
-    calls the algorithm's ``_join``.  Subclasses implement ``_join(stream, event_id, template,
+    of :class:`~workbench.protocol_shapes.JoinOperator`, then ``_accept``, which places min(H)
+    and calls the algorithm's ``_join``.  Subclasses implement ``_join(stream, event_id, template,
     t_det, tmin) -> Emitted`` and ``_eviction_bound(target) -> float``; those that defer work,
     ``_drain`` and ``_tick``; compiled ones ``_join_batch``.
     """

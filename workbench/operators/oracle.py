@@ -39,7 +39,8 @@ def brute_force_join(
     judged by the values in force when its later event arrived.  ``accepted`` defaults to the
     on-time events.  Returns an ``(n, 2)`` array sorted by (a_id, b_id).
 
-    >>> from workbench.timestamps import HistogramTimestamp, TemplateSet
+    >>> from workbench.templates import TemplateSet
+    >>> from workbench.timestamps import HistogramTimestamp
     >>> spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, 10),)), max_delay=5)
     >>> ev = Events(np.array([0, 1, 1]), np.array([1, 7, 8]), np.zeros(3, int),
     ...             np.array([100., 110., 300.]), np.array([101., 112., 301.]))

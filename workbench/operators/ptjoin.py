@@ -14,13 +14,13 @@ strategies, one class:
 
 Buffers are max-time sorted; obsolete partners leave by Theorem 4 (tight, fast path) or by the
 loose bound ``max(H) < now - D - pi - d`` (Eq. 4), at the envelope's most permissive values.
-:class:`BandJoin` is the deterministic band join of the same buffers with no probability test,
-the output-bound floor for benchmarks.
+:class:`~workbench.operators.band.BandJoin` is the deterministic band join of the same buffers
+with no probability test, the output-bound floor for benchmarks; both joins' kernels run under
+the driver of :mod:`workbench.operators.band`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Literal
@@ -29,8 +29,9 @@ import numpy as np
 
 from workbench.decision import UNIT_ROUNDOFF, scratch
 from workbench.events import Events
-from workbench.kernels.ptjoin import LOOSE, NAIVE, TIGHT, band_join_batch, ptjoin_batch
-from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
+from workbench.kernels.ptjoin import LOOSE, NAIVE, TIGHT, ptjoin_batch
+from workbench.operators.band import example_params, kernel_columns, run_kernel
+from workbench.operators.base import JoinConfig, TwoStreamJoin
 from workbench.operators.buffers import (
     kernel_state,
     partition_slice,
@@ -38,16 +39,12 @@ from workbench.operators.buffers import (
     set_windows,
     widen,
 )
-from workbench.paper_examples import example3_templates
 from workbench.protocol import from_config
 from workbench.records import Emitted
-from workbench.stime import StimeTable, stime_brackets
+from workbench.stime import StimeTable
+from workbench.stime_brackets import stime_brackets
 
-__all__ = ["BandJoin", "PTJoin", "PTJoinConfig", "ProbeMode"]
-
-_FIRST_ROWS = 1 << 20
-"""Pair rows a join kernel gets before it has run (16 MiB); if the batch needs more, the pairs
-per event seen on them size the rest."""
+__all__ = ["PTJoin", "PTJoinConfig", "ProbeMode"]
 
 ProbeMode = Literal["naive", "loose", "tight"]
 """How PTJoin limits and decides the probing: every partner, Eq. 4-6, or Theorem 3."""
@@ -94,6 +91,8 @@ class _Direction:
 class PTJoin(TwoStreamJoin):
     """PTJoin with jc(d, delta); ``mode`` picks the probing (see the module docstring).
 
+    >>> from workbench.operators.base import StreamSpec
+    >>> from workbench.paper_examples import example3_templates
     >>> spec = StreamSpec(example3_templates(), max_delay=30)
     >>> op = PTJoin(streams=(spec, spec), d=60, threshold=0.8, mode="tight")
     >>> op.push("A", 3, 0, t_det=210.0, arrival=212.0).b_ids.tolist()   # a3 by s1
@@ -110,7 +109,7 @@ class PTJoin(TwoStreamJoin):
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
         """A small configuration for the conformance suite (tests/test_conformance.py)."""
-        return _example_params(mode="tight")
+        return example_params(mode="tight")
 
     mode = from_config("mode", "The probe mode in force.")
 
@@ -175,9 +174,9 @@ class PTJoin(TwoStreamJoin):
         config = self._kernel_config()
         mode = config[0]
         *columns, bounds = kernel_state(self.buffers)
-        args = (_columns(events), tmin, late, tuple(columns), bounds)
+        args = (kernel_columns(events), tmin, late, tuple(columns), bounds)
         progress, counts = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
-        pairs, flags, flag_m = _run_kernel(
+        pairs, flags, flag_m = run_kernel(
             lambda *out: ptjoin_batch(*args, *out, progress, counts, *config),
             progress,
             bounds,
@@ -329,111 +328,9 @@ class PTJoin(TwoStreamJoin):
         return horizon - self.streams[base].pi - env.d_max - margin  # Eq. 4: min(H_i) - d
 
 
-class BandJoin(TwoStreamJoin):
-    """The deterministic band join ``|max(H_a) - max(H_b)| <= d``: no probability at all.
-
-    A baseline of the same buffers and clock as :class:`PTJoin` (``threshold`` is unused).
-
-    >>> op = BandJoin(**_example_params())
-    >>> _ = op.push("A", 1, 0, t_det=100.0, arrival=101.0)
-    >>> op.push("B", 7, 0, t_det=150.0, arrival=152.0).ids.tolist()
-    [[1, 7]]
-    """
-
-    @classmethod
-    def conformance_params(cls) -> dict[str, object]:
-        """A small configuration for the conformance suite."""
-        return _example_params()
-
-    def _join(
-        self, stream: int, event_id: int, template: int, t_det: float, tmin: float
-    ) -> Emitted:
-        target = self.buffers[1 - stream]
-        lo = int(np.searchsorted(target.tmax, t_det - self.d, side="left"))
-        hi = int(np.searchsorted(target.tmax, t_det + self.d, side="right"))
-        hits = target.ids[lo:hi]
-        self._evict(1 - stream)
-        self.buffers[stream].insert(event_id, template, t_det, tmin)
-        return Emitted.pairs(stream, event_id, hits)
-
-    def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
-        """The batch through the compiled kernel (:func:`~workbench.kernels.ptjoin.
-        band_join_batch`)."""
-        env = self.envelope
-        *columns, bounds = kernel_state(self.buffers)
-        args = (_columns(events), tmin, late, tuple(columns), bounds)
-        config = (self.d, np.array(env.max_delay), float(env.d_max))
-        progress, removed = np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        (pairs,) = _run_kernel(
-            lambda out: band_join_batch(*args, out, progress, removed, *config),
-            progress,
-            bounds,
-            len(events),
-        )
-        set_windows(self.buffers, bounds)
-        self._counters.obsolete_removed += int(removed[0])
-        return pairs
-
-    def _eviction_bound(self, target: int) -> float:
-        base = 1 - target
-        return self.now - self.envelope.max_delay[base] - self.envelope.d_max
-
-
-def _run_kernel(
-    run: Callable[..., None],
-    progress: np.ndarray,
-    bounds: np.ndarray,
-    n_events: int,
-    flagged: bool = False,
-) -> tuple[np.ndarray, ...]:
-    """Call a resumable join kernel until it has taken all ``n_events``, making room for its
-    output whenever it stops (``progress`` = next event, pairs, flags so far): the pairs, and
-    with ``flagged`` the flagged pairs (pair, event, partner template) and partner max times.
-
-    The kernel stops before an event whose partners might not fit; the pairs per event seen
-    so far, with half again to spare, then size the rest (pages never written cost nothing).
-    """
-    buffered = int(bounds[1] - bounds[0] + bounds[3] - bounds[2])
-    out = [np.empty((min(n_events * max(64, buffered), _FIRST_ROWS), 2), dtype=np.int64)]
-    if flagged:
-        out += [np.empty((1024 + buffered, 3), dtype=np.int64), np.empty(1024 + buffered)]
-    while True:
-        run(*out)
-        done, n = int(progress[0]), int(progress[1])
-        if done == n_events:
-            return (out[0][:n], *(a[: progress[2]] for a in out[1:]))
-        room = int(bounds[1] - bounds[0] + bounds[3] - bounds[2])
-        rest = (n_events - done) * (n // max(done, 1) + 1) * 3 // 2
-        out[0] = _enlarged(out[0], n, max(2 * len(out[0]), n + rest, n + room))
-        if flagged:
-            size = max(2 * len(out[1]), int(progress[2]) + room)
-            out[1:] = [_enlarged(a, int(progress[2]), size) for a in out[1:]]
-
-
-def _enlarged(array: np.ndarray, used: int, size: int) -> np.ndarray:
-    """``array``'s first ``used`` rows in a new array of ``size`` rows."""
-    if size <= len(array):
-        return array
-    bigger = np.empty((size, *array.shape[1:]), dtype=array.dtype)
-    bigger[:used] = array[:used]
-    return bigger
-
-
 def _read_only(table: np.ndarray) -> np.ndarray:
     """A read-only view: a table is read-only when built and writable once unpickled, and
     the kernel compiles for one of the two."""
     view = table.view()
     view.flags.writeable = False
     return view
-
-
-def _columns(events: Events) -> tuple[np.ndarray, ...]:
-    """The batch's columns, contiguous (each kernel compiles for one layout)."""
-    return tuple(np.ascontiguousarray(col) for col in events.columns())
-
-
-def _example_params(**extra: object) -> dict[str, object]:
-    """Example 3's templates on both streams, D = 30, d = 60, delta = 0.8 (doctests and the
-    conformance suite)."""
-    spec = StreamSpec(example3_templates(), max_delay=30)
-    return {"streams": (spec, spec), "d": 60.0, "threshold": 0.8, **extra}

@@ -19,7 +19,7 @@ certified decisions and their rational fallback) and a flush; the JVM only shuff
 :func:`write_ranges` has the tasks write the results to Parquet themselves (the jobs of
 :mod:`workbench.spark.batch`), :func:`join_ranges` hands them back as a DataFrame.  The
 operator is installed once per Python worker (unpickled with its stime tables) and
-:meth:`~workbench.protocol.JoinOperator.restart`-ed per group.  Lateness
+:meth:`~workbench.protocol_shapes.JoinOperator.restart`-ed per group.  Lateness
 (Definition 6) is a test of each event alone and eviction (Theorem 4) drops only partners no
 later event can join, so a group emits exactly the pairs of its B events that the in-process
 operator emits over the whole streams (and a W-join group the results of its stream-0

@@ -19,7 +19,7 @@ from workbench.data.synthetic import synthetic_events
 from workbench.operators.base import StreamSpec
 from workbench.spark.live import LiveJoin
 from workbench.spark.session import SPARK_WARM, shared_session
-from workbench.timestamps import random_templates
+from workbench.templates import random_templates
 
 __all__ = ["start_shared_session", "warm_up"]
 

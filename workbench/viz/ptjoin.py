@@ -22,7 +22,8 @@ from bokeh.plotting import figure
 
 from workbench.partitions import Partitions, Region
 from workbench.probability import adjusted_histograms, band_batch
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 from workbench.viz.figures import Layer, View, headroom, margin, view_figure
 
 __all__ = [

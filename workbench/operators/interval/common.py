@@ -17,7 +17,8 @@ from workbench.interval_bounds import (
 from workbench.kernels.interval import EAGER, eager_batch
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import kernel_state, rounding_margin, set_windows
-from workbench.timestamps import HistogramTimestamp, TemplateSet
+from workbench.templates import TemplateSet
+from workbench.timestamps import HistogramTimestamp
 
 __all__ = ["IntervalConfig", "IntervalCorrelation", "KernelOutput", "example_params"]
 

@@ -16,7 +16,8 @@ class SimpleCorrelation(IntervalCorrelation):
     """Algorithm 1: probe every target tuple; buffers kept in arrival order.
 
     >>> from workbench.operators.base import StreamSpec
-    >>> from workbench.timestamps import HistogramTimestamp, TemplateSet
+    >>> from workbench.templates import TemplateSet
+    >>> from workbench.timestamps import HistogramTimestamp
     >>> spec = StreamSpec(TemplateSet("S", (HistogramTimestamp.uniform(0, 10),)), max_delay=5)
     >>> op = SimpleCorrelation(streams=(spec, spec), d=20, threshold=0.9)
     >>> op.push("A", 1, 0, t_det=100.0, arrival=101.0).b_ids.tolist()

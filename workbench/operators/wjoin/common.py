@@ -29,7 +29,8 @@ from workbench.operators.windows import (
     WTuple,
     WTuples,
 )
-from workbench.protocol import BadEventError, JoinOperator, check_time, from_config
+from workbench.protocol import BadEventError, check_time, from_config
+from workbench.protocol_shapes import JoinOperator
 from workbench.records import Counters, Emitted
 
 __all__ = ["MultiWayJoin"]
@@ -46,7 +47,7 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     The constructor takes the fields of :class:`WJoinConfig`; ``max_delay`` may be steered
     down while running (a buffer kept for a longer delay still holds every partner).  One
     ``push`` runs ``_validate`` (a :class:`~workbench.operators.windows.WTuple`), the lateness
-    test of :class:`~workbench.protocol.JoinOperator`, then ``_accept``, which calls the
+    test of :class:`~workbench.protocol_shapes.JoinOperator`, then ``_accept``, which calls the
     evaluation's ``_join(stream, item) -> results``.
     """
 
