@@ -45,6 +45,7 @@ from pyspark.sql.streaming import StreamingQuery
 from benchmarks.report import BenchReport, Stages
 from benchmarks.stream_interval import interval_query
 from benchmarks.stream_ptjoin import ptjoin_query
+from benchmarks.stream_wjoin import chained_wjoin_query
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.experiments import Example5Workload
@@ -56,7 +57,6 @@ from workbench.spark.batch import read_result_files, run_join, task_slots
 from workbench.spark.cluster import standalone_cluster
 from workbench.spark.ranges import Join
 from workbench.spark.session import spark_session
-from workbench.spark.wjoin import wjoin_query
 
 __all__ = [
     "EVENTS_PER_STREAM",
@@ -204,7 +204,7 @@ def _wjoin_workload(root: Path, baselines: bool, tuples: int, keys: int = 10_000
     queries: dict[str, Baseline] = {}
     if baselines:
         folder = str(root / "wjoin")
-        queries["chained stream-stream W-join"] = lambda spark, o: wjoin_query(
+        queries["chained stream-stream W-join"] = lambda spark, o: chained_wjoin_query(
             spark, folder, constraints, delays, str(o / "pairs"), str(o / "chk")
         )
     return Workload("wjoin", op, len(rows), len(ids), checksum(ids), seconds, queries)

@@ -279,7 +279,7 @@ def _wjoin_tuples(seed: int, n: int, delays: list[float]) -> pd.DataFrame:
 
 
 def test_the_wjoin_survives_a_killed_executor(driver, tmp_path):
-    """A non-uniform 3-clique (two chained stream-stream joins) equals the brute force."""
+    """A non-uniform 3-clique (the BEW-join per range in Spark's state) equals the brute force."""
     constraints = WindowConstraints(np.array([[0, 20, 35], [20, 0, 12], [35, 12, 0]]))
     delays = [600.0, 400.0, 800.0]
     rows = _wjoin_tuples(24, 150, delays)

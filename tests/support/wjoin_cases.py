@@ -1,5 +1,5 @@
 """W-join tuples and the oracles they are checked against, for the Spark W-join tests (the
-chained stream-stream query and the time ranges)."""
+streaming query and the batch job by time ranges)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Multi-way sliding-window join (W-join) as chained Spark stream-stream joins (W-join paper).
+"""The multi-way sliding-window join (W-join) on Spark Structured Streaming: the workbench's own
+BEW-join inside Spark's stateful tasks, per time range (W-join paper Sections 3 and 5.2; the
+batch design of :mod:`workbench.spark.ranges`, kept across micro-batches as the live PTJoin
+keeps it, :mod:`workbench.spark.live_ranges`).
 
 An m-tuple (one tuple per stream S_0 .. S_m-1, 2 <= m <= 6) is a result when the tuples' keys
 are equal and their timestamps meet every window constraint ``|t_i - t_j| <= W_ij`` (Section 2,
@@ -6,42 +9,55 @@ are equal and their timestamps meet every window constraint ``|t_i - t_j| <= W_i
 :class:`~workbench.operators.windows.WindowConstraints`).
 
 Each stream's accepted tuples (well formed, a known stream, arrival not before t, on time:
-``arrival <= t + D_s``, the in-process operators' rule) get a watermark on their time, trailing
-the largest time seen by max D (an on-time tuple is never older than that, as long as the
-replay files are read in arrival order).  The join is a left-deep chain in Append mode: stream
-s joins the result of S_0 .. S_s-1 on the key with
+``arrival <= t + D_s``, the in-process rule; :func:`wjoin_checks`) are keyed as the batch job
+keys them (:class:`~workbench.spark.ranges.RangePlan`): stream 0 owns the range of its time,
+a tuple of stream s is copied to every range of ``[t - C_0s, t + C_0s]`` (C the constraint
+graph's shortest paths, Section 5.2: every result meets them), the ranges
+:data:`~workbench.spark.live_ranges.BANDS_PER_RANGE` bands wide, and each range is split into
+:data:`KEY_BUCKETS` by the hash of the key (partners share it: no copies).  Per group,
+``applyInPandasWithState`` keeps the tuples a later one can still join in Spark's state store;
+for a group with new tuples, :class:`WJoinRangeStep` pushes the kept and the new tuples, in
+arrival order, through a :class:`~workbench.operators.wjoin.BEWJoin` (the compiled kernel) and
+a flush, and emits the results with a new tuple: BEW finds a result when its last tuple
+arrives (Section 3.1), so a result of kept tuples only was emitted by the micro-batch that
+brought the last of them.  Each result is found once, in its stream-0 tuple's range.
 
-- a time-range condition ``|ts_s - ts_0| <= C_0s`` (plus 1 ms of timestamp rounding), C the
-  shortest-path bounds of the constraint graph (Section 5.2): every result meets them, so they
-  drop nothing, and they give Spark a bound for evicting both sides' state even where S_0 and
-  S_s share no window (paths, graphs).  Only ``ts_0`` stays an event-time column after each
-  join: Spark refuses a stateful operator whose input has two (MULTIPLE_EVENT_TIME_COLUMNS);
-- the exact window ``abs(t_s - t_r) <= W_rs`` on the doubles for every earlier stream r with a
-  finite W_rs (the arithmetic of :func:`~workbench.operators.wjoin.brute_force_wjoin`).
+**Eviction.**  The watermark trails the largest time seen by max D + the band (``2 max C_0s``):
+a later on-time tuple arrived after every tuple seen and ``arrival <= t + D``, so its time is
+at least that largest time less max D, and every tuple of a result with it lies at or after
+the watermark.  A group keeps only those, and its state ends with an event-time timeout once
+the watermark passes its range's end.
 
-Spark finds every result when its last tuple arrives, as BEW-join does (Section 3.1), and
-evicts by watermark what BEW expires by ``now - D_j - C_ij``; chained joins cannot open FEW's
-forward periods, which wait for time to pass.  The result set equals the in-process
-:class:`~workbench.operators.wjoin.BEWJoin` and :func:`brute_force_wjoin`.  The output is a
-Parquet sink of ``(id_0, ..., id_m-1)``, one stream's tuple id per column.
+The output is a Parquet sink of ``(id_0, ..., id_m-1)``, one stream's tuple id per column,
+exactly once with the checkpoint; its result set is the in-process BEW-join's and
+:func:`~workbench.operators.wjoin.brute_force_wjoin`'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
+import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.state import GroupState
 
 from workbench.events import sort_pairs
-from workbench.operators.windows import WindowConstraints
-from workbench.spark.source import parquet_sink, read_classified
+from workbench.operators import BEWJoin
+from workbench.operators.windows import WindowConstraints, WTuples
+from workbench.spark.live_ranges import BANDS_PER_RANGE
+from workbench.spark.ranges import RangePlan, join_reach
+from workbench.spark.source import EPOCH_OFFSET_MS, parquet_sink, read_classified
 
 __all__ = [
+    "KEY_BUCKETS",
     "WJOIN_FIELDS",
+    "WJoinRangeStep",
+    "check_delays",
     "read_results",
     "result_schema",
     "wjoin_checks",
@@ -50,6 +66,16 @@ __all__ = [
 ]
 
 WJOIN_FIELDS = "stream INT, id LONG, key LONG, t DOUBLE, arrival DOUBLE"
+KEY_BUCKETS = 4
+"""Groups per range, by the hash of the key: a micro-batch's few ranges spread over the task
+slots."""
+STATE_SCHEMA = "tuples BINARY"
+STATE_DTYPE = np.dtype(
+    [("stream", np.int64), ("id", np.int64), ("value", np.int64), ("ts", np.float64),
+     ("arrival", np.float64)]
+)  # fmt: skip
+"""A group's kept tuples: :class:`~workbench.operators.windows.WTuples` rows as one packed
+array."""
 
 
 def result_schema(m: int) -> str:
@@ -57,7 +83,8 @@ def result_schema(m: int) -> str:
     return ", ".join(f"id_{s} LONG" for s in range(m))
 
 
-def _delays(constraints: WindowConstraints, max_delay: Sequence[float]) -> list[float]:
+def check_delays(constraints: WindowConstraints, max_delay: Sequence[float]) -> list[float]:
+    """``max_delay`` as one finite delay >= 0 per stream, or a ``ValueError`` naming it."""
     delays = [float(x) for x in max_delay]
     if len(delays) != constraints.m or not all(math.isfinite(x) and x >= 0 for x in delays):
         raise ValueError(f"max_delay = {max_delay!r} needs {constraints.m} finite delays >= 0")
@@ -77,9 +104,68 @@ def wjoin_checks(max_delay: Sequence[float]) -> list[tuple[str, Column]]:
     ]
 
 
-def _ms(x: float) -> str:
-    """x milliseconds rounded up, plus 1 ms for the timestamps' rounding (a SQL duration)."""
-    return f"{int(math.ceil(x)) + 1} milliseconds"
+def _bew(constraints: WindowConstraints, delays: Sequence[float]) -> BEWJoin:
+    """The BEW-join the tasks run: the uniform strategy on a uniform clique, else the
+    modified one (Section 5.2), hashed on the key."""
+    strategy = "uniform" if constraints.form == "uniform clique" else "modified"
+    return BEWJoin(
+        constraints=constraints, max_delay=list(delays), strategy=strategy, implementation="hash"
+    )
+
+
+class WJoinRangeStep:
+    """The ``applyInPandasWithState`` step of the streaming W-join (module docstring):
+    picklable; its operator is restarted for every group."""
+
+    def __init__(self, op: BEWJoin, width: float) -> None:
+        self.op = op
+        self.width = float(width)
+
+    def __call__(
+        self, key: tuple[np.int64, np.int32], frames: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        """One group's micro-batch: its new tuples joined with those it keeps."""
+        if state.hasTimedOut:
+            state.remove()
+            return
+        new = pd.concat(list(frames), ignore_index=True)
+        fresh = np.empty(len(new), STATE_DTYPE)
+        for name, column in (("stream", "stream"), ("id", "id"), ("value", "key"), ("ts", "t")):
+            fresh[name] = new[column].to_numpy()
+        fresh["arrival"] = new["arrival"].to_numpy()
+        rows = fresh if not state.exists else np.concatenate(
+            [np.frombuffer(state.get[0], STATE_DTYPE), fresh]
+        )  # fmt: skip
+        rows = rows[np.lexsort((rows["id"], rows["stream"], rows["arrival"]))]
+        results = self._join(rows)
+        is_new = np.zeros(len(results), dtype=bool)
+        for s in range(results.shape[1]):
+            is_new |= np.isin(results[:, s], fresh["id"][fresh["stream"] == s])
+        results = results[is_new]
+        watermark = state.getCurrentWatermarkMs()
+        rows = rows[rows["ts"] >= watermark - EPOCH_OFFSET_MS]  # no later partner
+        if not len(rows):
+            state.remove()
+        else:
+            state.update((rows.tobytes(),))
+            end = EPOCH_OFFSET_MS + (int(key[0]) + 1) * self.width
+            state.setTimeoutTimestamp(max(math.ceil(end), watermark + 1))
+        if len(results):
+            yield pd.DataFrame({f"id_{s}": results[:, s] for s in range(results.shape[1])})
+
+    def _join(self, rows: np.ndarray) -> np.ndarray:
+        """The results the BEW-join emits over ``rows`` (arrival order) and a flush."""
+        op = self.op
+        op.restart()
+        tuples = WTuples(*(rows[name].copy() for name in STATE_DTYPE.names))
+        out = [op.push_batch(tuples).ids, op.flush().ids]
+        counters = op.counters
+        if counters.late or counters.bad:
+            raise RuntimeError(
+                f"{counters.late} late and {counters.bad} bad tuples reached the join: the "
+                "Spark checks must reject them first"
+            )
+        return np.concatenate(out).reshape(-1, op.arity)
 
 
 def wjoin_results(
@@ -94,31 +180,26 @@ def wjoin_results(
 
     Returns ``(results, classified)``.
     """
-    delays = _delays(constraints, max_delay)
+    delays = check_delays(constraints, max_delay)
     tuples, classified = read_classified(
         spark, source_dir, WJOIN_FIELDS, wjoin_checks(delays), "t", max_files_per_trigger
     )
-    # an on-time tuple's t is at least (any earlier-arrived tuple's t) - D
-    slack = _ms(max(delays))
-    sides = [
-        tuples.filter(F.col("stream") == s)
-        .withWatermark("ts", slack)
-        .select(*(F.col(c).alias(f"{c}_{s}") for c in ("id", "key", "t", "ts")))
-        for s in range(constraints.m)
-    ]
-    bound, windows = constraints.closure(), constraints.windows
-    joined = sides[0]
-    for s in range(1, constraints.m):
-        ts_0, ts_s = F.col("ts_0"), F.col(f"ts_{s}")
-        reach = F.expr(f"interval {_ms(float(bound[0, s]))}")
-        cond = (
-            (F.col("key_0") == F.col(f"key_{s}")) & (ts_s >= ts_0 - reach) & (ts_s <= ts_0 + reach)
-        )
-        for r in range(s):
-            if np.isfinite(windows[r, s]):
-                cond = cond & (F.abs(F.col(f"t_{s}") - F.col(f"t_{r}")) <= float(windows[r, s]))
-        joined = joined.join(sides[s], cond).drop(f"ts_{s}")  # one event-time column: ts_0
-    results = joined.select(*(f"id_{s}" for s in range(constraints.m)))
+    op = _bew(constraints, delays)
+    reach = dataclasses.replace(join_reach(op), time="t", key="key")
+    plan = RangePlan(BANDS_PER_RANGE * reach.band, reach, {})
+    slack = f"{math.ceil(max(delays) + reach.band)} milliseconds"
+    keyed = (
+        plan.keyed(tuples.withWatermark("ts", slack))
+        .withColumn("salt", F.pmod(F.xxhash64("key"), F.lit(KEY_BUCKETS)).cast("int"))
+        .select("range", "salt", "stream", "id", "key", "t", "arrival", "ts")
+    )
+    results = keyed.groupBy("range", "salt").applyInPandasWithState(
+        WJoinRangeStep(op, plan.width),
+        result_schema(constraints.m),
+        STATE_SCHEMA,
+        "append",
+        "EventTimeTimeout",
+    )
     return results, classified
 
 

@@ -1,8 +1,9 @@
 """The Multi-way join tab's run on Spark: the chosen motes' tuples, replayed in arrival order,
-stream through the existing W-join query (:func:`~workbench.spark.wjoin.wjoin_query`, chained
-stream-stream joins; W-join paper Sections 2-3), and each snapshot sets the results committed
-to its sink beside the in-process BEW-join's on the same tuples (Section 3.1: Spark, like BEW,
-finds a result when its last tuple arrives, so once caught up the two result sets are equal).
+stream through the W-join query (:func:`~workbench.spark.wjoin.wjoin_query`: the BEW-join per
+time range in Spark's state; W-join paper Sections 2-3), and each snapshot sets the results
+committed to its sink beside the in-process BEW-join's on the same tuples (Section 3.1: Spark,
+like BEW, finds a result when its last tuple arrives, so once caught up the two result sets
+are equal).
 
 Tuples are ``stream, id, key, t, arrival`` (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`),
 times in milliseconds, in arrival order; the windows and max delays are in milliseconds too.
@@ -120,7 +121,7 @@ class WJoinJob(ReplayJob):
         return (
             f"Running on Spark: {len(tuples):,} tuples of {constraints.m} streams replayed in "
             f"arrival order into the streaming W-join ({constraints.form}). The first "
-            "micro-batch takes a few seconds: Spark plans and compiles the chained joins."
+            "micro-batch takes a few seconds: Spark plans the query and its Python workers start."
         )
 
     def results(self) -> np.ndarray:
