@@ -4,6 +4,7 @@ input included."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -31,7 +32,10 @@ from workbench.spark.coalesce import (
     read_extents,
     restart_kind,
 )
+from workbench.spark.coalesce_base import tidy_extents
+from workbench.spark.coalesce_batch import run_coalesce
 from workbench.spark.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
+from workbench.spark.submit import main as spark_main
 
 pytestmark = pytest.mark.spark
 
@@ -319,3 +323,43 @@ def test_restart_kind_says_which_checkpoint_and_why():
         CoalesceSettings(Window("time", 60.0), retention=10.0)
     with pytest.raises(ValueError, match="scheme = 'eagerly'"):
         CoalesceSettings(Window("time", 60.0), scheme="eagerly")
+
+
+@pytest.mark.parametrize(
+    "window", [Window("time", 3000.0), Window("tuples", 7)], ids=lambda w: w.kind
+)
+def test_the_coalesce_job_equals_the_extent_for_every_equivalence(spark, tmp_path, window):
+    """``run_coalesce`` over replay files with malformed lines and late tuples: for each
+    equivalence and both schemes the written view is the in-process extent's."""
+    frame = _synthetic(5)
+    bad = ('{"group": 1, "id": 9001, "value": 2.0, "t": ', "not json at all")
+    _replay(frame, tmp_path / "in", bad)
+    accepted = _accepted(frame)
+    for k, eq in enumerate(EQUIVALENCES):
+        scheme = ("eager", "lazy")[k % 2]
+        out = tmp_path / f"out-{k}"
+        run = run_coalesce(spark, tmp_path / "in", CoalesceSettings(window, eq, scheme), D, out)
+        got = tidy_extents(pd.read_parquet(out / "extents"))
+        expected = in_process_view(accepted, window, eq)
+        pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+        assert (run.extents, run.tuples) == (len(expected), expected["count"].sum())
+        assert run.rejects == {"malformed": len(bad), "late": len(frame) - len(accepted)}
+
+
+def test_the_spark_coalesce_command_runs_on_a_csv_of_tuples(spark, tmp_path, capsys):
+    """``workbench spark coalesce`` on the user's CSV: the extent's view; a bad D exits 2."""
+    frame = _deployment()
+    (tmp_path / "in").mkdir()
+    frame.to_csv(tmp_path / "in" / "tuples.csv", index=False)
+    args = ["coalesce", "--input", str(tmp_path / "in"), "--master", "local[2]", "--json"]
+    window = ["--window", "600000", "--equivalence", "quantized", "--quantum", "0.5"]
+    assert spark_main([*args, "--output", str(tmp_path / "c"), *window,
+                       "--max-delay", "1e9"]) == 0  # fmt: skip
+    run = json.loads(capsys.readouterr().out.splitlines()[-1])
+    got = tidy_extents(pd.read_parquet(tmp_path / "c" / "extents"))
+    expected = in_process_view(frame, Window("time", 600000.0), Equivalence("quantized", 0, 0.5))
+    assert (expected["count"] > 1).any() and run["extents"] == len(expected)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    assert spark_main([*args, "--output", str(tmp_path / "d"), *window,
+                       "--max-delay", "-1"]) == 2  # fmt: skip
+    assert "max_delay = -1.0" in capsys.readouterr().err

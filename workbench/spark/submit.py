@@ -1,13 +1,17 @@
 """``workbench spark``: the timing joins as Spark jobs over a user's event files.
 
 - ``prepare``: write an event folder (``streams.json`` and ``events/``) from the simulated
-  deployment, its whole month, the real readings file, a sensor CSV or synthetic events;
+  deployment, its whole month, the real readings file, a sensor CSV or synthetic events
+  (``--source motes``: the simulated motes' temperatures as tuples for ``coalesce``);
 - ``join``: PTJoin (Section 3; tight, loose or naive probing) over an event folder;
 - ``correlate``: interval timing correlation (Simple, SSort, Eager, Lazy, LazyWithLookup:
   Algorithms 1-7) over an event folder of one-bucket templates;
 - ``wjoin``: the multi-way window join (BEW-join or FEW-join, W-join Section 3; windows as a
   uniform clique or a matrix, Section 5) over a folder of tuples ``stream, id, key, t,
-  arrival`` (Parquet, JSON lines or CSV), equality of the key as the predicate.
+  arrival`` (Parquet, JSON lines or CSV), equality of the key as the predicate;
+- ``coalesce``: temporal coalescing (eager Algorithm 2 or lazy Algorithm 1, a time or tuple
+  window, one of the value-equivalences) over a folder of tuples ``group, id, value, t,
+  arrival``: the coalesced view to ``OUTPUT/extents`` (:mod:`workbench.spark.coalesce_batch`).
 
 Each join runs the workbench's own operator per time range (:mod:`workbench.spark.ranges`) and
 writes ``OUTPUT/pairs`` (a W-join: ``OUTPUT/results``) and ``OUTPUT/rejects`` as Parquet.
@@ -21,7 +25,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
+from workbench.coalesce import Equivalence, Window
+from workbench.coalesce.equivalence import KINDS
 from workbench.data.event_files import EVENT_FORMATS, read_stream_specs, write_event_folder
 from workbench.operators import (
     BEWJoin,
@@ -37,6 +45,9 @@ from workbench.operators import (
 )
 from workbench.operators.wjoin import MultiWayJoin
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 __all__ = ["ALGORITHMS", "PREPARE_SOURCES", "main", "parser"]
 
 ALGORITHMS: dict[str, type[TwoStreamJoin]] = {
@@ -47,7 +58,7 @@ ALGORITHMS: dict[str, type[TwoStreamJoin]] = {
     "lookup": LazyLookupCorrelation,
 }
 """The interval timing correlation algorithms ``correlate`` runs, by name."""
-PREPARE_SOURCES = ("simulated", "month", "readings", "csv", "synthetic", "intervals")
+PREPARE_SOURCES = ("simulated", "month", "readings", "csv", "synthetic", "intervals", "motes")
 """What ``prepare`` can write an event folder from."""
 
 
@@ -66,13 +77,15 @@ def parser() -> argparse.ArgumentParser:
         ("join", "PTJoin (Section 3) over an event folder"),
         ("correlate", "interval correlation over an event folder"),
         ("wjoin", "a W-join over tuple files"),
+        ("coalesce", "temporal coalescing over tuple files"),
     ):
         job = sub.add_parser(name, help=f"{text}, results to Parquet")
-        source = "tuple files" if name == "wjoin" else "event folder (streams.json, events/)"
+        tuples = name in ("wjoin", "coalesce")
+        source = "tuple files" if tuples else "event folder (streams.json, events/)"
         job.add_argument("--input", required=True, help=source)
         job.add_argument("--output", required=True, help="folder for the results and rejects/")
         job.add_argument("--master", help="local[N], spark://h:p, sc://h:p (spark-submit: omit)")
-        if name != "wjoin":
+        if not tuples:
             job.add_argument("--d", type=float, required=True, help="the window d (time units)")
         job.add_argument("--json", action="store_true", help="print the run as JSON")
     join = sub.choices["join"]
@@ -94,6 +107,14 @@ def parser() -> argparse.ArgumentParser:
     wj.add_argument("--algorithm", choices=("bew", "few"), default="bew")
     wj.add_argument("--strategy", choices=("uniform", "gca", "lca", "modified"), help="Section 5.1")
     wj.add_argument("--implementation", choices=("nested", "hash"), default="hash")
+    co = sub.choices["coalesce"]
+    co.add_argument("--window", type=float, required=True, help="the window size")
+    co.add_argument("--kind", choices=("time", "tuples"), default="time", help="window kind")
+    co.add_argument("--equivalence", choices=tuple(KINDS), default="equal")
+    co.add_argument("--tolerance", type=float, default=0.0, help="absolute, relative")
+    co.add_argument("--quantum", type=float, default=1.0, help="quantized")
+    co.add_argument("--max-delay", type=float, required=True, help="the tuples' delay bound D")
+    co.add_argument("--scheme", choices=("eager", "lazy"), default="eager")
     return top
 
 
@@ -130,6 +151,8 @@ def _prepare(args: argparse.Namespace) -> str:
 
     if args.source in ("readings", "csv") and not args.path:
         raise ValueError(f"--source {args.source} needs --path")
+    if args.source == "motes":
+        return _prepare_tuples(args.output, args.format)
     if args.source == "intervals":
         import numpy as np
 
@@ -150,6 +173,27 @@ def _prepare(args: argparse.Namespace) -> str:
     return f"{len(events):,} events of 2 streams written to {folder}"
 
 
+def _prepare_tuples(output: str, fmt: str) -> str:
+    """The simulated deployment's temperatures as coalescing tuples (group: the mote; ms)."""
+    from pathlib import Path
+
+    from workbench.data.streams import default_readings
+    from workbench.spark.coalesce_job import readings_records
+
+    readings = default_readings()
+    tuples = readings_records(readings, sorted(readings["mote"].unique()), "temperature")
+    folder = Path(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / {"parquet": "tuples.parquet", "json": "tuples.jsonl", "csv": "tuples.csv"}[fmt]
+    if fmt == "parquet":
+        tuples.to_parquet(path, index=False)
+    elif fmt == "json":
+        tuples.to_json(path, orient="records", lines=True)
+    else:
+        tuples.to_csv(path, index=False)
+    return f"{len(tuples):,} tuples of {tuples['group'].nunique()} motes written to {path}"
+
+
 def _operator(args: argparse.Namespace) -> TwoStreamJoin | MultiWayJoin:
     if args.job == "wjoin":
         return _wjoin(args)
@@ -163,18 +207,43 @@ def _operator(args: argparse.Namespace) -> TwoStreamJoin | MultiWayJoin:
     return cls(streams=specs, d=args.d, threshold=args.ct, **lazy)
 
 
-def _run(args: argparse.Namespace) -> str:
+def _session(args: argparse.Namespace) -> SparkSession:
     from pyspark.sql import SparkSession
 
-    from workbench.spark.batch import run_join
     from workbench.spark.session import spark_session
 
-    op = _operator(args)
     if args.master:
-        spark = spark_session(args.master, app_name=f"workbench-{args.job}")
-    else:
-        spark = SparkSession.builder.appName(f"workbench-{args.job}").getOrCreate()
-    run = run_join(spark, args.input, op, args.output)
+        return spark_session(args.master, app_name=f"workbench-{args.job}")
+    return SparkSession.builder.appName(f"workbench-{args.job}").getOrCreate()
+
+
+def _rejected(rejects: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {r}" for r, n in rejects.items()) or "none"
+
+
+def _coalesce(args: argparse.Namespace) -> str:
+    from workbench.spark.coalesce_base import CoalesceSettings
+    from workbench.spark.coalesce_batch import run_coalesce
+
+    settings = CoalesceSettings(
+        Window(args.kind, args.window),
+        Equivalence(args.equivalence, args.tolerance, args.quantum),
+        args.scheme,
+    )
+    run = run_coalesce(_session(args), args.input, settings, args.max_delay, args.output)
+    if args.json:
+        return json.dumps({"job": "coalesce", "scheme": args.scheme} | asdict(run))
+    return (
+        f"{args.scheme} coalescing: {run.tuples:,} tuples in {run.extents:,} coalesced tuples "
+        f"in {run.seconds:.1f} s; rejected: {_rejected(run.rejects)}; written to {run.output}"
+    )
+
+
+def _run(args: argparse.Namespace) -> str:
+    from workbench.spark.batch import run_join
+
+    op = _operator(args)
+    run = run_join(_session(args), args.input, op, args.output)
     what = "results" if isinstance(op, MultiWayJoin) else "pairs"
     if args.json:
         return json.dumps(
@@ -188,10 +257,10 @@ def _run(args: argparse.Namespace) -> str:
                 "output": run.output,
             }
         )
-    rejected = ", ".join(f"{n:,} {r}" for r, n in run.rejects.items()) or "none"
     return (
         f"{type(op).__name__}: {run.results:,} {what} in {run.seconds:.1f} s "
-        f"(ranges of {run.plan.width:g}); rejected: {rejected}; written to {run.output}"
+        f"(ranges of {run.plan.width:g}); rejected: {_rejected(run.rejects)}; written to "
+        f"{run.output}"
     )
 
 
@@ -199,7 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``workbench spark`` job; a bad argument or input exits 2, named."""
     args = parser().parse_args(argv)
     try:
-        print(_prepare(args) if args.job == "prepare" else _run(args))
+        jobs = {"prepare": _prepare, "coalesce": _coalesce}
+        print(jobs.get(args.job, _run)(args))
     except (ValueError, FileNotFoundError) as exc:
         print(f"workbench spark {args.job}: {exc}", file=sys.stderr)
         return 2
