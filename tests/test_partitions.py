@@ -56,14 +56,14 @@ def test_loose_partition_bounds_are_attained():
     assert band_prob(hi, point.detected_at(p.rpr_lo + 1e-6), d) < 1.0
 
 
-def _check_tight(table: StimeTable, d: float, rng: np.random.Generator) -> None:
+def _check_tight(table: StimeTable, d: float, rng: np.random.Generator, samples: int = 300) -> None:
     ha, hb, delta = table.templates_a, table.templates_b, table.delta
     for u in range(len(ha)):
         t_i = float(rng.uniform(0, 1e4))
         hi = ha.event(u, t_i)
         p = tight_partitions(table, u, t_i, d)
         # soundness: sampled partners in SR satisfy, in VR violate (exact probability)
-        _, m, partners = _partners(rng, hb, p.lpr_lo - 2 * d, p.rpr_hi + 2 * d, 300)
+        _, m, partners = _partners(rng, hb, p.lpr_lo - 2 * d, p.rpr_hi + 2 * d, samples)
         probs = np.array([band_prob(hi, h, d) for h in partners])
         region = p.classify(m)
         assert np.all(probs[region == Region.SR] >= delta - 1e-9)
@@ -95,7 +95,9 @@ def test_theorem_3_partitions_are_sound_and_tight(delta):
 @given(template_sets("A", max_buckets=6), template_sets("B", max_buckets=6), st.floats(0.05, 0.95))
 def test_theorem_3_property(ha, hb, delta):
     table = StimeTable.build(ha, hb, delta)
-    _check_tight(table, d=max(ha.pi, hb.pi) + 1.0, rng=np.random.default_rng(0))
+    # 100 sampled partners per template and example (300 in the seeded cases above): the
+    # bounds' tightness is checked exactly in every example
+    _check_tight(table, d=max(ha.pi, hb.pi) + 1.0, rng=np.random.default_rng(0), samples=100)
 
 
 def test_theorem_4_bound_is_sound():

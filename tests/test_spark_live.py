@@ -1,4 +1,5 @@
-"""The live Spark PTJoin: steering, bad input, a hard driver kill, a standalone cluster."""
+"""The live Spark PTJoin: steering, bad input, a hard driver kill, Spark Connect (on a
+standalone cluster: ``test_spark_faults``, the live join and the job by time ranges)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.operators.oracle import on_time
 from workbench.spark.batch import read_result_files
-from workbench.spark.cluster import connect_server, standalone_cluster
+from workbench.spark.cluster import connect_server
 from workbench.spark.live import LiveJoin, read_live_pairs
 
 pytestmark = pytest.mark.spark
@@ -218,37 +219,6 @@ def _spark_job(master: str, tmp_path: Path, d: float, delta: float) -> np.ndarra
     assert run.returncode == 0, run.stdout + run.stderr
     assert json.loads(run.stdout.splitlines()[-1])["operator"] == "PTJoin"
     return read_result_files(out / "pairs")
-
-
-@pytest.mark.slow
-def test_the_ptjoin_runs_on_a_local_standalone_cluster(tmp_path):
-    streams, events = scenario(15, n=300)
-    d, delta = 350.0, 0.7
-    Replayer(events, tmp_path / "in", batch_ms=2000).run()
-    case = _pickle_case(tmp_path, streams, d, delta)
-    write_event_folder(tmp_path / "events", streams, events)
-    with standalone_cluster(cores=1, memory="1g", log_dir=tmp_path) as cluster:
-        job = _spark_job(cluster.master_url, tmp_path, d, delta)  # the job by time ranges
-        run = subprocess.run(
-            [
-                sys.executable,
-                str(DRIVER),
-                str(case),
-                cluster.master_url,
-                str(tmp_path / "in"),
-                str(tmp_path / "work"),
-                "--available-now",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert run.returncode == 0, run.stdout + run.stderr
-    expected = in_process_pairs(streams, events, d, delta)
-    assert f"pairs {len(expected)}" in run.stdout
-    got = sorted_pairs(read_live_pairs(tmp_path / "work" / "run-001"))
-    np.testing.assert_array_equal(got, expected)
-    np.testing.assert_array_equal(job, expected)
 
 
 @pytest.fixture(scope="module")

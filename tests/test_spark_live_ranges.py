@@ -41,7 +41,7 @@ def test_the_live_ptjoin_equals_the_operator(spark, tmp_path, d, delta, files_pe
     """One file per micro-batch moves the watermark (and ends ranges' state) between batches,
     with events out of order across files; None reads the whole replay in one batch."""
     streams, events = scenario(int(d))
-    Replayer(events, tmp_path / "in", batch_ms=300).run()
+    Replayer(events, tmp_path / "in", batch_ms=800).run()  # about 10 files
     live = _live(spark, tmp_path, streams, d, delta, files_per_batch)
     got = sorted_pairs(live.pairs())
     expected = in_process_pairs(streams, events, d, delta)
