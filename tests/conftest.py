@@ -50,8 +50,12 @@ ENGINE_FILES = frozenset(
 using one of ``ENGINE_FIXTURES``, is in one: checked at collection)."""
 LOCAL_SPARK_FILES = frozenset(
     [
+        "tests/test_app_live.py",
+        "tests/test_app_spark_tabs.py",
+        "tests/test_room.py",
         "tests/test_spark_bench.py",
         "tests/test_spark_coalesce.py",
+        "tests/test_spark_damage.py",
         "tests/test_spark_exactness.py",
         "tests/test_spark_live_ranges.py",
         "tests/test_spark_ranges.py",
@@ -59,8 +63,9 @@ LOCAL_SPARK_FILES = frozenset(
         "tests/test_spark_wjoin.py",
     ]
 )
-"""The engine files that use only the session's local Spark (no cluster, server, browser or
-timed soak): they run one after another on the second worker, beside the other tests."""
+"""The engine files that use only the session's local Spark, in-process apps included (no
+cluster, server, browser or timed soak): one unit, their tests one after another, while the
+first worker runs the rest of ``ENGINE_FILES``; the two units are the suite's longest."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
