@@ -1,15 +1,19 @@
-"""Eager coalescing on Spark Structured Streaming (coalescing paper, Algorithm 2 and its
-time-based variant, Appendix A; the tuples, windows and equivalences of
-:mod:`workbench.spark.coalesce`).
+"""Eager coalescing on Spark Structured Streaming: the workbench's own
+:class:`~workbench.coalesce.EagerExtent` per group inside Spark's stateful tasks (coalescing
+paper, Algorithm 2 and its time-based variant, Appendix A; the tuples, windows and equivalences
+of :mod:`workbench.spark.coalesce`).
 
 A per-group ``applyInPandasWithState`` operator on the default state store.  A group's state
-is its extent: the retained timestamps in ``(t, id)`` order, the index where each coalesced
-tuple starts (so each tuple's slice is its timestamp vector), and one value per coalesced tuple
-(per timestamp when the equivalence is not transitive, as the in-process extent keeps them).
-Inserting a micro-batch's tuples, out of order or not, judges value-equivalence only between
-each new tuple and its neighbours: a judgement between two old neighbours is kept, so a new
-tuple merges into a run, splits it, or bridges two runs (``mergeTuples``/``splitTuple``)
-without re-coalescing the group.  Expiry detaches the oldest timestamps from the first vector.
+is its retained tuples (timestamps, ids and values in ``(t, id)`` order, three binary columns)
+under the settings' :attr:`~workbench.spark.coalesce_base.CoalesceSettings.state_key`.  For a
+group with new tuples (or a due timeout) the step merges them into the retained ones, cuts the
+retention, and pushes the window's tuples, in ``(t, id)`` order, through an ``EagerExtent`` of
+the window: the operator decides where each coalesced tuple starts (merge, split, detach), and
+the step emits its view with each coalesced tuple's timestamp vector and per-timestamp
+representative (the value it reports if the window cuts it there).  The view depends only on
+the set of tuples arrived, not on their order (:mod:`workbench.spark.coalesce`), so a
+micro-batch's tuples, out of order or not, give the in-process extent's view.
+
 For time windows the watermark (delay ``ceil(R) + 1`` ms for a retention R) bounds ``t_max``
 from below for every group; each group's event-time timeout sits at its oldest retained
 timestamp, so the group is called again when the watermark passes it and detaches what left
@@ -29,7 +33,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -37,7 +40,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from workbench.coalesce import Equivalence, Window
+from workbench.coalesce import EagerExtent, Readings, Window
 from workbench.coalesce.equivalence import NUMPY
 from workbench.spark.coalesce_base import (
     EXTENT_COLUMNS,
@@ -63,84 +66,42 @@ OUTPUT_SCHEMA = (
     "group INT, start DOUBLE, end DOUBLE, value DOUBLE, count LONG, "
     "stamps ARRAY<DOUBLE>, reps ARRAY<DOUBLE>"
 )
-# the group's extent: its state_key, then timestamps, ids, where each coalesced tuple starts and
-# the values as NumPy buffers (PySpark 4.3 cannot read an ARRAY field of a state schema)
-STATE_SCHEMA = "settings STRING, stamps BINARY, ids BINARY, starts BINARY, vals BINARY"
+# the group's retained tuples: its state_key, then timestamps, ids and values as NumPy buffers
+# (PySpark 4.3 cannot read an ARRAY field of a state schema)
+STATE_SCHEMA = "settings STRING, stamps BINARY, ids BINARY, vals BINARY"
 
 
-_STATE_DTYPES = (np.float64, np.int64, np.int64, np.float64)
+_STATE_DTYPES = (np.float64, np.int64, np.float64)
 
 
-@dataclass
-class _GroupExtent:
-    """One group's eagerly coalesced extent: timestamps in (t, id) order, ``heads[i]`` whether
-    timestamp i starts a coalesced tuple, and each timestamp's value (for a transitive
-    equivalence, the value of its coalesced tuple)."""
-
-    stamps: np.ndarray
-    ids: np.ndarray
-    heads: np.ndarray
-    values: np.ndarray
-
-    @classmethod
-    def load(cls, state: tuple, transitive: bool) -> _GroupExtent:
-        stamps, ids, starts, vals = (
-            np.frombuffer(buffer, dtype=dtype)
-            for buffer, dtype in zip(state[1:], _STATE_DTYPES, strict=True)
-        )
-        heads = np.zeros(len(stamps), dtype=bool)
-        heads[starts] = True
-        if transitive:
-            vals = np.repeat(vals, np.diff(np.append(starts, len(stamps))))
-        return cls(stamps, ids, heads, vals)
-
-    def save(self, settings: str, transitive: bool) -> tuple:
-        starts = np.flatnonzero(self.heads)
-        vals = self.values[starts] if transitive else self.values
-        arrays = (self.stamps, self.ids, starts, vals)
-        return (
-            settings,
-            *(a.astype(d).tobytes() for a, d in zip(arrays, _STATE_DTYPES, strict=True)),
-        )
-
-    def insert(self, t: np.ndarray, ids: np.ndarray, values: np.ndarray, eq: Equivalence) -> None:
-        """Add tuples in any order: only pairs with a new tuple are judged (merge, split or
-        bridge); the judgement between two old neighbours is kept."""
-        stamps = np.concatenate((self.stamps, t))
-        all_ids = np.concatenate((self.ids, ids))
-        order = np.lexsort((all_ids, stamps))
-        new = order >= len(self.stamps)
-        old_heads = np.concatenate((self.heads, np.zeros(len(t), dtype=bool)))[order]
-        vals = np.concatenate((self.values, values))[order]
-        pair_new = new[1:] | new[:-1]
-        heads = np.empty(len(order), dtype=bool)
-        heads[0] = True
-        heads[1:] = np.where(pair_new, ~eq.same(vals[:-1], vals[1:], NUMPY), old_heads[1:])
-        self.stamps, self.ids, self.heads, self.values = stamps[order], all_ids[order], heads, vals
-
-    def cut(self, first: int) -> _GroupExtent:
-        """The extent from timestamp ``first`` on (the first vector detached up to there)."""
-        heads = self.heads[first:].copy()
-        if len(heads):
-            heads[0] = True
-        return _GroupExtent(self.stamps[first:], self.ids[first:], heads, self.values[first:])
-
-    def view(self, group: int, eq: Equivalence) -> pd.DataFrame:
-        """The coalesced tuples, each with its timestamp vector and per-stamp representative."""
-        starts = np.flatnonzero(self.heads)
-        stops = np.append(starts[1:], len(self.stamps))
-        reps = eq.representative(self.values, NUMPY)
-        return pd.DataFrame(
-            {
-                "group": np.full(len(starts), group, dtype=np.int32),
-                "start": self.stamps[starts],
-                "end": self.stamps[np.append(starts[1:], stops[-1:] - 1)],
-                "value": reps[starts],
-                "count": (stops - starts).astype(np.int64),
-                "stamps": [self.stamps[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
-                "reps": [reps[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
-            }
-        )
+def _view(
+    group: int, t: np.ndarray, values: np.ndarray, settings: CoalesceSettings, t_max: float
+) -> pd.DataFrame:
+    """The window's tuples (``(t, id)`` order) through the workbench's eager extent: its
+    coalesced tuples, each with its timestamp vector and per-timestamp representative."""
+    eq = settings.equivalence
+    extent = EagerExtent(settings.window, eq)
+    extent.push_batch(Readings(t, values, np.full(len(t), group)))
+    if settings.window.kind == "time":
+        extent.advance(t_max)
+    view = extent.view()
+    counts = np.array([c.count for c in view], dtype=np.int64)
+    if counts.sum() != len(t):
+        raise RuntimeError(f"the extent holds {counts.sum()} of the window's {len(t)} tuples")
+    stops = np.cumsum(counts)
+    starts = stops - counts
+    reps = eq.representative(values, NUMPY)
+    return pd.DataFrame(
+        {
+            "group": np.full(len(view), group, dtype=np.int32),
+            "start": [c.ts for c in view],
+            "end": [c.te for c in view],
+            "value": [float(c.value) for c in view],
+            "count": counts,
+            "stamps": [t[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
+            "reps": [reps[a:b].tolist() for a, b in zip(starts, stops, strict=True)],
+        }
+    )
 
 
 def eager_update(
@@ -148,50 +109,61 @@ def eager_update(
 ) -> Callable[[tuple, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
     """The per-group state function of :func:`eager_coalesce_query` (a picklable closure for
     ``applyInPandasWithState``; tests call it with a stand-in ``GroupState``)."""
-    eq, window, retained = settings.equivalence, settings.window, settings.retained
-    transitive, key = eq.transitive, settings.state_key
+    window, retained, key = settings.window, settings.retained, settings.state_key
     timed = window.kind == "time"
 
     def update(
         group_key: tuple, batches: Iterator[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
         group = int(group_key[0])
+        parts = []
         if state.exists:
             if state.get[0] != key:
                 raise ValueError(
                     f"checkpoint state was written with settings {state.get[0]!r}, not {key!r}: "
                     "restart on a new checkpoint (see restart_kind)"
                 )
-            extent = _GroupExtent.load(state.get, transitive)
-        else:
-            extent = _GroupExtent.load((key, b"", b"", b"", b""), transitive)
-        for pdf in batches:
-            if len(pdf):
-                extent.insert(
-                    pdf["t"].to_numpy(np.float64),
-                    pdf["id"].to_numpy(np.int64),
-                    pdf["value"].to_numpy(np.float64),
-                    eq,
+            parts.append(
+                tuple(
+                    np.frombuffer(buffer, dtype=dtype)
+                    for buffer, dtype in zip(state.get[1:], _STATE_DTYPES, strict=True)
                 )
+            )
+        for pdf in batches:
+            parts.append(
+                tuple(
+                    pdf[c].to_numpy(d)
+                    for c, d in zip(("t", "id", "value"), _STATE_DTYPES, strict=True)
+                )
+            )
+        t, ids, values = (
+            np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, d)
+            for k, d in enumerate(_STATE_DTYPES)
+        )
+        order = np.lexsort((ids, t))
+        t, ids, values = t[order], ids[order], values[order]
         if timed:
-            t_max = extent.stamps[-1] if len(extent.stamps) else -math.inf
+            t_max = t[-1] if len(t) else -math.inf
             spark_watermark = state.getCurrentWatermarkMs()
             if spark_watermark > 0:  # = max event ms - delay (µs rounding: 0.001 slack)
                 watermark = spark_watermark - EPOCH_OFFSET_MS  # back to replay time
                 t_max = max(t_max, watermark + delay_ms - 0.001)
-            extent = extent.cut(int(np.searchsorted(extent.stamps, t_max - retained)))
-            shown = extent.cut(int(np.searchsorted(extent.stamps, t_max - window.size)))
+            kept = int(np.searchsorted(t, t_max - retained))
+            shown = int(np.searchsorted(t, t_max - window.size))
         else:
-            extent = extent.cut(max(0, len(extent.stamps) - int(retained)))
-            shown = extent.cut(max(0, len(extent.stamps) - int(window.size)))
-        if not len(extent.stamps):  # its last emitted extent lies wholly before the bound
+            t_max = math.inf
+            kept = max(0, len(t) - int(retained))
+            shown = max(0, len(t) - int(window.size))
+        if len(t) == kept:  # its last emitted extent lies wholly before the bound
             state.remove()
             return
-        state.update(extent.save(key, transitive))
+        t, ids, values = t[kept:], ids[kept:], values[kept:]
+        state.update((key, t.tobytes(), ids.tobytes(), values.tobytes()))
         if timed:  # called again once the watermark passes the oldest retained timestamp
-            due = math.floor(extent.stamps[0] + retained + 0.001 - delay_ms)
+            due = math.floor(t[0] + retained + 0.001 - delay_ms)
             state.setTimeoutTimestamp(max(1, due + EPOCH_OFFSET_MS, state.getCurrentWatermarkMs()))
-        yield shown.view(group, eq)
+        shown -= kept
+        yield _view(group, t[shown:], values[shown:], settings, t_max)
 
     return update
 
