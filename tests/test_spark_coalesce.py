@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from pyspark.sql import Row
-from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.streaming.state import GroupState
 
+from tests.support.group_state import stand_in_state
 from workbench.coalesce import Equivalence, Window
 from workbench.data.replay import Replayer
 from workbench.data.replica import simulate_deployment
@@ -212,7 +212,6 @@ def _micro_batches(
     delay = int(np.ceil(settings.retained)) + 1
     timed = settings.window.kind == "time"
     update = eager_update(settings, delay)
-    conf = GroupStateTimeout.EventTimeTimeout if timed else GroupStateTimeout.NoTimeout
     states: dict[int, tuple] = {}
     timeouts: dict[int, int] = {}
     watermark, newest, emitted = 0, -np.inf, []
@@ -224,19 +223,12 @@ def _micro_batches(
         due = {g for g, ts in timeouts.items() if watermark > ts} if timed else set()
         for group in sorted(set(part["group"]) | due):
             rows = part[part["group"] == group]
-            state = GroupState(
-                Row(*states[group]) if group in states else None,
-                0,
+            state = stand_in_state(
+                states.get(group),
                 watermark,
-                conf,
-                len(rows) == 0,
                 timed,
-                group in states,
-                False,
-                False,
+                len(rows) == 0,
                 timeouts.get(group, GroupState.NO_TIMESTAMP),
-                b"",
-                None,
             )
             out = list(update((group,), iter([rows]), state))
             emitted += [o.assign(batch=batch) for o in out]
@@ -276,20 +268,7 @@ def test_eager_state_refuses_a_checkpoint_of_other_settings():
     frame = _accepted(_synthetic(3, n=40))
     window = Window("tuples", 5)
     old = CoalesceSettings(window).state_key
-    state = GroupState(
-        Row(old, b"", b"", b"", b""),
-        0,
-        0,
-        GroupStateTimeout.NoTimeout,
-        False,
-        False,
-        True,
-        False,
-        False,
-        GroupState.NO_TIMESTAMP,
-        b"",
-        None,
-    )
+    state = stand_in_state((old, b"", b"", b""), 0, False)
     update = eager_update(CoalesceSettings(window, Equivalence("quantized")), 6)
     with pytest.raises(ValueError, match="restart on a new checkpoint"):
         list(update((0,), iter([frame.iloc[:3]]), state))

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyspark.sql import Row
-from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.streaming.state import GroupState
 
+from tests.support.group_state import stand_in_state
 from tests.support.spark_cases import replay_files
 from tests.support.wjoin_cases import CASES, UNIFORM, brute, check, tuples, wjoin_rows
 from workbench.events import sort_pairs
@@ -29,6 +29,8 @@ from workbench.spark.wjoin import (
 )
 
 pytestmark = pytest.mark.spark
+
+NONE = GroupState.NO_TIMESTAMP
 
 
 def _spark(spark, tmp_path, constraints, delays) -> np.ndarray:
@@ -113,19 +115,8 @@ def _micro_batches(
         due = {g for g, ts in timeouts.items() if watermark > ts}
         for group in sorted(set(keyed["group"]) | due):
             mine = keyed[keyed["group"] == group].drop(columns=["group", "delay"])
-            state = GroupState(
-                Row(*states[group]) if group in states else None,
-                0,
-                watermark,
-                GroupStateTimeout.EventTimeTimeout,
-                len(mine) == 0,
-                True,
-                group in states,
-                False,
-                False,
-                timeouts.get(group, GroupState.NO_TIMESTAMP),
-                b"",
-                None,
+            state = stand_in_state(
+                states.get(group), watermark, True, len(mine) == 0, timeouts.get(group, NONE)
             )
             out += [f.to_numpy() for f in step(group, iter([mine]), state)]
             states.pop(group, None)

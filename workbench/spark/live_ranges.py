@@ -48,7 +48,14 @@ from workbench.spark.live_sink import LiveParams, read_params
 from workbench.spark.ranges import RangePlan, band_reach
 from workbench.spark.source import EPOCH_OFFSET_MS
 
-__all__ = ["BANDS_PER_RANGE", "LIVE_PAIR_SCHEMA", "LiveRangeStep", "live_pairs"]
+__all__ = [
+    "BANDS_PER_RANGE",
+    "LIVE_PAIR_SCHEMA",
+    "LiveRangeStep",
+    "keep_from_watermark",
+    "live_pairs",
+    "with_new",
+]
 
 LIVE_PAIR_SCHEMA = (
     "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
@@ -127,20 +134,33 @@ class LiveRangeStep:
         rows = fresh if kept is None else np.concatenate([kept, fresh])
         rows = rows[np.lexsort((rows["id"], rows["stream"], rows["arrival"]))]
         params = self.params()
-        pairs = _join(self.operator(params), rows)
-        is_new = [np.isin(pairs[:, s], fresh["id"][fresh["stream"] == s]) for s in (0, 1)]
-        pairs = pairs[is_new[0] | is_new[1]]
+        pairs = with_new(_join(self.operator(params), rows), fresh)
         found = _pair_frame(rows, pairs, params) if len(pairs) else None
-        watermark = state.getCurrentWatermarkMs()
-        rows = rows[rows["t_det"] >= watermark - EPOCH_OFFSET_MS]  # no later partner
-        if not len(rows):
-            state.remove()
-        else:
-            state.update((rows.tobytes(),))
-            end = EPOCH_OFFSET_MS + (int(key[0]) + 1) * self.width
-            state.setTimeoutTimestamp(max(math.ceil(end), watermark + 1))
+        keep_from_watermark(state, rows, "t_det", (int(key[0]) + 1) * self.width)
         if found is not None:
             yield found
+
+
+def with_new(results: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+    """The ``results`` (one id column per stream) with a ``fresh`` record (``stream``, ``id``)
+    on some stream: a result of kept records only was emitted by an earlier micro-batch."""
+    is_new = np.zeros(len(results), dtype=bool)
+    for s in range(results.shape[1]):
+        is_new |= np.isin(results[:, s], fresh["id"][fresh["stream"] == s])
+    return results[is_new]
+
+
+def keep_from_watermark(state: GroupState, rows: np.ndarray, time: str, end: float) -> None:
+    """Keep a range's ``rows`` (a packed array) whose ``time`` is at or after the watermark (a
+    later record joins none before it) in its ``state``, which ends when none is left or, by
+    its event-time timeout, once the watermark passes the range's ``end``."""
+    watermark = state.getCurrentWatermarkMs()
+    rows = rows[rows[time] >= watermark - EPOCH_OFFSET_MS]
+    if not len(rows):
+        state.remove()
+        return
+    state.update((rows.tobytes(),))
+    state.setTimeoutTimestamp(max(math.ceil(EPOCH_OFFSET_MS + end), watermark + 1))
 
 
 def _join(op: PTJoin, rows: np.ndarray) -> np.ndarray:

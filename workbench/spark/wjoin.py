@@ -49,9 +49,9 @@ from pyspark.sql.streaming.state import GroupState
 from workbench.events import sort_pairs
 from workbench.operators import BEWJoin
 from workbench.operators.windows import WindowConstraints, WTuples
-from workbench.spark.live_ranges import BANDS_PER_RANGE
+from workbench.spark.live_ranges import BANDS_PER_RANGE, keep_from_watermark, with_new
 from workbench.spark.ranges import RangePlan, join_reach
-from workbench.spark.source import EPOCH_OFFSET_MS, parquet_sink, read_classified
+from workbench.spark.source import parquet_sink, read_classified
 
 __all__ = [
     "KEY_BUCKETS",
@@ -137,19 +137,8 @@ class WJoinRangeStep:
             [np.frombuffer(state.get[0], STATE_DTYPE), fresh]
         )  # fmt: skip
         rows = rows[np.lexsort((rows["id"], rows["stream"], rows["arrival"]))]
-        results = self._join(rows)
-        is_new = np.zeros(len(results), dtype=bool)
-        for s in range(results.shape[1]):
-            is_new |= np.isin(results[:, s], fresh["id"][fresh["stream"] == s])
-        results = results[is_new]
-        watermark = state.getCurrentWatermarkMs()
-        rows = rows[rows["ts"] >= watermark - EPOCH_OFFSET_MS]  # no later partner
-        if not len(rows):
-            state.remove()
-        else:
-            state.update((rows.tobytes(),))
-            end = EPOCH_OFFSET_MS + (int(key[0]) + 1) * self.width
-            state.setTimeoutTimestamp(max(math.ceil(end), watermark + 1))
+        results = with_new(self._join(rows), fresh)
+        keep_from_watermark(state, rows, "ts", (int(key[0]) + 1) * self.width)
         if len(results):
             yield pd.DataFrame({f"id_{s}": results[:, s] for s in range(results.shape[1])})
 
