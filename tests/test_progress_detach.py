@@ -1,8 +1,8 @@
 """Detaching a progress listener: over Spark Connect only once its queries' ends have reached
 it (pyspark's Connect client hangs when an event arrives while its last listener is removed,
-SPARK-59623); a classic session at once.  Over a real Connect server:
-``test_spark_live.py::test_a_busy_listener_detaches_over_spark_connect_without_hanging``, and
-the LiveJoin's close in ``test_the_ptjoin_runs_over_spark_connect``."""
+SPARK-59623); a classic session at once.  Over a real Connect server, in
+``test_spark_live_drivers.py``: ``test_a_busy_listener_detaches_over_spark_connect_without_hanging``
+and the LiveJoin's close in ``test_the_live_join_runs_over_spark_connect``."""
 
 from __future__ import annotations
 
