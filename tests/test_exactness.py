@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_operators import _engines_agree
 
-from tests.support.strategies import adversarial_sets, adversarial_template
+from tests.support.strategies import adversarial_sets, adversarial_template, random_histogram
 from workbench.decision import BandDecider, LocalTemplates, ge_shift
 from workbench.events import Events, sort_pairs
 from workbench.exact import ExactHistogram, band_exact, band_prob_exact, ge_exact, stime_bracket
@@ -173,6 +173,54 @@ def test_uniform_band_bound_holds_against_rationals(len_a, len_b, t_a, gap, d):
     exact = band_exact(phi_a, t_a, phi_b, t_b, d)
     if np.isfinite(bound[0]):
         assert abs(Fraction(float(p[0])) - exact) <= Fraction(float(bound[0]))
+
+
+def _ge_in_fractions(x: ExactHistogram, y: ExactHistogram) -> Fraction:
+    """Theorem 1 (Eq. 3) step by step in Fractions: what workbench.exact computes in integers
+    over common denominators."""
+    if x.min >= y.max:
+        return Fraction(1)
+    if x.max <= y.min:
+        return Fraction(0)
+    points = sorted(set(x.edges) | set(y.edges))
+    total = below_y = Fraction(0)
+    for lo, hi in zip(points[:-1], points[1:], strict=True):
+        mass = []
+        for h in (x, y):
+            k = next((k for k in range(len(h.probs)) if h.edges[k] <= lo < h.edges[k + 1]), None)
+            w = h.edges[k + 1] - h.edges[k] if k is not None else 1
+            mass.append(h.probs[k] * (hi - lo) / w if k is not None else Fraction(0))
+        total += mass[0] * (below_y + mass[1] / 2)
+        below_y += mass[1]
+    return total
+
+
+def test_integer_rationals_equal_fraction_arithmetic():
+    """ge, the band and their shifts in workbench.exact's integers equal the same rationals
+    computed in Fractions: zero-probability buckets, widths from 1e-6 to 1e7, offsets of 1e12."""
+    rng = np.random.default_rng(12)
+    for k in range(40):
+        if k % 2:
+            widths = 10.0 ** rng.uniform(-6, 7, int(rng.integers(1, 6)))
+            edges = np.concatenate(([0.0], np.cumsum(widths)))
+            probs = rng.dirichlet(np.ones(widths.size)) * (rng.random(widths.size) < 0.7)
+            if probs.sum() == 0 or np.any(np.diff(edges) <= 0):
+                edges, probs = np.array([0.0, 1.0]), np.array([1.0])
+            a = HistogramTimestamp(edges, probs / probs.sum())
+        else:
+            a = random_histogram(rng, int(rng.integers(1, 9)), zero_probs=True)
+        b = random_histogram(rng, int(rng.integers(1, 9)), zero_probs=True)
+        x = ExactHistogram.of(a, -Fraction(a.max))
+        y = ExactHistogram.of(b, -Fraction(b.max))
+        t_b = float(rng.choice([0.0, 1e12]))
+        t_a = t_b + float(rng.normal(0, 60) * rng.choice([1e-4, 1.0]))
+        d = float(rng.uniform(0, 80))
+        shift = Fraction(t_a) - Fraction(t_b)
+        assert ge_exact(x.shifted(shift), y) == _ge_in_fractions(x.shifted(shift), y)
+        band = _ge_in_fractions(y.shifted(Fraction(d)), x.shifted(shift)) + _ge_in_fractions(
+            x.shifted(shift + Fraction(d)), y
+        )
+        assert band_exact(x, t_a, y, t_b, d) == band - 1
 
 
 def test_ties_join_exactly():

@@ -4,6 +4,10 @@ Every float is a dyadic rational, so a histogram's edges and probabilities are e
 rationals (:class:`fractions.Fraction`); the probabilities are normalised by their exact sum.
 ``ge`` is Theorem 1 (Eq. 3) of the PTJoin paper over the adjusted histograms (Definition 3),
 which needs O(n + m) rational operations: no rounding anywhere, so ties (P == delta) are ties.
+The rationals are carried as integers over one common denominator per evaluation (edges on the
+least common scale of their denominators, each bucket's density over the least common multiple
+of its histogram's widths), so a probability costs integer products and one final reduction,
+not a normalised :class:`~fractions.Fraction` per step: the same values, exactly.
 An event of template phi detected at ``t_det`` is ``phi + (t_det - max(phi))`` shifted exactly
 (Definition 4), never a rounded absolute histogram.
 
@@ -19,6 +23,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Literal
 
 from workbench.timestamps import HistogramTimestamp
@@ -32,7 +37,6 @@ __all__ = [
 ]
 
 _ONE = Fraction(1)
-_HALF = Fraction(1, 2)
 
 
 @dataclass(frozen=True)
@@ -79,38 +83,93 @@ class ExactHistogram:
         """max(H)."""
         return self.edges[-1]
 
+    @cached_property
+    def _ints(self) -> _Ints:
+        """The histogram as integers (computed once per histogram)."""
+        return _Ints.of(self)
+
+
+@dataclass(frozen=True)
+class _Ints:
+    """An exact histogram in integers: edge k is ``edges[k] / scale``; bucket k holds
+    probability ``density[k] * (edges[k + 1] - edges[k]) / base`` (on a scale ``r`` times
+    finer, edges and ``base`` are ``r`` times larger and ``density`` is unchanged)."""
+
+    scale: int
+    edges: tuple[int, ...]
+    density: tuple[int, ...]
+    base: int
+
+    @classmethod
+    def of(cls, h: ExactHistogram) -> _Ints:
+        scale = math.lcm(*(e.denominator for e in h.edges))
+        edges = tuple(e.numerator * (scale // e.denominator) for e in h.edges)
+        widths = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        q = math.lcm(*(p.denominator for p in h.probs))
+        w = math.lcm(*(x for x in widths if x > 0))
+        density = tuple(
+            p.numerator * (q // p.denominator) * (w // x) if x > 0 else 0
+            for p, x in zip(h.probs, widths, strict=True)
+        )
+        return cls(scale, edges, density, q * w)
+
+    def on(self, scale: int, shift: Fraction | int = 0) -> tuple[list[int], int]:
+        """Edges moved by ``shift`` on ``scale`` (a multiple of this scale and of the shift's
+        denominator), and the base there."""
+        r = scale // self.scale
+        s = int(shift * scale)
+        return [e * r + s for e in self.edges], self.base * r
+
+
+def _scale(*values: Fraction | _Ints) -> int:
+    """The least common scale of histograms' edges and of rationals."""
+    return math.lcm(*(v.scale if isinstance(v, _Ints) else v.denominator for v in values))
+
+
+def _ge_int(xe: list[int], xd: tuple[int, ...], ye: list[int], yd: tuple[int, ...]) -> int:
+    """``P(X >= Y) * 2 * base_x * base_y`` (Theorem 1, Eq. 3, on the adjusted histograms) for
+    X and Y with integer edges ``xe``, ``ye`` on one scale and densities ``xd``, ``yd``, when
+    neither lies wholly beyond the other (the caller decides those): an integer, exactly."""
+    points = sorted(set(xe) | set(ye))
+    total = below_y = 0  # below_y: the mass of Y on earlier intervals, over base_y
+    kx = ky = 0
+    nx, ny = len(xd), len(yd)
+    lo = points[0]
+    for hi in points[1:]:
+        while kx < nx and xe[kx + 1] <= lo:
+            kx += 1
+        while ky < ny and ye[ky + 1] <= lo:
+            ky += 1
+        width = hi - lo
+        py = yd[ky] * width if (ky < ny and ye[ky] <= lo) else 0
+        if kx < nx and xe[kx] <= lo:
+            px = xd[kx] * width
+            if px:
+                total += px * (2 * below_y + py)
+        below_y += py
+        lo = hi
+    return total
+
+
+def _ge_num(
+    xe: list[int], xd: tuple[int, ...], ye: list[int], yd: tuple[int, ...], one: int
+) -> int:
+    """``P(X >= Y) * one`` with ``one = 2 * base_x * base_y``: the certain cases, then
+    :func:`_ge_int`."""
+    if xe[0] >= ye[-1]:
+        return one
+    if xe[-1] <= ye[0]:
+        return 0
+    return _ge_int(xe, xd, ye, yd)
+
 
 def _ge(x: ExactHistogram, y: ExactHistogram) -> Fraction:
     """P(X >= Y) by Theorem 1 (Eq. 3) on the adjusted histograms of Definition 3."""
-    if x.min >= y.max:
-        return _ONE
-    if x.max <= y.min:
-        return Fraction(0)
-    points = sorted(set(x.edges) | set(y.edges))
-    total = Fraction(0)
-    below_y = Fraction(0)  # sum over earlier intervals of p~_y
-    kx = ky = 0
-    nx, ny = len(x.probs), len(y.probs)
-    for lo, hi in zip(points[:-1], points[1:], strict=True):
-        while kx < nx and x.edges[kx + 1] <= lo:
-            kx += 1
-        while ky < ny and y.edges[ky + 1] <= lo:
-            ky += 1
-        width = hi - lo
-        px = (
-            x.probs[kx] * width / (x.edges[kx + 1] - x.edges[kx])
-            if (kx < nx and x.edges[kx] <= lo)
-            else Fraction(0)
-        )
-        py = (
-            y.probs[ky] * width / (y.edges[ky + 1] - y.edges[ky])
-            if (ky < ny and y.edges[ky] <= lo)
-            else Fraction(0)
-        )
-        if px:
-            total += px * (below_y + py * _HALF)
-        below_y += py
-    return total
+    xi, yi = x._ints, y._ints
+    scale = _scale(xi, yi)
+    (xe, bx), (ye, by) = xi.on(scale), yi.on(scale)
+    one = 2 * bx * by
+    return Fraction(_ge_num(xe, xi.density, ye, yi.density, one), one)
 
 
 def ge_exact(
@@ -129,14 +188,37 @@ def ge_exact(
     return _ge(x, y)
 
 
-def _band(x: ExactHistogram, y: ExactHistogram, d: Fraction) -> Fraction:
-    """P(|X - Y| <= d) = ge(Y + d, X) + ge(X + d, Y) - 1, with the certain cases first (the
-    rational twin of :func:`workbench.probability.band_from_ge`; no clipping is needed)."""
-    if y.min - x.max > d or x.min - y.max > d:
+def _band(
+    x: ExactHistogram, y: ExactHistogram, d: Fraction, shift: Fraction = Fraction(0)
+) -> Fraction:
+    """P(|X + shift - Y| <= d) = ge(Y + d, X + shift) + ge(X + shift + d, Y) - 1, with the
+    certain cases first (the rational twin of :func:`workbench.probability.band_from_ge`; no
+    clipping is needed)."""
+    return _band_ratios(x, y, d.numerator, d.denominator, shift.numerator, shift.denominator)
+
+
+def _band_ratios(
+    x: ExactHistogram, y: ExactHistogram, d_num: int, d_den: int, s_num: int, s_den: int
+) -> Fraction:
+    """:func:`_band` with ``d = d_num / d_den`` and ``shift = s_num / s_den``."""
+    xi, yi = x._ints, y._ints
+    scale = math.lcm(xi.scale, yi.scale, d_den, s_den)
+    r = scale // xi.scale
+    s = s_num * (scale // s_den)
+    xe, bx = [e * r + s for e in xi.edges], xi.base * r
+    ye, by = yi.on(scale)
+    di = d_num * (scale // d_den)
+    if ye[0] - xe[-1] > di or xe[0] - ye[-1] > di:
         return Fraction(0)
-    if y.max - x.min <= d and x.max - y.min <= d:
+    if ye[-1] - xe[0] <= di and xe[-1] - ye[0] <= di:
         return _ONE
-    return _ge(y.shifted(d), x) + _ge(x.shifted(d), y) - _ONE
+    one = 2 * bx * by
+    y_d = [e + di for e in ye]
+    x_d = [e + di for e in xe]
+    both = _ge_num(y_d, yi.density, xe, xi.density, one) + _ge_num(
+        x_d, xi.density, ye, yi.density, one
+    )
+    return Fraction(both - one, one)
 
 
 def band_prob_exact(hi: HistogramTimestamp, hj: HistogramTimestamp, d: float) -> Fraction:
@@ -163,16 +245,13 @@ def band_exact(
     >>> band_exact(phi, 1e12, phi, 1e12 + 5, d=5)
     Fraction(1, 2)
     """
-    offset = Fraction(float(t_a)) - Fraction(float(t_b))
-    return _band(phi_a.shifted(offset), phi_b, Fraction(float(d)))
+    (na, da), (nb, db) = float(t_a).as_integer_ratio(), float(t_b).as_integer_ratio()
+    s_den = math.lcm(da, db)
+    s_num = na * (s_den // da) - nb * (s_den // db)  # t_a - t_b, exactly
+    return _band_ratios(phi_a, phi_b, *float(d).as_integer_ratio(), s_num, s_den)
 
 
 Side = Literal["right", "left"]
-
-
-def _f(xh: ExactHistogram, yh: ExactHistogram, x: Fraction) -> Fraction:
-    """Lemma 3's f(x) = P(Xi - x >= Xj), non-increasing in x."""
-    return _ge(xh.shifted(-x), yh)
 
 
 def _holds(value: Fraction, level: Fraction, side: Side) -> bool:
@@ -195,18 +274,35 @@ def stime_bracket(
     """
     if not 0 < level < 1:
         raise ValueError(f"level = {level!r} must lie strictly between 0 and 1")
-    breaks = sorted({a - b for a in hi.edges for b in hj.edges})
+    # in integers: x is x_int / scale and f(x) is f_num(x_int) / one; breaks and their
+    # midpoints (hence the factor 2) lie on the scale
+    xi, yi = hi._ints, hj._ints
+    scale = 2 * _scale(xi, yi)
+    (xe, bx), (ye, by) = xi.on(scale), yi.on(scale)
+    one = 2 * bx * by
+    exact_level = Fraction(level)
+    above = exact_level.numerator * one  # f holds at or above it, times the level's denominator
+
+    def f_num(x: int) -> int:
+        return _ge_num([e - x for e in xe], xi.density, ye, yi.density, one)
+
+    def holds_num(x: int) -> bool:
+        value = f_num(x) * exact_level.denominator
+        return value >= above if side == "right" else value > above
+
+    breaks = sorted({a - b for a in xe for b in ye})
     lo, up = 0, len(breaks) - 1  # f(breaks[0]) = 1 holds, f(breaks[-1]) = 0 does not
     while up - lo > 1:
         mid = (lo + up) // 2
-        if _holds(_f(hi, hj, breaks[mid]), level, side):
+        if holds_num(breaks[mid]):
             lo = mid
         else:
             up = mid
-    a, b = breaks[lo], breaks[up]
+    a_int, b_int = breaks[lo], breaks[up]
     # f on [a, b] is one quadratic: f(a + y) = c2 y^2 + c1 y + c0 (three exact samples)
+    f0, fm, f1 = (Fraction(f_num(x), one) for x in (a_int, (a_int + b_int) // 2, b_int))
+    a, b = Fraction(a_int, scale), Fraction(b_int, scale)
     w = b - a
-    f0, fm, f1 = _f(hi, hj, a), _f(hi, hj, a + w / 2), _f(hi, hj, b)
     c0 = f0
     c2 = 2 * (f1 + f0 - 2 * fm) / (w * w)
     c1 = (f1 - f0) / w - c2 * w
