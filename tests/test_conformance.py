@@ -79,10 +79,17 @@ def test_public_api_is_documented_with_an_example(name):
 # -- finding the operators -------------------------------------------------------------------
 
 
+SERVER_SETUP = "workbench.app.server_setup"
+"""The script ``panel serve --setup`` runs at a dashboard server's start: importing it starts
+the server (Spark, every tab warmed); it defines no operator."""
+
+
 def _import_package() -> None:
-    """Import every module of the package, so that every operator class is defined."""
+    """Import every module of the package (the server's start script apart), so that every
+    operator class is defined."""
     for info in pkgutil.walk_packages(workbench.__path__, "workbench."):
-        importlib.import_module(info.name)
+        if info.name != SERVER_SETUP:
+            importlib.import_module(info.name)
 
 
 def _concrete(base: type) -> list[type]:
