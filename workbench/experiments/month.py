@@ -57,8 +57,13 @@ def _per_hour(events, a_ids: np.ndarray) -> pd.Series:
     """Pairs counted by the hour (from the first detection) of their A event."""
     mine = events.stream == 0
     ids, t_det = events.id[mine], events.t_det[mine]
-    order = np.argsort(ids)
-    t_a = t_det[order][np.searchsorted(ids[order], a_ids)]
+    if ids.size and 0 <= ids.min() and ids.max() < 4 * ids.size:
+        by_id = np.empty(int(ids.max()) + 1)  # dense ids (a replay's): look each up directly
+        by_id[ids] = t_det
+        t_a = by_id[a_ids]
+    else:
+        order = np.argsort(ids)
+        t_a = t_det[order][np.searchsorted(ids[order], a_ids)]
     hours = int(np.ceil((events.t_det.max() - events.t_det.min()) / 3.6e6)) + 1
     counts = np.bincount(((t_a - events.t_det.min()) // 3.6e6).astype(np.int64), minlength=hours)
     return pd.Series(counts, index=pd.RangeIndex(hours, name="hour"), name="pairs")
