@@ -21,8 +21,18 @@ class Columns:
     arrival order.  Subclasses declare the columns as fields (in ``push`` order) and validate
     them in ``__post_init__``."""
 
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        """The columns' names, in ``push`` order (read once per class: a one-record batch
+        on its way into a kernel asks for them on every push)."""
+        names = cls.__dict__.get("_column_names")
+        if names is None:
+            names = tuple(f.name for f in fields(cls))
+            cls._column_names = names  # type: ignore[attr-defined]
+        return names
+
     def __len__(self) -> int:
-        return int(np.size(getattr(self, fields(self)[0].name)))
+        return int(np.size(getattr(self, self._names()[0])))
 
     def _coerce(self, **dtypes: object) -> None:
         """Make every column a 1-D array of its dtype (None: as given, objects kept) and of
@@ -40,13 +50,13 @@ class Columns:
         """A batch of columns already of the right dtypes and lengths, unchecked (one record
         the operator has validated, on its way into a kernel)."""
         batch = object.__new__(cls)
-        for f, col in zip(fields(cls), columns, strict=True):
-            object.__setattr__(batch, f.name, col)
+        for name, col in zip(cls._names(), columns, strict=True):
+            object.__setattr__(batch, name, col)
         return batch
 
     def columns(self) -> tuple[np.ndarray, ...]:
         """The columns, in ``push`` order."""
-        return tuple(getattr(self, f.name) for f in fields(self))
+        return tuple(getattr(self, name) for name in self._names())
 
     def rows(self) -> Iterator[tuple]:
         """Python-typed rows, each the arguments of one ``push``."""

@@ -170,7 +170,9 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         state = np.array([self._seq, 0, 0, 0, k, seq, start_id, start_key], dtype=np.int64)
         start_at = np.array([start_ts])
         stream, ids, ts, arrival = (
-            np.require(col, requirements=("C", "W"))  # one compiled signature
+            col  # one compiled signature: contiguous, writable
+            if col.flags.c_contiguous and col.flags.writeable
+            else np.require(col, requirements=("C", "W"))
             for col in (batch.stream, batch.id, batch.ts, batch.arrival)
         )
         out = wjoin_batch(
