@@ -95,20 +95,26 @@ def brute_force_wjoin(
     {(10, 20)}
     """
     m = constraints.m
-    w = constraints.windows
+    w = constraints.windows.tolist()
+    equal = predicate == "equal"
     out: set[tuple[int, ...]] = set()
     chosen: list[int] = []
 
     def extend(s: int) -> None:
         if s == m:
             vals = tuple(values[r][chosen[r]] for r in range(m))
-            ok = len(set(vals)) == 1 if predicate == "equal" else predicate(vals)
+            ok = len(set(vals)) == 1 if equal else predicate(vals)
             if ok:
                 out.add(tuple(ids[r][chosen[r]] for r in range(m)))
             return
+        prune = equal and s > 0
+        first = values[0][chosen[0]] if prune else None
         for k in range(len(values[s])):
+            # equality: a value the first one's set would not merge with cannot end equal
+            if prune and len({first, values[s][k]}) != 1:
+                continue
             t = timestamps[s][k]
-            if all(abs(t - timestamps[r][chosen[r]]) <= w[r, s] for r in range(s)):
+            if all(abs(t - timestamps[r][chosen[r]]) <= w[r][s] for r in range(s)):
                 chosen.append(k)
                 extend(s + 1)
                 chosen.pop()
