@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from benchmarks.report import BenchReport
+from workbench.operators import TIMING_JOINS
 
 __all__ = ["benchmark", "main", "parser"]
 
@@ -28,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
         "month": "the whole simulated month through tight PTJoin, at each delta",
         "spark": "joins by time ranges vs the write floor and the stream-stream queries, per "
         "master and workload (100,000 events per stream unless --events)",
-        "live": "per-record latency of the live PTJoin on Spark over a replay",
+        "live": "per-record latency of the live timing join on Spark over a replay",
         "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
         "soak": "a 20-minute live PTJoin over the simulated month: state rows, memory and "
         "latency over time",
@@ -106,6 +107,12 @@ def parser() -> argparse.ArgumentParser:
     lv.add_argument("--speed", type=float, help="replay speed (x real time)")
     lv.add_argument("--master", help="local[N] or spark://h:p")
     lv.add_argument("--seconds", type=float, help="replay only this much wall time of data")
+    lv.add_argument(
+        "--algorithm",
+        choices=tuple(TIMING_JOINS),
+        help="the timing join the tasks run (default ptjoin; an interval correlation replays "
+        "the deployment with its templates widened to intervals)",
+    )
     lv.add_argument(
         "--levers",
         action="store_true",

@@ -1,9 +1,11 @@
-"""``./dev bench live``: how live the streaming PTJoin is (PTJoin Section 3 on Spark).
+"""``./dev bench live``: how live the streaming timing join is (PTJoin Section 3 on Spark; the
+interval correlations with ``--algorithm``).
 
-The simulated deployment (the dashboard's default data) is replayed at ``speed`` times real
-time into a running :class:`~workbench.spark.live.LiveJoin`, as the dashboard does (two files
-per second).  Per record, the latency is the time from its file becoming visible in the replay
-folder to the commit of the micro-batch that read it (its pairs written); which batch read
+The simulated deployment (the dashboard's default data; for an interval correlation its
+templates widened to intervals) is replayed at ``speed`` times real time into a running
+:class:`~workbench.spark.live.LiveJoin`, as the dashboard does (two files per second).  Per
+record, the latency is the time from its file becoming visible in the replay folder to the
+commit of the micro-batch that read it (its pairs written); which batch read
 which file comes from the file source's own log in the checkpoint.  Batch durations and
 Spark's phases of each batch (``durationMs``, the state store's commit and update times) say
 where the time goes.
@@ -27,7 +29,7 @@ from pyspark.sql import SparkSession
 from benchmarks.live_profile import profile_batches
 from benchmarks.report import BenchReport, Stages
 from workbench.data.replay import Replayer
-from workbench.data.streams import default_streams, window_range
+from workbench.data.streams import default_streams, interval_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.spark.job import FILES_PER_SECOND
@@ -149,18 +151,20 @@ def live_run(
     seconds: float | None = None,
     delta: float = 0.8,
     progress: bool = False,
+    algorithm: str = "ptjoin",
 ) -> dict[str, object]:
-    """Replay the simulated deployment at ``speed`` into a LiveJoin under ``levers`` (module
-    docstring); per-record latency (p50, p95, max), batch durations and their phases.
-    ``progress``: the replay's bar of records written (stderr)."""
-    streams = default_streams()
+    """Replay the simulated deployment at ``speed`` into a LiveJoin running ``algorithm``
+    under ``levers`` (module docstring); per-record latency (p50, p95, max), batch durations
+    and their phases.  ``progress``: the replay's bar of records written (stderr)."""
+    streams = default_streams() if algorithm == "ptjoin" else interval_streams(default_streams())
     events = streams.events
     if seconds is not None:
         keep = events.arrival - events.arrival[0] <= seconds * speed * 1000.0
         events = events.head(int(np.count_nonzero(keep)))  # sorted by arrival
     d = window_range(streams.templates).default
     with levers_set(spark, levers):
-        return _timed_run(spark, levers, events, streams.specs(), d, delta, speed, progress)
+        specs = streams.specs()
+        return _timed_run(spark, levers, events, specs, d, delta, speed, progress, algorithm)
 
 
 @contextmanager
@@ -188,6 +192,7 @@ def _timed_run(
     delta: float,
     speed: float,
     progress: bool,
+    algorithm: str,
 ) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="workbench-bench-live-") as tmp:
         root = Path(tmp)
@@ -202,6 +207,7 @@ def _timed_run(
             d_max=2 * d,
             trigger_seconds=levers.trigger_seconds,
             name=f"bench-live-{uuid.uuid4().hex[:6]}",
+            algorithm=algorithm,
         )
         began = time.time()
         live.start()
@@ -236,6 +242,7 @@ def _timed_run(
     batch_ms = busy["batch_ms"].to_numpy(dtype=np.float64) if len(busy) else np.zeros(1)
     return {
         "levers": asdict(levers),
+        "algorithm": algorithm,
         "events": len(events),
         "records_timed": len(latency),
         "files": replay.files,
@@ -276,13 +283,15 @@ def bench_live(
     seconds: float | None = None,
     levers: bool = False,
     profile: bool = False,
+    algorithm: str = "ptjoin",
 ) -> BenchReport:
     """The live join as the dashboard runs it (:data:`LIVE_LEVERS`, after the same warm-up,
     :func:`~workbench.spark.warm.warm_up`), replayed at ``speed`` (``seconds`` of wall time,
     None: all the data); with ``levers``, first the design before (:data:`BEFORE`), each
     lever alone, then all of them; with ``profile``, also the median micro-batch of each
     variant of :func:`benchmarks.live_profile.profile_batches`.  On stderr, a bar over the
-    session's warm-up and the cases and, below it, each replay's bar of records written."""
+    session's warm-up and the cases and, below it, each replay's bar of records written.
+    ``algorithm``: the timing join the tasks run (module docstring)."""
     chosen = LIVE_LEVERS
     cases: list[tuple[str, Levers]] = []
     if levers:
@@ -304,12 +313,12 @@ def bench_live(
         warm_up(spark)
         for name, lever in cases:
             stages.begin(name)
-            run = live_run(spark, lever, speed, seconds, progress=True)
+            run = live_run(spark, lever, speed, seconds, progress=True, algorithm=algorithm)
             runs[name] = run
             if not lines:
                 lines.append(
-                    f"Live PTJoin on Spark ({master}): {run['events']:,} events of the simulated "
-                    f"deployment replayed at {speed:g}x ({run['files']} files, "
+                    f"Live {algorithm} on Spark ({master}): {run['events']:,} events of the "
+                    f"simulated deployment replayed at {speed:g}x ({run['files']} files, "
                     f"{FILES_PER_SECOND:g} per second), d = {run['d']:g} ms, delta = "
                     f"{run['delta']:g}; latency from a file becoming visible to its pairs "
                     "committed (goal: p50 <= 1.0 s, p95 <= 1.5 s)"

@@ -48,6 +48,7 @@ from benchmarks.stream_ptjoin import ptjoin_query
 from benchmarks.stream_wjoin import chained_wjoin_query
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
+from workbench.events import result_checksum
 from workbench.experiments import Example5Workload
 from workbench.experiments.harness import timed, wtuples
 from workbench.experiments.workloads import INTERVAL_QUERY, IntervalWorkload, WJoinWorkload
@@ -65,7 +66,6 @@ __all__ = [
     "WORKLOADS",
     "Workload",
     "bench_spark",
-    "checksum",
 ]
 
 STANDALONE = "standalone"
@@ -79,20 +79,6 @@ SPARSE_D = 200.0
 """The sparse workload's window (ms): below max(pi), under two pairs per event."""
 WORKLOADS = ("dense", "sparse", "interval", "wjoin")
 """The bench's workloads: PTJoin dense and sparse (the default), interval correlation, W-join."""
-
-
-def checksum(ids: np.ndarray) -> int:
-    """An order-free checksum of result rows (``(n, m)`` ids): a sum of mixed 64-bit hashes."""
-    ids = np.asarray(ids)
-    if not ids.size:
-        return 0
-    ids = ids.reshape(len(ids), -1).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        h = np.full(len(ids), 0x632BE59BD9B4E019, dtype=np.uint64)
-        for col in ids.T:
-            h = (h ^ col) * np.uint64(0x9E3779B97F4A7C15)
-            h ^= h >> np.uint64(31)
-        return int(np.sum(h * np.uint64(0xBF58476D1CE4E5B9), dtype=np.uint64))
 
 
 def _floor(spark: SparkSession, results: int, out: Path) -> float:
@@ -166,7 +152,9 @@ def _ptjoin_workloads(
             queries["stream-stream PTJoin"] = stream(op, True)
             if name == "dense":
                 queries["band join"] = stream(op, False)
-        out.append(Workload(name, op, len(events), len(ids), checksum(ids), seconds, queries))
+        out.append(
+            Workload(name, op, len(events), len(ids), result_checksum(ids), seconds, queries)
+        )
     return out, w
 
 
@@ -186,7 +174,7 @@ def _interval_workload(root: Path, baselines: bool, events_per_stream: int) -> W
         queries["stream-stream interval query"] = lambda spark, o: interval_query(
             spark, replay, specs, op.d, op.threshold, str(o / "pairs"), str(o / "chk")
         )
-    return Workload("interval", op, len(events), len(ids), checksum(ids), seconds, queries)
+    return Workload("interval", op, len(events), len(ids), result_checksum(ids), seconds, queries)
 
 
 def _wjoin_workload(root: Path, baselines: bool, tuples: int, keys: int = 10_000) -> Workload:
@@ -200,14 +188,17 @@ def _wjoin_workload(root: Path, baselines: bool, tuples: int, keys: int = 10_000
         constraints=constraints, max_delay=delays, strategy="uniform", implementation="hash"
     )
     ids, seconds = _in_process(op, wtuples(rows))
-    Replayer(rows.rename(columns={"value": "key", "ts": "t"}), root / "wjoin", batch_ms=500).run()
+    tuples = rows.rename(columns={"value": "key", "ts": "t"})
+    (root / "wjoin").mkdir()
+    tuples.to_parquet(root / "wjoin" / "tuples.parquet", index=False)  # as the other workloads
     queries: dict[str, Baseline] = {}
     if baselines:
-        folder = str(root / "wjoin")
+        Replayer(tuples, root / "wjoin-replay", batch_ms=500).run()
+        folder = str(root / "wjoin-replay")
         queries["chained stream-stream W-join"] = lambda spark, o: chained_wjoin_query(
             spark, folder, constraints, delays, str(o / "pairs"), str(o / "chk")
         )
-    return Workload("wjoin", op, len(rows), len(ids), checksum(ids), seconds, queries)
+    return Workload("wjoin", op, len(rows), len(ids), result_checksum(ids), seconds, queries)
 
 
 def _best(rounds: int, run: Callable[[int], float]) -> float:
@@ -237,7 +228,7 @@ def _race(
     seconds["ranges"] = _best(rounds, ranges)
     got = runs[-1]
     results = Path(got.output) / ("pairs" if work.op.arity == 2 else "results")
-    if got.results != work.results or checksum(read_result_files(results)) != work.check:
+    if got.results != work.results or result_checksum(read_result_files(results)) != work.check:
         raise AssertionError(
             f"{name}: the ranges found {got.results:,} results, in-process {work.results:,}"
         )

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.strategies import join_scenario, uniform_set
 from workbench.data.synthetic import synthetic_events
-from workbench.events import Events, sort_pairs
+from workbench.events import Events, result_checksum, sort_pairs
 from workbench.operators import (
     BadEventError,
     BandJoin,
@@ -68,44 +69,9 @@ def _check_against_oracle(op, events, streams, d, threshold, expected=None):
     return expected
 
 
-def _uniform_set(rng, name, count, max_len):
-    lengths = rng.uniform(1.0, max_len, count)
-    return TemplateSet(name, tuple(HistogramTimestamp.uniform(0, x) for x in lengths))
-
-
-@st.composite
-def scenario(draw, kind: str):
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    counts = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
-    max_len = draw(st.sampled_from([5.0, 30.0, 80.0]))
-    if kind == "interval":
-        sets = [_uniform_set(rng, n, c, max_len) for n, c in zip("AB", counts, strict=True)]
-    else:
-        buckets = draw(st.integers(1, 6))
-        sets = [
-            random_templates(rng, c, buckets, max_len, n) for n, c in zip("AB", counts, strict=True)
-        ]
-    delays = (draw(st.sampled_from([0.0, 20.0, 90.0])), draw(st.sampled_from([0.0, 20.0, 90.0])))
-    streams = (StreamSpec(sets[0], delays[0]), StreamSpec(sets[1], delays[1]))
-    pi = max(s.pi for s in sets)
-    d = draw(st.sampled_from(["below", "above"]))
-    d = float(rng.uniform(0, pi)) if d == "below" else pi + float(rng.uniform(0, 60))
-    threshold = draw(st.floats(0.05, 0.95))
-    events = synthetic_events(
-        rng,
-        draw(st.integers(0, 60)),
-        counts,
-        mean_interarrival=draw(st.sampled_from([2.0, 10.0, 40.0])),
-        max_delay=delays,
-        late_fraction=draw(st.sampled_from([0.0, 0.1])),
-    )
-    return streams, events, d, threshold
-
-
 @pytest.mark.parametrize("name", sorted(INTERVAL_OPS))
 @settings(max_examples=60)
-@given(data=scenario("interval"))
+@given(data=join_scenario("interval"))
 def test_interval_correlation_equals_the_oracle(name, data):
     streams, events, d, ct = data
     op = INTERVAL_OPS[name](streams=streams, d=d, threshold=ct)
@@ -114,7 +80,7 @@ def test_interval_correlation_equals_the_oracle(name, data):
 
 @pytest.mark.parametrize("name", sorted(PT_OPS))
 @settings(max_examples=60)
-@given(data=scenario("histogram"))
+@given(data=join_scenario("histogram"))
 def test_ptjoin_equals_the_oracle(name, data):
     streams, events, d, delta = data
     op = PT_OPS[name](streams=streams, d=d, threshold=delta)
@@ -169,7 +135,7 @@ def _engines_agree(make, events, cuts, steer=None):  # noqa: ANN001, ANN201
 
 @pytest.mark.parametrize("name", sorted(JOIN_OPS))
 @settings(max_examples=40, deadline=None)
-@given(data=scenario("histogram"), cuts=st.lists(st.integers(0, 200), max_size=6))
+@given(data=join_scenario("histogram"), cuts=st.lists(st.integers(0, 200), max_size=6))
 def test_compiled_join_equals_the_python_engine(name, data, cuts):
     streams, events, d, delta = data
     make = JOIN_OPS[name]
@@ -202,7 +168,7 @@ def _larger_interval_stream():  # noqa: ANN202
     """A seeded stream of 800 uniform-interval events and its brute-force join (d 70 ms,
     delta 0.6), computed once for every operator."""
     rng = np.random.default_rng(8)
-    sets = [_uniform_set(rng, n, 5, 50.0) for n in "AB"]
+    sets = [uniform_set(rng, n, 5, 50.0) for n in "AB"]
     streams = (StreamSpec(sets[0], 60.0), StreamSpec(sets[1], 40.0))
     events = synthetic_events(
         rng, 800, (5, 5), mean_interarrival=4, max_delay=(60, 40), late_fraction=0.02
@@ -288,7 +254,7 @@ def test_parameters_steered_inside_the_envelope_stay_exact():
 
 def test_interval_parameters_steered_inside_the_envelope_stay_exact():
     rng = np.random.default_rng(4)
-    sets = [_uniform_set(rng, n, 4, 40.0) for n in "AB"]
+    sets = [uniform_set(rng, n, 4, 40.0) for n in "AB"]
     streams = (StreamSpec(sets[0], 30.0), StreamSpec(sets[1], 30.0))
     events = synthetic_events(rng, 500, (4, 4), mean_interarrival=3, max_delay=(30, 30))
     env = Envelope(d_max=100.0, threshold_min=0.2, max_delay=(30.0, 30.0))
@@ -356,7 +322,7 @@ def test_configuration_errors():
 
 def test_every_operator_pickles_mid_stream():
     rng = np.random.default_rng(5)
-    sets = [_uniform_set(rng, n, 3, 20.0) for n in "AB"]
+    sets = [uniform_set(rng, n, 3, 20.0) for n in "AB"]
     streams = (StreamSpec(sets[0], 10.0), StreamSpec(sets[1], 10.0))
     events = synthetic_events(rng, 100, (3, 3), mean_interarrival=3, max_delay=(10, 10))
     factories = {**INTERVAL_OPS, **PT_OPS, "band": BandJoin}
@@ -391,3 +357,16 @@ def test_timer_ticks_release_lazy_blocks():
         op.advance(100.0)
     eager = EagerCorrelation(streams=(uni, uni), d=10.0, threshold=0.5)
     assert len(eager.advance(10.0)) == 0 and eager.now == 10.0
+
+
+def test_checksum_ignores_order_and_sees_one_id_changed():
+    ids = np.random.default_rng(0).integers(0, 10**6, size=(500, 3))
+    assert (
+        result_checksum(ids)
+        == result_checksum(ids[::-1])
+        == result_checksum(ids[np.argsort(ids[:, 1])])
+    )
+    changed = ids.copy()
+    changed[7, 1] += 1
+    assert result_checksum(changed) != result_checksum(ids)
+    assert result_checksum(ids[:, ::-1]) != result_checksum(ids)

@@ -9,7 +9,6 @@ tests share the session-scoped ``spark`` fixture.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from benchmarks.report import Stages
@@ -18,20 +17,10 @@ from benchmarks.spark import (
     _ptjoin_workloads,
     _race,
     _wjoin_workload,
-    checksum,
 )
 from workbench.paper_examples import Example5Setting
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-
-def test_checksum_ignores_order_and_sees_one_id_changed():
-    ids = np.random.default_rng(0).integers(0, 10**6, size=(500, 3))
-    assert checksum(ids) == checksum(ids[::-1]) == checksum(ids[np.argsort(ids[:, 1])])
-    changed = ids.copy()
-    changed[7, 1] += 1
-    assert checksum(changed) != checksum(ids)
-    assert checksum(ids[:, ::-1]) != checksum(ids)
 
 
 def test_every_join_family_races_its_queries_and_checks_the_results(spark, tmp_path):

@@ -191,7 +191,7 @@ def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
     """A SIGKILL of one worker's executor once the rejects pass is done and tasks run (the
     planning job or the join's operators): Spark reruns the lost tasks and stages and the pairs
     the tasks wrote are exactly the in-process operator's, none twice."""
-    w = Example5Workload(Example5Setting(templates=40), events_per_stream=20_000, seed=2)
+    w = Example5Workload(Example5Setting(templates=40), events_per_stream=60_000, seed=2)
     streams, events = w.build()
     op = PTJoin(streams=streams, d=w.setting.d, threshold=w.setting.delta)
     write_event_folder(tmp_path / "in", streams, events)

@@ -5,6 +5,7 @@ measurement and profile, the warm-up (drivers of their own and Spark Connect:
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,8 @@ import pytest
 
 from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.data.replay import Replayer
+from workbench.events import sort_pairs
+from workbench.operators import EagerCorrelation, replay
 from workbench.operators.oracle import on_time
 from workbench.spark.live import LiveJoin
 
@@ -51,6 +54,35 @@ def test_delta_changes_live_without_losing_state(spark, tmp_path):
     assert strict_set <= {tuple(p) for p in got} <= loose_set
     later = [b for b in live.batches if b["batch"] > seen + 1]
     assert later and all(b["delta"] == loose for b in later)  # in force within one batch
+
+
+def test_interval_correlations_run_live_and_the_algorithm_steers_without_restart(spark, tmp_path):
+    histograms, events = scenario(14, n=300)
+    streams = tuple(replace(s, templates=s.templates.intervals()) for s in histograms)
+    d, ct = 600.0, 0.7
+    with pytest.raises(ValueError, match="one bucket"):  # refused on the driver, not in a task
+        LiveJoin(spark, tmp_path / "in", histograms, d, ct, tmp_path / "x", algorithm="eager")
+    with pytest.raises(ValueError, match="not a timing join"):
+        LiveJoin(spark, tmp_path / "in", streams, d, ct, tmp_path / "x", algorithm="sort")
+    frame = events.to_frame()
+    half = len(events) // 2
+    Replayer(frame.iloc[:half], tmp_path / "in", batch_ms=2000, prefix="first").run()
+    live = LiveJoin(
+        spark, tmp_path / "in", streams, d, ct, tmp_path / "work", available_now=True,
+        algorithm="lazy",
+    )  # fmt: skip
+    live.start()
+    live.await_termination()
+    assert "no restart" in live.set_algorithm("lookup")
+    Replayer(frame.iloc[half:], tmp_path / "in", batch_ms=2000, prefix="second").run()
+    live.start()
+    live.await_termination()
+    live.close()
+    assert live.run == 1 and {b["algorithm"] for b in live.batches} == {"lazy", "lookup"}
+    matches, _ = replay(EagerCorrelation(streams=streams, d=d, threshold=ct), events)
+    expected = sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
+    assert len(expected) > 50
+    np.testing.assert_array_equal(sorted_pairs(live.pairs()), expected)
 
 
 def test_d_within_the_envelope_is_live_beyond_it_restarts_on_a_new_checkpoint(spark, tmp_path):

@@ -20,6 +20,7 @@ from tests.support.wjoin_cases import CASES, UNIFORM, check, wjoin_rows
 from workbench.data.event_files import write_event_folder
 from workbench.events import sort_pairs
 from workbench.operators import (
+    CORRELATIONS,
     BEWJoin,
     FEWJoin,
     PTJoin,
@@ -27,8 +28,15 @@ from workbench.operators import (
     replay,
 )
 from workbench.spark.batch import read_result_files, run_join
-from workbench.spark.ranges import RangePlan, Reach, join_ranges, join_reach, plan_ranges
-from workbench.spark.submit import ALGORITHMS
+from workbench.spark.ranges import (
+    RangePlan,
+    Reach,
+    Span,
+    join_ranges,
+    join_reach,
+    plan_ranges,
+    span_columns,
+)
 from workbench.spark.submit import main as spark_main
 
 pytestmark = pytest.mark.spark
@@ -66,13 +74,13 @@ def test_exact_ties_are_decided_in_rationals_inside_the_tasks(spark, tmp_path, l
     assert got.tolist() == [[0, 10], [1, 11], [2, 12]]
 
 
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", list(CORRELATIONS))
 def test_interval_correlation_per_range_equals_the_rational_oracle(spark, tmp_path, name):
     streams, events = adversarial_scenario(seed=11, uniform=True)
     d, ct = max(s.pi for s in streams), 0.5
     expected = brute_force_join(events, streams, d, ct, accepted=accepted(events, streams))
     lazy = {"max_pending": 5, "max_wait": 50.0} if name in ("lazy", "lookup") else {}
-    op = ALGORITHMS[name](streams=streams, d=d, threshold=ct, **lazy)
+    op = CORRELATIONS[name](streams=streams, d=d, threshold=ct, **lazy)
     np.testing.assert_array_equal(_spark_pairs(spark, tmp_path, op, events), expected)
 
 
@@ -95,6 +103,22 @@ def test_narrow_and_salted_ranges_find_every_pair_once(spark, tmp_path):
     assert len(np.unique(got, axis=0)) == len(got)
     auto = plan_ranges(accepted, reach, slots=2)
     assert auto.width >= reach.band
+
+
+def test_a_burst_is_salted_by_the_span_quantiles_without_counting_per_range(spark):
+    """A tenth of the span holds 60 % of the events: its ranges (and only they) are salted,
+    planned from the quantiles one aggregate observed (no count per range)."""
+    rng = np.random.default_rng(4)
+    t = np.concatenate((rng.uniform(0, 100_000, 4_000), rng.uniform(50_000, 60_000, 6_000)))
+    frame = spark.createDataFrame([(float(x),) for x in t], "t_det DOUBLE")
+    span = Span.of(frame.agg(*span_columns(frame["t_det"])).first().asDict())
+    assert span.n == 10_000 and span.lo == t.min() and span.hi == t.max()
+    assert abs(span.count_below(np.array([50_000.0]))[0] - np.sum(t < 50_000)) < 100
+    reach = Reach(1, (100.0, 0.0), (100.0, 0.0))
+    plan = plan_ranges(frame, reach, slots=4, span=span)  # 16 ranges of about 6,250
+    burst = {int(r) for r in np.floor(np.array([50_000.0, 59_999.0]) / plan.width)}
+    assert set(plan.salts) == set(range(min(burst), max(burst) + 1))
+    assert all(n >= 3 for n in plan.salts.values())
 
 
 def test_bad_records_are_rejected_with_their_reason_and_the_rest_joined(spark, tmp_path):

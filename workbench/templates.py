@@ -60,6 +60,18 @@ class TemplateSet:
         exact = max(Fraction(t.max) - Fraction(t.min) for t in self.templates)
         return longest if Fraction(longest) >= exact else math.nextafter(longest, math.inf)
 
+    def intervals(self) -> TemplateSet:
+        """The same supports as uniform intervals (one bucket each): the interval timing
+        paper's model (Section 4.1) of the same stream; an event's interval is its histogram's
+        support.
+
+        >>> ts = TemplateSet("A", (HistogramTimestamp.from_buckets([(0, 1, 0.2), (1, 5, 0.8)]),))
+        >>> ts.intervals().event(0, 100.0).buckets()
+        [(95.0, 100.0, 1.0)]
+        """
+        uniform = tuple(HistogramTimestamp.uniform(0.0, t.length) for t in self.templates)
+        return TemplateSet(self.name, uniform)
+
     @cached_property
     def lengths(self) -> np.ndarray:
         """len(phi_k) of every template, in order (read-only)."""

@@ -1,11 +1,13 @@
-"""Hypothesis strategies and NumPy generators for histogram timestamps."""
+"""Hypothesis strategies and NumPy generators: histogram timestamps, join scenarios."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from workbench.templates import TemplateSet
+from workbench.data.synthetic import synthetic_events
+from workbench.operators import StreamSpec
+from workbench.templates import TemplateSet, random_templates
 from workbench.timestamps import HistogramTimestamp
 
 
@@ -87,3 +89,41 @@ def adversarial_sets(dyadic: bool = False) -> st.SearchStrategy[TemplateSet]:
     return st.tuples(one, one).map(
         lambda ab: (TemplateSet("A", tuple(ab[0])), TemplateSet("B", tuple(ab[1])))
     )
+
+
+def uniform_set(rng: np.random.Generator, name: str, count: int, max_len: float) -> TemplateSet:
+    """``count`` uniform intervals of random lengths up to ``max_len`` (min 0)."""
+    lengths = rng.uniform(1.0, max_len, count)
+    return TemplateSet(name, tuple(HistogramTimestamp.uniform(0, x) for x in lengths))
+
+
+@st.composite
+def join_scenario(draw: st.DrawFn, kind: str) -> tuple:
+    """Two streams of ``kind`` templates ("interval": one bucket each; "histogram": 1-6
+    buckets), their events (out of order, some late), d below or above pi and a threshold."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    counts = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    max_len = draw(st.sampled_from([5.0, 30.0, 80.0]))
+    if kind == "interval":
+        sets = [uniform_set(rng, n, c, max_len) for n, c in zip("AB", counts, strict=True)]
+    else:
+        buckets = draw(st.integers(1, 6))
+        sets = [
+            random_templates(rng, c, buckets, max_len, n) for n, c in zip("AB", counts, strict=True)
+        ]
+    delays = (draw(st.sampled_from([0.0, 20.0, 90.0])), draw(st.sampled_from([0.0, 20.0, 90.0])))
+    streams = (StreamSpec(sets[0], delays[0]), StreamSpec(sets[1], delays[1]))
+    pi = max(s.pi for s in sets)
+    d = draw(st.sampled_from(["below", "above"]))
+    d = float(rng.uniform(0, pi)) if d == "below" else pi + float(rng.uniform(0, 60))
+    threshold = draw(st.floats(0.05, 0.95))
+    events = synthetic_events(
+        rng,
+        draw(st.integers(0, 60)),
+        counts,
+        mean_interarrival=draw(st.sampled_from([2.0, 10.0, 40.0])),
+        max_delay=delays,
+        late_fraction=draw(st.sampled_from([0.0, 0.1])),
+    )
+    return streams, events, d, threshold

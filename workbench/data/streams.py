@@ -37,6 +37,7 @@ __all__ = [
     "csv_streams",
     "default_readings",
     "default_streams",
+    "interval_streams",
     "load_streams",
     "month_streams",
     "readings_file_streams",
@@ -101,6 +102,19 @@ class WindowRange:
     default: float
     upper: float
     step: float
+
+
+def interval_streams(streams: ReplayedStreams) -> ReplayedStreams:
+    """The same events with each template's support as a uniform interval (one bucket: what
+    the interval correlations take, :meth:`~workbench.templates.TemplateSet.intervals`).
+
+    >>> from workbench.data.replica import simulate_deployment
+    >>> r = interval_streams(replayed_streams(simulate_deployment(days=0.05, seed=0), days=None))
+    >>> {t.n_buckets for s in r.templates for t in s}
+    {1}
+    """
+    a, b = (s.intervals() for s in streams.templates)
+    return replace(streams, templates=(a, b))
 
 
 def window_range(templates: tuple[TemplateSet, TemplateSet]) -> WindowRange:

@@ -238,8 +238,7 @@ def as_intervals(spec: StreamSpec) -> StreamSpec:
     >>> as_intervals(StreamSpec(example3_templates(), 50.0)).templates[0].buckets()
     [(0.0, 40.0, 1.0)]
     """
-    uniform = tuple(HistogramTimestamp.uniform(0.0, t.length) for t in spec.templates)
-    return StreamSpec(TemplateSet(spec.templates.name, uniform), spec.max_delay)
+    return StreamSpec(spec.templates.intervals(), spec.max_delay)
 
 
 def coalescing_rows(

@@ -31,6 +31,8 @@ from workbench.protocol_shapes import JoinOperator
 from workbench.records import Emitted
 
 __all__ = [
+    "CORRELATIONS",
+    "TIMING_JOINS",
     "BEWJoin",
     "BadEventError",
     "BandJoin",
@@ -56,3 +58,16 @@ __all__ = [
     "on_time",
     "replay",
 ]
+
+CORRELATIONS: dict[str, type[TwoStreamJoin]] = {
+    "simple": SimpleCorrelation,
+    "ssort": SSortCorrelation,
+    "eager": EagerCorrelation,
+    "lazy": LazyCorrelation,
+    "lookup": LazyLookupCorrelation,
+}
+"""The interval timing correlation algorithms (interval timing paper, Algorithms 1-7), by the
+name the command line and the live join take."""
+TIMING_JOINS: dict[str, type[TwoStreamJoin]] = {"ptjoin": PTJoin, **CORRELATIONS}
+"""Every two-stream timing join, by name: PTJoin (Section 3) and the interval correlations
+(which need one-bucket templates); all decide ``P(|Xa - Xb| <= d) >= threshold``."""

@@ -11,8 +11,9 @@ arrival``; :func:`~workbench.spark.wjoin.wjoin_checks`); an equality W-join's ra
 by the key's hash.
 Accepted records go to the ranges, rejected ones to ``rejects/``; the tasks write their
 results to Parquet themselves (:func:`~workbench.spark.ranges.write_ranges`: the JVM moves no
-result).  The driver plans the ranges (one small aggregate; the span is observed while the
-rejects are written) and reads counts; no record or result passes through it.
+result).  The driver plans the ranges from the accepted records' span and time quantiles,
+observed while the rejects are written (no job of its own), and reads counts; no record or
+result passes through it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,15 @@ from pyspark.sql import functions as F
 from workbench.data.event_files import EVENT_FORMATS, EventFormat
 from workbench.events import sort_pairs
 from workbench.operators.wjoin import MultiWayJoin
-from workbench.spark.ranges import Join, RangePlan, join_reach, plan_ranges, write_ranges
+from workbench.spark.ranges import (
+    Join,
+    RangePlan,
+    Span,
+    join_reach,
+    plan_ranges,
+    span_columns,
+    write_ranges,
+)
 from workbench.spark.source import CORRUPT, EVENT_FIELDS, event_checks, reject_rows, with_reason
 from workbench.spark.wjoin import WJOIN_FIELDS, wjoin_checks
 
@@ -148,16 +157,14 @@ def run_join(
     counts = Observation("rejects")
     ok = F.col("reason").isNull()
     t_ok = F.when(ok, F.col(schema.time))
-    observed = classified.observe(  # the accepted records' span too: one pass fewer to plan
+    observed = classified.observe(  # the accepted records' span too: no pass of its own to plan
         counts,
         *(F.sum((F.col("reason") == r).cast("long")).alias(r) for r in reasons),
-        F.min(t_ok).alias("lo"),
-        F.max(t_ok).alias("hi"),
-        F.sum(ok.cast("long")).alias("n"),
+        *span_columns(t_ok),
     )
     reject_rows(observed).write.mode("overwrite").parquet(str(out / "rejects"))
     got = counts.get
-    span = (got["lo"], got["hi"], int(got["n"] or 0))
+    span = Span.of(got)
     accepted = classified.filter(ok).withColumnsRenamed(schema.renamed)
     plan = plan_ranges(accepted, join_reach(op), task_slots(spark), span)
     folder = out / ("pairs" if op.arity == 2 else "results")

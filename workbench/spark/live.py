@@ -1,8 +1,10 @@
-"""A running streaming PTJoin that can be steered while it runs (PTJoin Section 3, Theorem 2).
+"""A running streaming timing join that can be steered while it runs (PTJoin Section 3,
+Theorem 2; the interval correlations, interval timing paper Algorithms 1-7).
 
 The join runs by time ranges inside Spark's stateful tasks
-(:mod:`workbench.spark.live_ranges`): per range, the workbench's own PTJoin over the range's
-events kept in Spark's state store, the band that of an envelope window ``d_max`` (Eq. 4-5).
+(:mod:`workbench.spark.live_ranges`): per range, the workbench's own operator (PTJoin, or an
+interval correlation over one-bucket templates) over the range's events kept in Spark's state
+store, the band that of an envelope window ``d_max`` (Eq. 4-5).
 **One query** reads the replay: the pairs and the rejected records (malformed, unknown stream
 or template, late; :func:`~workbench.spark.source.reject_rows`) are one stream, so the files
 are listed, read and parsed once per micro-batch.
@@ -23,7 +25,8 @@ needs nothing of the client's memory: over Spark Connect it runs in the server's
 
 Steering, and what each change costs:
 
-- delta, or d within ``d_max``: applied from the next micro-batch, no restart, state kept;
+- delta, d within ``d_max``, or the algorithm: applied from the next micro-batch, no restart,
+  state kept;
 - the trigger interval (pacing): restart **from the same checkpoint** (nothing recomputed);
 - d above ``d_max``, a stream's max delay D or the watermark: the join's band, on-time
   filter or state eviction changes, which a checkpoint's state cannot be reused for,
@@ -100,7 +103,9 @@ def live_stream(
 
 
 class LiveJoin:
-    """The streaming PTJoin over a replay folder, steerable while it runs (module docstring).
+    """The streaming timing join over a replay folder, steerable while it runs (module
+    docstring); ``algorithm`` is one of :data:`~workbench.operators.TIMING_JOINS` (an interval
+    correlation needs one-bucket templates).
 
     ``work_dir`` holds one folder per run (checkpoints, pairs, rejects); constructing a
     LiveJoin on a folder with runs resumes the latest one from its checkpoint.
@@ -124,6 +129,7 @@ class LiveJoin:
         available_now: bool = False,
         name: str = "ptjoin",
         extra_watermark_ms: float = 0.0,
+        algorithm: str = "ptjoin",
     ) -> None:
         self.spark = spark
         self.name = name
@@ -135,7 +141,9 @@ class LiveJoin:
             max_delay=(streams[0].max_delay, streams[1].max_delay),
             trigger_seconds=trigger_seconds,
             extra_watermark_ms=extra_watermark_ms,
+            algorithm=algorithm,
         )
+        self.params.check(streams)
         self._streams = streams
         self.work_dir = Path(work_dir)
         self.max_files_per_trigger = max_files_per_trigger
@@ -313,6 +321,16 @@ class LiveJoin:
         return self._restart_new(
             replace(self.params, d=d, d_max=d),
             f"d = {d:g} ms exceeds the join state's envelope d_max = {self.params.d_max:g} ms",
+        )
+
+    def set_algorithm(self, algorithm: str) -> str:
+        """Run ``algorithm`` from the next micro-batch (the same pairs, found another way)."""
+        params = replace(self.params, algorithm=algorithm)
+        params.check(self._streams)
+        self._set(params)
+        return (
+            f"{algorithm} decides the pairs from the next micro-batch; join state kept, no "
+            "restart (every timing join decides the same pairs)"
         )
 
     def set_max_delay(self, max_delay: tuple[float, float]) -> str:

@@ -1,6 +1,7 @@
-"""The live PTJoin by time ranges: the workbench's operator inside Spark's stateful tasks
-(PTJoin Section 3, Eq. 4-5, Definition 6, Theorem 4; the batch design of
-:mod:`workbench.spark.ranges`, kept across micro-batches).
+"""The live timing join by time ranges: the workbench's operator inside Spark's stateful tasks
+(PTJoin Section 3, Eq. 4-5, Definition 6, Theorem 4; the interval correlations of the interval
+timing paper, Algorithms 1-7; the batch design of :mod:`workbench.spark.ranges`, kept across
+micro-batches).
 
 Each accepted event is keyed by the ranges of :class:`~workbench.spark.ranges.RangePlan` for
 the envelope's band (:data:`BANDS_PER_RANGE` bands wide; a B event in its own range, an A
@@ -8,16 +9,19 @@ event copied to every range its band overlaps), and ``applyInPandasWithState`` k
 range, the range's events a later event can still join in Spark's state store (one binary
 column; RocksDB in the dashboard's session), checkpointed with the query, exactly once.  For
 a range with new events, :class:`LiveRangeStep` pushes the kept events and the new ones, in
-arrival order, through a :class:`~workbench.operators.ptjoin.PTJoin` (the compiled kernels,
-the certified decisions and their rational fallback) and a flush, and emits the pairs with a
-new event on either side: a pair of two kept events was emitted by the micro-batch that
+arrival order, through the run's operator (a :class:`~workbench.operators.ptjoin.PTJoin` or one
+of the five interval correlations, :data:`~workbench.operators.TIMING_JOINS`: the compiled
+kernels, the certified decisions and their rational fallback) and a flush, and emits the pairs
+with a new event on either side: a pair of two kept events was emitted by the micro-batch that
 brought the later of them.  So every pair is decided once, under the parameters in force when
 its later event came, as in-process.
 
 **Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_sink.
 write_params`) from the run folder, which the executors see as they see the sink; each pair
 carries the ``(d, delta)`` it was decided under.  The band is the envelope's (``d_max``), so
-d within it and any delta apply from the next micro-batch with the state kept.
+d within it, any delta and the algorithm (all of them decide ``P(|Xa - Xb| <= d) >= delta``, so
+the pairs do not change with it, only how they are found) apply from the next micro-batch with
+the state kept.
 
 **Eviction.**  The watermark trails the newest detection by D + the band, so a later on-time
 event lies beyond ``watermark + band`` (the replay is in arrival order and ``t_det >=
@@ -42,8 +46,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming.state import GroupState
 
 from workbench.events import COLUMNS, Events
-from workbench.operators.base import Envelope, StreamSpec
-from workbench.operators.ptjoin import PTJoin
+from workbench.operators import TIMING_JOINS
+from workbench.operators.base import Envelope, StreamSpec, TwoStreamJoin
 from workbench.spark.live_sink import LiveParams, read_params
 from workbench.spark.ranges import RangePlan, band_reach
 from workbench.spark.source import EPOCH_OFFSET_MS
@@ -74,9 +78,9 @@ STATE_DTYPE = np.dtype(
 """A range's kept events: :class:`~workbench.events.Events` rows as one packed array."""
 
 
-_OPERATORS: dict[tuple[str, float, float], PTJoin] = {}
-"""The live joins' operators built in this Python worker, by streams' digest, d and delta (a
-task unpickles its step anew; building a PTJoin's stime tables takes a good part of a
+_OPERATORS: dict[tuple[str, str, float, float], TwoStreamJoin] = {}
+"""The live joins' operators built in this Python worker, by streams' digest, algorithm, d and
+delta (a task unpickles its step anew; building a PTJoin's stime tables takes a good part of a
 second)."""
 
 
@@ -105,15 +109,15 @@ class LiveRangeStep:
             self._params = (stamp, read_params(Path(self.run_dir)))
         return self._params[1]
 
-    def operator(self, params: LiveParams) -> PTJoin:
-        """A PTJoin for ``params`` (restarted before each use)."""
-        key = (self.digest, params.d, params.delta)
+    def operator(self, params: LiveParams) -> TwoStreamJoin:
+        """The operator ``params`` name, at their d and delta (restarted before each use)."""
+        key = (self.digest, params.algorithm, params.d, params.delta)
         op = _OPERATORS.get(key)
         if op is None:
             if len(_OPERATORS) > 8:  # steered back and forth: keep the memory bounded
                 _OPERATORS.clear()
             envelope = Envelope(params.d, params.delta, tuple(s.max_delay for s in self.streams))
-            op = _OPERATORS[key] = PTJoin(
+            op = _OPERATORS[key] = TIMING_JOINS[params.algorithm](
                 streams=self.streams, d=params.d, threshold=params.delta, envelope=envelope
             )
         op.restart()
@@ -163,7 +167,7 @@ def keep_from_watermark(state: GroupState, rows: np.ndarray, time: str, end: flo
     state.setTimeoutTimestamp(max(math.ceil(EPOCH_OFFSET_MS + end), watermark + 1))
 
 
-def _join(op: PTJoin, rows: np.ndarray) -> np.ndarray:
+def _join(op: TwoStreamJoin, rows: np.ndarray) -> np.ndarray:
     """The pairs ``op`` emits over ``rows`` (arrival order) and a flush, as ``(n, 2)`` ids."""
     events = Events(*(rows[c].copy() for c in COLUMNS))
     out = [op.push_batch(events).ids, op.flush().ids]

@@ -25,6 +25,7 @@ import pyarrow.dataset as ds
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
+from workbench.operators import TIMING_JOINS
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
 from workbench.spark.source import sink_partitions
@@ -103,7 +104,9 @@ def latest_pairs(
 
 @dataclass(frozen=True)
 class LiveParams:
-    """What a :class:`LiveJoin` runs with (times in milliseconds)."""
+    """What a :class:`LiveJoin` runs with (times in milliseconds); ``algorithm`` names the
+    operator the tasks run (:data:`~workbench.operators.TIMING_JOINS`), ``delta`` is its
+    threshold (an interval correlation's ct)."""
 
     d: float
     delta: float
@@ -111,8 +114,14 @@ class LiveParams:
     max_delay: tuple[float, float]
     trigger_seconds: float = 1.0
     extra_watermark_ms: float = 0.0
+    algorithm: str = "ptjoin"
 
     def __post_init__(self) -> None:
+        if self.algorithm not in TIMING_JOINS:
+            raise ValueError(
+                f"algorithm = {self.algorithm!r} is not a timing join; choose one of "
+                f"{', '.join(TIMING_JOINS)}"
+            )
         if not 0 < self.delta < 1:
             raise ValueError(f"delta = {self.delta!r} must lie strictly between 0 and 1")
         if not self.d >= 0:
@@ -125,6 +134,11 @@ class LiveParams:
             )
         if not self.trigger_seconds > 0:
             raise ValueError(f"trigger_seconds = {self.trigger_seconds!r} must be positive")
+
+    def check(self, streams: tuple[StreamSpec, StreamSpec]) -> None:
+        """Refuse, on the driver, streams the algorithm does not take (an interval correlation
+        over histogram templates: ValueError naming the template), before any task would."""
+        TIMING_JOINS[self.algorithm].config_type(streams=streams, d=self.d, threshold=self.delta)
 
 
 def write_params(run_dir: Path, params: LiveParams) -> None:

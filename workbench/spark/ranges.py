@@ -53,6 +53,7 @@ __all__ = [
     "GROUP_EVENTS",
     "RangePlan",
     "Reach",
+    "Span",
     "band_reach",
     "join_ranges",
     "join_reach",
@@ -60,6 +61,7 @@ __all__ = [
     "range_step",
     "range_writer",
     "result_names",
+    "span_columns",
     "write_ranges",
 ]
 
@@ -67,6 +69,9 @@ CHUNK = 4096
 """Events per ``push_batch`` inside a task: bounds the pairs held before they are yielded."""
 GROUPS_PER_SLOT = 4
 """Groups (ranges x salts) per task slot the plan aims at, for balance."""
+QUANTILES = 256
+"""Quantiles of the records' times a plan estimates the events per range from (balance needs
+no exact count: a burst of more than twice a range's share stands out at this resolution)."""
 GROUP_EVENTS = 1_000_000
 """Events per group the plan keeps below, on average: a task holds its group's events (about
 40 bytes each) while it joins them."""
@@ -160,31 +165,65 @@ class RangePlan:
         return salts
 
 
-def plan_ranges(
-    events: DataFrame,
-    reach: Reach,
-    slots: int,
-    span: tuple[float | None, float | None, int] | None = None,
-) -> RangePlan:
-    """Ranges for ``events``: one small Spark job counts the events per range, and one before
-    it finds their ``span`` (least and greatest time, count) unless given.
+@dataclass(frozen=True)
+class Span:
+    """The accepted records' times: least, greatest, how many and :data:`QUANTILES` + 1
+    quantiles (approximate), what a plan is made from (:func:`span_columns` observes them)."""
+
+    lo: float
+    hi: float
+    n: int
+    quantiles: tuple[float, ...]
+
+    @classmethod
+    def of(cls, row: Mapping[str, object]) -> Span:
+        """The span of a row of :func:`span_columns`."""
+        n = int(row["n"] or 0)  # type: ignore[call-overload]
+        if not n:
+            return cls(0.0, 0.0, 0, ())
+        q = tuple(float(x) for x in row["quantiles"])  # type: ignore[union-attr]
+        return cls(float(row["lo"]), float(row["hi"]), n, q)  # type: ignore[arg-type]
+
+    def count_below(self, t: np.ndarray) -> np.ndarray:
+        """About how many records lie before each time in ``t`` (the quantiles interpolated)."""
+        probs = np.linspace(0.0, 1.0, len(self.quantiles))
+        return self.n * np.interp(t, self.quantiles, probs, left=0.0, right=1.0)
+
+
+def span_columns(t: Column) -> list[Column]:
+    """The aggregates of a :class:`Span` of the non-null values of ``t`` (one pass; an
+    ``Observation`` of a pass the job makes anyway can carry them)."""
+    probs = [k / QUANTILES for k in range(QUANTILES + 1)]
+    return [
+        F.min(t).alias("lo"),
+        F.max(t).alias("hi"),
+        F.count(t).alias("n"),
+        F.percentile_approx(t, probs, 10 * QUANTILES).alias("quantiles"),
+    ]
+
+
+def plan_ranges(events: DataFrame, reach: Reach, slots: int, span: Span | None = None) -> RangePlan:
+    """Ranges for ``events`` from their ``span`` (one small aggregate finds it unless given).
 
     The ranges are as wide as ``GROUPS_PER_SLOT * slots`` groups over the span make them (more
     when a group would hold over :data:`GROUP_EVENTS` events), never narrower than the band:
     fewer, wider ranges copy fewer events and run fewer groups.  A range holding more than
-    twice its share of the events (a burst, or a span of few ranges) is split into that many
-    salts."""
-    band, t = reach.band, F.col(reach.time)
+    twice its share of the events by the span's quantiles (a burst, or a span of few ranges)
+    is split into that many salts."""
     if span is None:
-        span = events.agg(F.min(t), F.max(t), F.count(F.lit(1))).first()
-    lo, hi, n = span
-    if not n:
-        return RangePlan(band, reach)
-    groups = max(GROUPS_PER_SLOT * max(1, slots), math.ceil(n / GROUP_EVENTS))
-    width = max(band, (hi - lo) / groups)
-    share = n / groups
-    counts = events.groupBy(F.floor(t / width).alias("r")).count().collect()
-    salts = {int(r): math.ceil(c / share) for r, c in counts if c > 2 * share}
+        span = Span.of(events.agg(*span_columns(F.col(reach.time))).first().asDict())
+    if not span.n:
+        return RangePlan(reach.band, reach)
+    groups = max(GROUPS_PER_SLOT * max(1, slots), math.ceil(span.n / GROUP_EVENTS))
+    width = max(reach.band, (span.hi - span.lo) / groups)
+    share = span.n / groups
+    first, last = math.floor(span.lo / width), math.floor(span.hi / width)
+    ranges = np.arange(first, last + 1)
+    below = span.count_below(np.append(ranges, last + 1) * width)
+    counts = np.diff(below)
+    salts = {
+        int(r): math.ceil(c / share) for r, c in zip(ranges, counts, strict=True) if c > 2 * share
+    }
     return RangePlan(width, reach, salts)
 
 

@@ -32,14 +32,11 @@ from workbench.coalesce import Equivalence, Window
 from workbench.coalesce.equivalence import KINDS
 from workbench.data.event_files import EVENT_FORMATS, read_stream_specs, write_event_folder
 from workbench.operators import (
+    CORRELATIONS,
     BEWJoin,
-    EagerCorrelation,
     FEWJoin,
     LazyCorrelation,
-    LazyLookupCorrelation,
     PTJoin,
-    SimpleCorrelation,
-    SSortCorrelation,
     TwoStreamJoin,
     WindowConstraints,
 )
@@ -48,16 +45,8 @@ from workbench.operators.wjoin import MultiWayJoin
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["ALGORITHMS", "PREPARE_SOURCES", "main", "parser"]
+__all__ = ["PREPARE_SOURCES", "main", "parser"]
 
-ALGORITHMS: dict[str, type[TwoStreamJoin]] = {
-    "simple": SimpleCorrelation,
-    "ssort": SSortCorrelation,
-    "eager": EagerCorrelation,
-    "lazy": LazyCorrelation,
-    "lookup": LazyLookupCorrelation,
-}
-"""The interval timing correlation algorithms ``correlate`` runs, by name."""
 PREPARE_SOURCES = ("simulated", "month", "readings", "csv", "synthetic", "intervals", "motes")
 """What ``prepare`` can write an event folder from."""
 
@@ -93,7 +82,7 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--mode", choices=("tight", "loose", "naive"), default="tight")
     corr = sub.choices["correlate"]
     corr.add_argument("--ct", type=float, required=True, help="confidence threshold ct")
-    corr.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="eager")
+    corr.add_argument("--algorithm", choices=tuple(CORRELATIONS), default="eager")
     corr.add_argument("--max-pending", type=int, help="lazy: re-evaluate at this many waiting")
     corr.add_argument("--max-wait", type=float, help="lazy: re-evaluate after this much time")
     wj = sub.choices["wjoin"]
@@ -200,7 +189,7 @@ def _operator(args: argparse.Namespace) -> TwoStreamJoin | MultiWayJoin:
     specs = read_stream_specs(args.input)
     if args.job == "join":
         return PTJoin(streams=specs, d=args.d, threshold=args.delta, mode=args.mode)
-    cls = ALGORITHMS[args.algorithm]
+    cls = CORRELATIONS[args.algorithm]
     lazy = {}
     if issubclass(cls, LazyCorrelation):
         lazy = {"max_pending": args.max_pending, "max_wait": args.max_wait}
