@@ -209,10 +209,11 @@ def test_dashboard_tabs_share_the_edited_templates():
     from workbench.app import dashboard_tabs
 
     tabs = dict(dashboard_tabs())
-    assert list(tabs)[:4] == [
+    assert list(tabs)[:5] == [
         "Templates",
         "Satisfaction probability",
         "Partition regions",
+        "Timing joins",
         "Live join (Spark)",
     ]
     editor, explorer = tabs["Templates"], tabs["Satisfaction probability"]

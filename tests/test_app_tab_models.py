@@ -18,6 +18,7 @@ from workbench.app.coalescing_model import CoalescingModel
 from workbench.app.coalescing_spark import RETRY, CoalescingSpark
 from workbench.app.live_run import LiveRun
 from workbench.app.live_settings import LiveJoinSettings
+from workbench.app.race_model import TimingRaceModel
 from workbench.app.spark_control import RUN_STATES, SparkControl
 from workbench.app.wjoin_model import WJoinModel
 from workbench.app.wjoin_spark import WJoinSpark
@@ -87,7 +88,7 @@ def _imports(path: Path) -> set[str]:
     return {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("module", ["coalescing_model.py", "wjoin_model.py"])
+@pytest.mark.parametrize("module", ["coalescing_model.py", "wjoin_model.py", "race_model.py"])
 def test_the_models_import_no_panel(module):
     assert not {"panel", "holoviews"} & _imports(APP / module)
 
@@ -123,6 +124,28 @@ def test_the_wjoin_model_runs_without_a_page():
     assert len(model.results) == 2 and not model.running
     model.algorithms = []
     assert model.compute() == ([], "Cannot run: choose BEW, FEW or both")
+
+
+def test_the_timing_race_runs_and_steers_without_a_page():
+    """The eight timing joins on the deployment's interval replay agree pair for pair while
+    d, delta and the lazy thresholds move mid-run (interval paper Section 4.2, PTJoin
+    Section 3); other racers start a new race."""
+    model = TimingRaceModel(speed=20_000.0)
+    assert model.race.pushed == 0 and "press **Start**" in model.message
+    model.step()
+    assert model.race.pushed == 0  # not running: a tick does nothing
+    model.running = True
+    model.step()
+    model.param.update(d=model.d * 1.5, delta=0.6, max_pending=50, max_wait_s=30.0)
+    while model.running:
+        model.step()
+    table = model.table
+    assert table["same_pairs"].all() and (table["waiting"] == 0).all()
+    assert model.message.endswith("(finished): all algorithms found the same pairs.")
+    assert table.loc["Lazy", "response_ms"] > table.loc["Eager", "response_ms"]
+    assert list(model.history.columns) == ["clock_s", *table.index]
+    model.racers = ["Eager", "PTJoin tight"]
+    assert list(model.table.index) == ["Eager", "PTJoin tight"] and model.race.pushed == 0
 
 
 def test_the_control_moves_through_its_states():

@@ -27,6 +27,7 @@ TABS = (
     "Templates",
     "Satisfaction probability",
     "Partition regions",
+    "Timing joins",
     "Live join (Spark)",
     "Coalescing",
     "Multi-way join",
@@ -267,6 +268,16 @@ def _join_month(page) -> None:
     page.wait_for_function(f"() => ({MONTH})() !== ''", timeout=240_000)
 
 
+def _race(page) -> None:
+    """Start the race, pause it once it ran a while (the slider then steers the paused race),
+    the eight agreeing so far."""
+    toggle = page.get_by_role("button", name="Start / pause")
+    toggle.click()
+    page.get_by_text(re.compile(r"[0-9,]+ of [0-9,]+ events \(running\)")).wait_for()
+    toggle.click()
+    page.get_by_text(re.compile(r"events \(paused\): (all|the eager)")).wait_for()
+
+
 def _run_multiway(page) -> None:
     """Run, and wait for this run's outcome: the page's texts change (the measured times do
     with every run) and say a run joined, not that one is running."""
@@ -283,6 +294,7 @@ MAIN_ACTIONS = {  # each tab's main action before the slider move (the slider is
     "Templates": _generate,  # the tabs without one)
     "Satisfaction probability": None,
     "Partition regions": None,
+    "Timing joins": _race,
     "Coalescing": _stream_a_while,
     "Multi-way join": _run_multiway,
     "Deployment (simulated)": None,

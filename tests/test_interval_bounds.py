@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from workbench.exact import band_prob_exact
 from workbench.interval_bounds import (
     IntervalBounds,
     interval_bounds,
@@ -129,3 +133,35 @@ def test_scalar_and_vectorised_bounds_agree(setting):
     many = interval_bounds_many(np.array([lo, lo]), np.array([hi, hi]), d, ct, pi)
     for got, want in zip((b.lh, b.ll, b.rl, b.rh), many, strict=True):
         assert got == pytest.approx(float(want[1]), abs=1e-9)
+
+
+@st.composite
+def covering_pairs(draw):
+    """Intervals I1 covering I2 (ends equal allowed), widths from 1e-6 to 1e6 ms (each at
+    least a few thousand float spacings where it lies), at times up to 1e9 ms, and d from pi =
+    len(I1) (exactly) upward (Corollary 3's setting)."""
+    offset = draw(st.sampled_from([0.0, -5e3, 1e6, 1e9]))
+    lo1 = offset + draw(st.floats(0, 1000))
+    width = draw(st.sampled_from([1e-6, 1e-3, 1.0, 30.0, 1e6]))
+    width = max(width, 4096 * np.spacing(abs(lo1) + 2e6))
+    left = draw(st.sampled_from([0.0, 0.25, 0.5]))
+    right = draw(st.sampled_from([0.0, 0.25]))
+    hi1 = lo1 + width
+    lo2, hi2 = lo1 + left * width, hi1 - right * width
+    pi = hi1 - lo1  # rounded up where the float difference falls short of the exact length
+    if Fraction(hi1) - Fraction(lo1) > Fraction(pi):
+        pi = math.nextafter(pi, math.inf)
+    d = pi * draw(st.sampled_from([1.0, 1.0 + 1e-9, 2.0, 100.0]))
+    return U(lo1, hi1), U(lo2, hi2), d
+
+
+@given(covering_pairs())
+def test_corollary_3_an_interval_covering_another_joins_it_surely(pair):
+    """Interval timing paper, Corollary 3: min(I1) <= min(I2), max(I1) >= max(I2) and d >= pi
+    give prob(|I1 - I2| <= d) = 1, in exact rationals and in floats alike (the look-up
+    technique of Algorithm 6 relies on it)."""
+    i1, i2, d = pair
+    assert i1.min <= i2.min and i1.max >= i2.max
+    assert Fraction(d) >= Fraction(i1.max) - Fraction(i1.min)
+    assert band_prob_exact(i1, i2, d) == 1 == band_prob_exact(i2, i1, d)
+    assert band_prob(i1, i2, d) == 1.0

@@ -8,6 +8,7 @@ from workbench.app.deployment import DeploymentExplorer
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.month import MonthExplorer
 from workbench.app.ptjoin import PTJoinExplorer
+from workbench.app.race import TimingJoinsExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.templates import TemplateEditor
 from workbench.app.wjoin import WJoinExplorer
@@ -20,6 +21,7 @@ __all__ = [
     "PTJoinExplorer",
     "PartitionRegions",
     "TemplateEditor",
+    "TimingJoinsExplorer",
     "WJoinExplorer",
     "build_dashboard",
     "dashboard_tabs",

@@ -21,6 +21,7 @@ from workbench.app.live import LiveJoinExplorer
 from workbench.app.month import MonthExplorer
 from workbench.app.offline_styles import keep_styles_local
 from workbench.app.ptjoin import PTJoinExplorer
+from workbench.app.race import TimingJoinsExplorer
 from workbench.app.regions import PartitionRegions
 from workbench.app.serve import disconnect_message, once_per_process
 from workbench.app.templates import TemplateEditor
@@ -84,6 +85,7 @@ TAB_BUILDERS: dict[str, Callable[[DashboardTabs], pn.viewable.Viewer]] = {
     "Templates": lambda _: TemplateEditor(),
     "Satisfaction probability": _satisfaction,
     "Partition regions": lambda _: PartitionRegions(d=8000.0),
+    "Timing joins": lambda _: TimingJoinsExplorer(),
     "Live join (Spark)": lambda _: LiveJoinExplorer(),
     "Coalescing": lambda _: CoalescingExplorer(),
     "Multi-way join": lambda _: WJoinExplorer(),

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -105,10 +105,16 @@ def graph_figure(view: View, size: tuple[int, int] = (320, 300)) -> figure:
     return fig
 
 
-def measure_view(frame: pd.DataFrame, measure: str, label: str, unit: str = "") -> View:
+def measure_view(
+    frame: pd.DataFrame,
+    measure: str,
+    label: str,
+    unit: str = "",
+    colors: Mapping[str, str] = ALGORITHM_COLORS,
+) -> View:
     """One bar per algorithm for a measure (throughput, response time), its value written on
     top in three significant digits (a bar too short to see still reads); a missing value (NaN)
-    reads "not run yet".
+    reads "not run yet".  ``colors``: each algorithm's bar colour (others gray).
 
     >>> frame = pd.DataFrame({"algorithm": ["BEW", "FEW"], "ms": [0.0387941, 12655.4]})
     >>> view = measure_view(frame, "ms", "mean response time (ms)", "ms")
@@ -133,7 +139,7 @@ def measure_view(frame: pd.DataFrame, measure: str, label: str, unit: str = "") 
                 "top": shown,
                 "algorithm": algorithms,
                 "value": text,
-                "color": [ALGORITHM_COLORS.get(a, "gray") for a in algorithms],
+                "color": [colors.get(a, "gray") for a in algorithms],
             },
             {
                 "fill_color": field("color"),

@@ -62,9 +62,17 @@ class LazyCorrelation(IntervalCorrelation):
     []
     >>> op.push("B", 7, 0, t_det=110.0, arrival=112.0).ids.tolist()   # a block of two
     [[1, 7]]
+    >>> _ = op.push("A", 2, 0, t_det=113.0, arrival=114.0)
+    >>> op.set_params(max_pending=50).ids.tolist()   # the waiting block evaluated first
+    [[2, 7]]
     """
 
     config_type: ClassVar[type] = LazyConfig
+    steerable: ClassVar[frozenset[str]] = IntervalCorrelation.steerable | {
+        "max_pending",
+        "max_wait",
+    }
+    """d, ct, D and the re-evaluation thresholds: a change evaluates the waiting block first."""
     uses_lookup: ClassVar[bool] = False
     """Whether blocks are correlated with the look-up table (Algorithms 6-7)."""
 
@@ -75,6 +83,12 @@ class LazyCorrelation(IntervalCorrelation):
 
     max_pending = from_config("max_pending", "Re-evaluate at this many waiting tuples (or None).")
     max_wait = from_config("max_wait", "Re-evaluate after this much arrival time (or None).")
+
+    @property
+    def evaluated_at(self) -> float | None:
+        """The clock (arrival time) of the last block's evaluation (Algorithm 5); before the
+        first block, of the first arrival the block waits since (None: no arrival yet)."""
+        return self._last_eval
 
     def _start(self) -> None:
         super()._start()
