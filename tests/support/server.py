@@ -34,6 +34,7 @@ READY = {
     "Templates": "Edit a template",
     "Satisfaction probability": "partner pi (ms)",
     "Partition regions": "base event a_i",
+    "Timing joins": "lazy: max_pending",
     "Live join (Spark)": "speed (x real time)",
     "Coalescing": "weight: scan",
     "Multi-way join": "temperature band (C)",

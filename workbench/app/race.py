@@ -124,7 +124,9 @@ class TimingJoinsExplorer(pn.viewable.Viewer):
         for fig in figures:
             fig.xaxis.major_label_orientation = 0.6
         over_time = view_figure(self.results_view(), "replay clock", "pairs", PLOT_HEIGHT, "s")
-        over_time.legend.location = "top_left"
+        over_time.legend.update(
+            location="top_left", label_text_font_size="8pt", spacing=0, padding=4, glyph_height=12
+        )
         figures.append(redrawn(self, self.results_view, over_time))
         return [pn.pane.Bokeh(f, sizing_mode="stretch_width", height=PLOT_HEIGHT) for f in figures]
 

@@ -166,6 +166,7 @@ class TimingRaceModel(param.Parameterized):
             max_wait=self._max_wait_ms(),
         )
         self.table = self.race.table()
+        self.message = self._summary()
 
     @param.depends("racers", "speed", watch=True)
     def _restart(self) -> None:

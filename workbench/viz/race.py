@@ -6,6 +6,7 @@ fixed order that gives each its colour."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,8 @@ def race_bars(
     table: pd.DataFrame, measure: str, label: str, names: Sequence[str], unit: str = ""
 ) -> View:
     """One bar per racer of the race's ``table`` (its index: the racers, of ``names``) for
-    ``measure``.
+    ``measure``; the values on hover (eight labels over the bars would overlap: the tab's
+    table has them).
 
     >>> t = pd.DataFrame({"events_per_s": [2e5, 1e6]}, index=["Simple", "Eager"])
     >>> view = race_bars(t, "events_per_s", "events/s", ["Simple", "SSort", "Eager"])
@@ -40,7 +42,8 @@ def race_bars(
     ({0.0: 'Simple', 1.0: 'Eager'}, ['#1f77b4', '#2ca02c'])
     """
     frame = pd.DataFrame({"algorithm": list(table.index), measure: table[measure].to_numpy()})
-    return measure_view(frame, measure, label, unit, colors=racer_colors(names))
+    view = measure_view(frame, measure, label, unit, colors=racer_colors(names))
+    return replace(view, layers={"bars": view.layers["bars"]})
 
 
 def race_results_view(history: pd.DataFrame, names: Sequence[str]) -> View:
