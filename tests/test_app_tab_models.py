@@ -126,6 +126,28 @@ def test_the_wjoin_model_runs_without_a_page():
     assert model.compute() == ([], "Cannot run: choose BEW, FEW or both")
 
 
+@pytest.mark.parametrize(("bew", "few"), [("modified", "gca"), ("gca", "lca"), ("lca", "gca")])
+def test_the_wjoin_model_runs_a_non_uniform_clique_by_each_strategy(bew, few):
+    """W-join Section 5.1: GCA, LCA and modified BEW over a clique of distinct windows find
+    the brute force's results."""
+    from workbench.operators import brute_force_wjoin
+
+    model = WJoinModel(hours=2.0, graph="non-uniform clique", bew_strategy=bew, few_strategy=few)
+    rows = model.rows()
+    ops = model.operators(rows)
+    assert (ops["BEW"].strategy, ops["FEW"].strategy) == (bew, few)
+    w = model.constraints().windows
+    assert w[0, 1] == w[1, 2] < w[0, 2]  # the windows grow with the streams apart
+    groups = [rows[rows["stream"] == s] for s in range(3)]
+    expected = brute_force_wjoin(
+        [g["value"].tolist() for g in groups],
+        [g["ts"].tolist() for g in groups],
+        [g["id"].tolist() for g in groups],
+        model.constraints(),
+    )
+    assert [r.results for r in model.run()] == [len(expected)] * 2 and expected
+
+
 def test_the_timing_race_runs_and_steers_without_a_page():
     """The eight timing joins on the deployment's interval replay agree pair for pair while
     d, delta and the lazy thresholds move mid-run (interval paper Section 4.2, PTJoin

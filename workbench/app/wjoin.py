@@ -41,7 +41,10 @@ INTRO = (
 ALGORITHMS_HELP = (
     "**hash** / **nested**: buffers searched by hash buckets or nested loops. "
     "**BEW** answers each new tuple at once; **FEW** waits until a window can no longer grow, "
-    "then emits its results."
+    "then emits its results. Beyond a uniform clique, **GCA** finds candidates with the largest "
+    "window for every stream, **LCA** with each stream's largest own window, and both then "
+    "check every edge; **modified** BEW keeps a stream's tuples by the windows of its own "
+    "edges (W-join Section 5.1)."
 )
 
 
@@ -184,6 +187,11 @@ class WJoinExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(m.hours),
             w.RadioButtonGroup.from_param(m.implementation),
             w.CheckButtonGroup.from_param(m.algorithms),
+            pn.Row(
+                w.Select.from_param(m.bew_strategy, width=140),
+                w.Select.from_param(m.few_strategy, width=140),
+                visible=self.model.param.graph.rx() != "uniform clique",
+            ),
             pn.pane.Markdown(ALGORITHMS_HELP, css_classes=["wjoin-help"]),
             w.FloatInput.from_param(self.spark.param.replay_seconds, visible=on_spark),
             button,

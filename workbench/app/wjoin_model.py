@@ -20,10 +20,26 @@ from workbench.experiments import Clock, profile_wjoin
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
 from workbench.viz.wjoin import significant
 
-__all__ = ["GRAPHS", "MEASURES", "RunResult", "WJoinModel", "max_delays", "run_join"]
+__all__ = [
+    "BEW_STRATEGIES",
+    "FEW_STRATEGIES",
+    "GRAPHS",
+    "MEASURES",
+    "RunResult",
+    "WJoinModel",
+    "max_delays",
+    "run_join",
+]
 
-GRAPHS = ("uniform clique", "path", "star")
-"""Constraint graphs offered: every pair, a chain in the chosen order, all to the first."""
+GRAPHS = ("uniform clique", "non-uniform clique", "path", "star")
+"""Constraint graphs offered: every pair under one window; every pair, streams i < j under
+``window * (1 + (j - i) / m)`` (W-join Section 5.1); a chain in the chosen order; all to the
+first."""
+BEW_STRATEGIES = ("modified", "gca", "lca")
+"""How BEW-join windows a graph that is not a uniform clique (W-join Section 5.1): modified
+BEW, or the conservative global (GCA) or local (LCA) constraint windows."""
+FEW_STRATEGIES = ("gca", "lca")
+"""The same for FEW-join (no modified form)."""
 MEASURES = {
     "algorithm": str,
     "results": int,
@@ -115,6 +131,18 @@ class WJoinModel(param.Parameterized):
     implementation = param.Selector(
         objects=["hash", "nested"], default="hash", doc="Hash buckets or nested-loop buffers."
     )
+    bew_strategy = param.Selector(
+        objects=list(BEW_STRATEGIES),
+        default="modified",
+        label="BEW strategy",
+        doc="For a graph other than a uniform clique: modified BEW, or GCA / LCA windows.",
+    )
+    few_strategy = param.Selector(
+        objects=list(FEW_STRATEGIES),
+        default="gca",
+        label="FEW strategy",
+        doc="For a graph other than a uniform clique: GCA or LCA windows.",
+    )
     algorithms = param.ListSelector(
         default=["BEW", "FEW"], objects=["BEW", "FEW"], doc="Which evaluation strategies run."
     )
@@ -133,6 +161,11 @@ class WJoinModel(param.Parameterized):
         m = len(self.motes)
         if self.graph == "uniform clique":
             return WindowConstraints.uniform(m, self.window)
+        if self.graph == "non-uniform clique":
+            pairs = {
+                (i, j): self.window * (1 + (j - i) / m) for i in range(m) for j in range(i + 1, m)
+            }
+            return WindowConstraints.graph(m, pairs)
         if self.graph == "path":
             return WindowConstraints.path([self.window] * (m - 1))
         return WindowConstraints.graph(m, {(0, j): self.window for j in range(1, m)})
@@ -160,15 +193,14 @@ class WJoinModel(param.Parameterized):
         delay = max_delays(rows)
         if len(delay) != wc.m:
             raise ValueError(f"every chosen mote needs readings; got {len(delay)} of {wc.m}")
-        strategy = "uniform" if self.graph == "uniform clique" else "gca"
+        uniform = self.graph == "uniform clique"
         kw = {"constraints": wc, "max_delay": delay, "implementation": self.implementation}
-        classes = {"BEW": BEWJoin, "FEW": FEWJoin}
-        return {
-            name: classes[name](
-                strategy="modified" if name == "BEW" and strategy == "gca" else strategy, **kw
-            )
-            for name in self.algorithms
-        }
+        made: dict[str, BEWJoin | FEWJoin] = {}
+        if "BEW" in self.algorithms:
+            made["BEW"] = BEWJoin(strategy="uniform" if uniform else self.bew_strategy, **kw)
+        if "FEW" in self.algorithms:
+            made["FEW"] = FEWJoin(strategy="uniform" if uniform else self.few_strategy, **kw)
+        return made
 
     def run(self) -> list[RunResult]:
         """Run the chosen algorithms on the same rows (blocking); store and return results."""
