@@ -218,7 +218,7 @@ def test_coalescing_plots_follow_each_change():
 @pytest.mark.parametrize("app", [CoalescingExplorer, WJoinExplorer])
 def test_each_tab_opens_with_plain_words_and_its_concept(app):
     view = pn.panel(app())
-    (card,) = view.select(pn.Card)
+    (card,) = (c for c in view.select(pn.Card) if "tab-concept" in c.css_classes)
     assert card.title.startswith(
         "Concept: Coalescing" if app is CoalescingExplorer else "Concept: Multi-way window joins"
     )

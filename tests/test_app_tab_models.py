@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from workbench.app.coalescing_model import CoalescingModel
+from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import RETRY, CoalescingSpark
 from workbench.app.live_run import LiveRun
 from workbench.app.live_settings import LiveJoinSettings
@@ -88,7 +89,9 @@ def _imports(path: Path) -> set[str]:
     return {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("module", ["coalescing_model.py", "wjoin_model.py", "race_model.py"])
+@pytest.mark.parametrize(
+    "module", ["coalescing_model.py", "coalescing_queries.py", "wjoin_model.py", "race_model.py"]
+)
 def test_the_models_import_no_panel(module):
     assert not {"panel", "holoviews"} & _imports(APP / module)
 
@@ -111,6 +114,19 @@ def test_the_coalescing_model_streams_and_reconfigures_without_a_page():
     model.running = True
     model.step(10**6)
     assert not model.running  # the end of the readings stops the stream
+
+
+def test_the_papers_example_queries_run_without_a_page():
+    """Coalescing paper, Section 1, Example 2 with the paper's window (a day, sliding by the
+    hour): the day's warmest motes, longest first; Example 1 takes back its own window."""
+    queries = ExampleQueries(query=QUERIES[1], threshold=23.0)
+    assert (queries.window_min, queries.slide_min) == (1440.0, 60.0)
+    asyncio.run(queries.run_async())
+    minutes = queries.answer["minutes"].tolist()
+    assert minutes and minutes == sorted(minutes, reverse=True) and not queries.running
+    assert queries.message.startswith("25 evaluations over the day, eager coalescing")
+    queries.query = QUERIES[0]
+    assert (queries.window_min, queries.slide_min) == (60.0, 10.0)
 
 
 def test_the_wjoin_model_runs_without_a_page():

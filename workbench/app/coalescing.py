@@ -15,6 +15,7 @@ import panel as pn
 import param
 
 from workbench.app.coalescing_model import COST_INPUTS, GRID, PERIOD_MS, CoalescingModel
+from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import CoalescingSpark
 from workbench.app.panes import ReadTable, intro
 from workbench.app.redraw import redrawn
@@ -61,13 +62,20 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
     model = param.ClassSelector(class_=CoalescingModel, doc="The readings and their extents.")
     spark = param.ClassSelector(class_=CoalescingSpark, doc="The run on Spark.")
+    queries = param.ClassSelector(class_=ExampleQueries, doc="The paper's example queries.")
 
     def __init__(
         self, model: CoalescingModel | None = None, spark: CoalescingSpark | None = None
     ) -> None:
         model = CoalescingModel() if model is None else model
         super().__init__(
-            model=model, spark=CoalescingSpark(model=model) if spark is None else spark
+            model=model,
+            spark=CoalescingSpark(model=model) if spark is None else spark,
+            queries=ExampleQueries(),
+        )
+        self.answer_table = ReadTable(
+            self.queries.answer,
+            formats={"minutes": "{:,.1f}".format, "humidity": "{:g}".format},
         )
         self._callback: pn.io.callbacks.PeriodicCallback | None = None
         self.spark_pane = pn.pane.Alert(
@@ -152,6 +160,48 @@ class CoalescingExplorer(pn.viewable.Viewer):
         """The lazy cost surface (Eq. 2, 4, 6 weighted) with the queries where they stand."""
         return self._surface(1, "lazy cost: weighted memory + update + scan")
 
+    def queries_card(self) -> pn.Card:
+        """The paper's two example queries (Section 1) over the day's readings, run on a
+        button in a worker thread, in a card that opens on demand."""
+        q, w = self.queries.param, pn.widgets
+        run = w.Button(label="Run the query", color="primary", disabled=q.running)
+        run.on_click(self.run_query)
+        example_1 = q.query.rx() == QUERIES[0]
+        return pn.Card(
+            pn.Row(
+                pn.Column(
+                    w.Select.from_param(q.query),
+                    w.RadioButtonGroup.from_param(q.scheme),
+                    pn.Row(
+                        w.FloatInput.from_param(q.window_min, width=130),
+                        w.FloatInput.from_param(q.slide_min, width=130),
+                    ),
+                    w.FloatInput.from_param(q.quantum, visible=example_1),
+                    w.FloatInput.from_param(q.min_overlap_min, visible=example_1),
+                    w.FloatInput.from_param(q.threshold, visible=q.query.rx() != QUERIES[0]),
+                    run,
+                    width=300,
+                ),
+                pn.Column(
+                    pn.pane.Markdown(q.message, css_classes=["coalescing-queries"]),
+                    self.answer_table,
+                    sizing_mode="stretch_width",
+                ),
+                sizing_mode="stretch_width",
+            ),
+            title="The paper's example queries (Section 1), on coalesced window extents",
+            collapsed=True,
+            sizing_mode="stretch_width",
+        )
+
+    async def run_query(self, *_: object) -> None:
+        """The queries card's button: the chosen query in a worker thread."""
+        await self.queries.run_async()
+
+    @param.depends("queries.answer", watch=True)
+    def _answer(self) -> None:
+        self.answer_table.value = self.queries.answer
+
     def close(self, wait: bool = False) -> None:
         """Stop the stream and the Spark run (``wait`` for it): the browser session ended."""
         self._stop_stream()
@@ -208,6 +258,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                     SparkSection(control=self.spark, status=self.spark_pane),
                     pn.Row(*surfaces, sizing_mode="stretch_width"),
                     self.query_table,
+                    self.queries_card(),
                     sizing_mode="stretch_width",
                 ),
                 sizing_mode="stretch_width",
