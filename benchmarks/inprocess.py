@@ -50,6 +50,7 @@ from workbench.experiments import (
     wjoin_response,
     wjoin_variants,
 )
+from workbench.experiments.coalescing_memory import held_bytes_by_cp
 from workbench.experiments.month import delta_sweep, month_join
 from workbench.operators import PTJoin
 from workbench.operators.wjoin import BEWJoin, FEWJoin
@@ -368,7 +369,7 @@ def bench_coalesce(
         f"Coalescing: synthetic streams (3 time-varying, 3 time-invariant attributes with "
         f"3/5/7 groups), coalescing a1 grouped by g1, tuple-based window of {window_tuples:,}"
     ]
-    with Stages("bench coalesce", 4 + 2 * len(ENGINES)) as stages:
+    with Stages("bench coalesce", 5 + 2 * len(ENGINES)) as stages:
         stages.begin(f"cp 0.5, oop 0.1, {tuples:,} tuples")
         stream = coalescing_rows(rng, tuples, cp=0.5, oop=0.1)
         headline = {engine: coalesce_rates(stream, window, eq, engine) for engine in ENGINES}
@@ -409,6 +410,17 @@ def bench_coalesce(
                         for e, lz in zip(frame[f"eager_{what}"], frame[f"lazy_{what}"], strict=True)
                     ]
                     lines.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in cells))
+        stages.begin("bytes held")
+        memory = held_bytes_by_cp(rng, grid, grid_tuples, window, eq)
+        lines.append(
+            f"  bytes held per raw tuple of the window ({window_tuples:,} tuples, oop 0.1; "
+            "held_bytes: fields 8 bytes each, distinct Python objects once), eager / lazy:"
+        )
+        for row in memory.itertuples():
+            lines.append(
+                f"    cp {row.cp:5.3f}  {row.eager_bytes:6.1f} / {row.lazy_bytes:5.1f} B = "
+                f"{row.eager_over_lazy:4.2f}  ({row.stored:,} coalesced tuples)"
+            )
         stages.begin("atomic costs")
         atomic = measure_atomic_costs()
         lines.append(
@@ -457,6 +469,7 @@ def bench_coalesce(
         "compiled_over_python": speedup,
         "grid": grids,
         "atomic_costs_s": vars(atomic),
+        "bytes_held": memory.to_dict("records"),
         "deployment": deployment,
     }
     return BenchReport("coalesce", tuple(lines), figures)

@@ -135,6 +135,67 @@ def test_out_of_order_arrival_splits_a_run():
         (3, 4, 5.0),
     ]
     assert ext.counters.splits == 1
+    # splitTuple (Function 3) cut the vector: the run's timestamps up to 2.5 stay, the rest
+    # moved to a copy; the late tuple has a vector of its own (the values stored once each)
+    assert [(v, [ts for ts, _ in keys]) for _, v, keys in ext.vectors()] == [
+        (5.0, [1.0, 2.0]),
+        (9.0, [2.5]),
+        (5.0, [3.0, 4.0]),
+    ]
+    for _ in range(2):  # expiry detaches the first timestamp, then deletes the tuple
+        ext.remove_oldest()
+    assert [[ts for ts, _ in keys] for *_, keys in ext.vectors()] == [[2.5], [3.0, 4.0]]
+    assert (ext.counters.detaches, ext.counters.deletes) == (1, 1)
+
+
+def _runs(inside, eq):
+    """The oracle's coalesced tuples as (group, keys of their raw tuples), in key order."""
+    open_runs, out = {}, []
+    for ts, seq, g, v in inside:
+        run = open_runs.get(g)
+        if run is not None and eq.same(run[1], v):
+            run[0].append((ts, seq))
+            run[1] = v
+            continue
+        open_runs[g] = [[(ts, seq)], v]
+        out.append((g, open_runs[g][0]))
+    return sorted(out, key=lambda r: r[1][0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=streams(),
+    kind=st.sampled_from(["tuples", "time"]),
+    size=st.integers(1, 25),
+    eq=st.sampled_from(EQUIVALENCES),
+    engine=st.sampled_from(["python", "compiled"]),
+)
+def test_the_timestamp_vectors_hold_exactly_each_runs_raw_timestamps(rows, kind, size, eq, engine):
+    """After every arrival each coalesced tuple's vector holds the keys of its run's raw
+    tuples, in order (merge, split, detach as Appendix A), by either engine."""
+    window = Window(kind, float(size))
+    eager, oracle = EagerExtent(window, eq, engine=engine), WindowOracle(window)
+    for row in rows:
+        oracle.push(*row)
+        eager.push_batch(readings([row]))
+        vectors = sorted(((g, keys) for g, _, keys in eager.vectors()), key=lambda r: r[1][0])
+        assert vectors == _runs(oracle.inside(), eq)
+
+
+def test_the_eager_extent_holds_a_run_in_its_value_once_and_its_timestamps():
+    """Bytes held (Section 6's memory cost): a run of equal readings costs the eager extent
+    32 bytes per raw tuple (its key-order entry and vector entry) and its value once; the
+    lazy extent keeps every raw tuple whole."""
+    window, n = Window("tuples", 1000), 1000
+    same = readings([(float(t), 20.5, 1) for t in range(n)])
+    distinct = readings([(float(t), float(t) + 0.5, 1) for t in range(n)])
+    eager, lazy = EagerExtent(window), LazyExtent(window)
+    eager.push_batch(same), lazy.push_batch(same)
+    assert eager.stored == 1 and 0 < eager.held_bytes() - 32 * n < 1000  # and one tuple
+    assert lazy.held_bytes() >= 40 * n + 24 * n  # each raw tuple and its own float
+    eager, lazy = EagerExtent(window), LazyExtent(window)
+    eager.push_batch(distinct), lazy.push_batch(distinct)
+    assert eager.held_bytes() > lazy.held_bytes()  # cp = 0: a tuple per reading costs more
 
 
 def test_window_validation_and_pickle():

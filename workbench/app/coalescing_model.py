@@ -125,6 +125,12 @@ def _cost_grid(
     return grids
 
 
+def _held(extent: EagerExtent | LazyExtent) -> str:
+    """What an extent holds (``held_bytes``), in all and per raw reading of its window."""
+    held = extent.held_bytes()
+    return f"{held / 1024:,.0f} KiB ({held / max(len(extent), 1):.0f} B)"
+
+
 class CoalescingModel(param.Parameterized):
     """Readings streamed into eager and lazy extents and the adaptive selection; their costs
     and the selection (module docstring)."""
@@ -345,6 +351,7 @@ class CoalescingModel(param.Parameterized):
             f"too late for the window: {e.late:,}\n\n"
             f"| | eager | lazy |\n|---|---|---|\n"
             f"| stored tuples | {self.eager.stored:,} | {len(self.lazy):,} |\n"
+            f"| bytes held (per reading) | {_held(self.eager)} | {_held(self.lazy)} |\n"
             f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"
             f"| merges / splits | {e.merges:,} / {e.splits:,} | - |\n"
             f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n"

@@ -6,35 +6,39 @@ temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.wi
 
 - :class:`LazyExtent` (Algorithm 1, and its time-based variant) stores the raw tuples in
   timestamp order and coalesces during the scan.
-- :class:`EagerExtent` (Algorithm 2, and its time-based variant) stores coalesced tuples with
-  their timestamp vectors, merging on insert (``mergeTuples``), splitting on out-of-order gaps
-  (``splitTuple``), and detaching the oldest timestamp on expiry (Appendix A).
+- :class:`EagerExtent` (Algorithm 2, and its time-based variant) stores coalesced tuples, each
+  its value once with the vector of its raw tuples' timestamps, merging on insert
+  (``mergeTuples``), splitting on out-of-order gaps (``splitTuple``), and detaching the oldest
+  timestamp on expiry (Appendix A).
 
 ``push`` is the readable reference; ``push_batch`` runs the same steps compiled
 (:mod:`workbench.kernels.coalesce`) on the same state arrays.
 
 Both extents expose the same coalesced view after every arrival (tested against
 :func:`~workbench.coalesce.scan.recoalesce`, which coalesces the window's raw tuples from
-scratch).
+scratch), and say what they hold (``held_bytes``): the eager-vs-lazy memory trade-off of
+Section 6 measured rather than modelled.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Hashable
 from typing import ClassVar
 
 import numpy as np
 
+from workbench.coalesce.order import SlotStore
 from workbench.coalesce.scan import Key, coalesce_sorted
-from workbench.coalesce.window import Readings, WindowExtent
+from workbench.coalesce.window import Readings, WindowExtent, object_bytes
 from workbench.kernels.coalesce import KIND_CODES, eager_push, lazy_push
 from workbench.records import Coalesced
 
 __all__ = ["EagerExtent", "LazyExtent"]
 
 
-class LazyExtent(WindowExtent):
+class LazyExtent(SlotStore, WindowExtent):
     """Lazy coalescing: raw tuples in timestamp order; the scan coalesces (Algorithm 1).
 
     The kernel only orders timestamps, so any values and groups take the compiled path.
@@ -56,7 +60,31 @@ class LazyExtent(WindowExtent):
         self._counters.deletes += 1
 
     def _push_compiled(self, batch: Readings) -> np.ndarray:
-        return self._run(lazy_push, batch)
+        window, counts, first = self._config.window, np.zeros(6, dtype=np.int64), self._seq
+        placed, self._head, self._end, self._n_free, self._seq, self._t_max = lazy_push(
+            np.ascontiguousarray(batch.ts),
+            self._ts,
+            self._slot,
+            self._arrival,
+            self._free,
+            self._head,
+            self._end,
+            self._n_free,
+            self._seq,
+            self._t_max,
+            window.kind == "tuples",
+            float(window.size),
+            counts,
+        )
+        self._add_counts(counts)
+        # the values and groups of the batch's tuples still in the window: row k arrived as
+        # number first + k, and a slot freed since holds -1 or a later row
+        rows = np.flatnonzero(placed >= 0)
+        slots = placed[rows]
+        kept = self._arrival[slots] == first + rows
+        slots, rows = slots[kept], rows[kept]
+        self._value[slots], self._group[slots] = batch.value[rows], batch.group[rows]
+        return placed < 0
 
     def view(self) -> list[Coalesced]:
         rows = self.raw()
@@ -69,25 +97,53 @@ class LazyExtent(WindowExtent):
         columns = self._ts[self._head : self._end], self._arrival[live], self._group[live]
         return list(zip(*(c.tolist() for c in columns), self._value[live].tolist(), strict=True))
 
+    def held_bytes(self) -> int:
+        """Bytes held: per raw tuple its key-order entry (timestamp, slot), arrival number and
+        references to its value and group (8 bytes each), and the distinct Python objects
+        those reference; the arrays' spare room is not counted."""
+        live = self._slot[self._head : self._end]
+        return 40 * len(live) + object_bytes([*self._value[live], *self._group[live]])
+
 
 INT_EXACT = 2**52
 """Integers up to this magnitude: their float64 copies subtract exactly (Python ints do)."""
 
+_ROOM = 16
+"""The initial room of the eager extent's arrays (they double as needed)."""
+
+NUMBER_TYPES = (float, int, bool, np.float64)
+"""The types of values the kernel judges, numbered by ``_c_type``."""
+_TYPE_CODE = {t: code for code, t in enumerate(NUMBER_TYPES)}
+_DTYPE_CODE = {"f": 0, "i": 1, "u": 1, "b": 2}
+"""A batch column's values come out of NumPy as Python floats, ints or bools."""
+
 
 class EagerExtent(WindowExtent):
-    """Eager coalescing with timestamp vectors: merge, split, detach (Algorithm 2).
+    """Eager coalescing with timestamp vectors: add, merge, split, detach (Algorithm 2,
+    Appendix A).
 
-    A group's raw tuples are linked in key order (``_prev``, ``_next``); a coalesced tuple is
-    a raw tuple that ``_starts`` one, and its timestamp vector the group's following raw
-    tuples up to the next start (the group's first tuple always starts one).  Groups are
-    numbered (``_code``, with ``_tail`` their last slot).
+    A coalesced tuple ``c`` stores its group's code ``_c_code`` (-1: free), its value once
+    (``_c_number``, the float64 copy the kernel judges, with the value's type ``_c_type``; or
+    the object ``_c_value`` once a value the kernel cannot judge was accepted) and its
+    timestamp vector: the keys ``(ts, arrival)`` of its raw tuples in key order, entries
+    ``[_c_start, _c_start + _c_len)`` of the pool ``_v_ts``/``_v_seq`` (room for
+    ``_c_cap``).  A group's coalesced tuples are linked in key order (``_c_prev``,
+    ``_c_next``; ``_g_head``, ``_g_tail`` by group code, whose first group object
+    ``_g_group`` the view reports).  The window's key order
+    (:class:`~workbench.coalesce.order.KeyOrder`) refers to each raw tuple's group: the
+    oldest raw tuple is the first timestamp of that group's first coalesced tuple, detached
+    from its vector on expiry (or the tuple deleted with it).
 
-    The kernel judges equivalence on float64 copies of the values (``_number``), so it only
-    takes values whose copy Python judges alike (``_exact_number``: finite floats and ints up
-    to 2**52 whose quotient by the quantum is finite) under a tolerance and quantum that are
-    floats or ints up to 2**53.  Once any other value (a tuple, a string, a Decimal...) has
-    been accepted, ``push_batch`` keeps to the reference path, and so does a batch holding
-    one.
+    One value describes a run only for the transitive kinds (``equal``, ``quantized``); for
+    the others each vector entry keeps its raw value beside its timestamp (``_v_number``, shown
+    as a float, or the object ``_v_value`` once a value the kernel cannot judge was accepted),
+    since a later arrival is judged against its neighbours' own values.
+
+    The kernel judges equivalence on float64 copies of the values, so it only takes values
+    whose copy Python judges alike (``_exact_number``: finite floats and ints up to 2**52
+    whose quotient by the quantum is finite) under a tolerance and quantum that are floats or
+    ints up to 2**53.  Once any other value (a tuple, a string, a Decimal...) has been
+    accepted, ``push_batch`` keeps to the reference path, and so does a batch holding one.
 
     >>> from workbench.coalesce.window import Window
     >>> ext = EagerExtent(Window("tuples", 3))
@@ -97,21 +153,20 @@ class EagerExtent(WindowExtent):
     ([(2.0, 3.0, 81), (3.0, 4.0, 79)], 2)
     """
 
-    slot_columns: ClassVar[dict[str, type]] = {
-        **WindowExtent.slot_columns,
-        "_key_ts": np.float64,
-        "_code": np.int64,
-        "_number": np.float64,
-        "_starts": np.bool_,
-        "_prev": np.int64,
-        "_next": np.int64,
+    tuple_columns: ClassVar[dict[str, type]] = {
+        "_c_start": np.int64,
+        "_c_len": np.int64,
+        "_c_cap": np.int64,
+        "_c_prev": np.int64,
+        "_c_next": np.int64,
+        "_c_number": np.float64,
+        "_c_type": np.int8,
     }
 
     def _start(self) -> None:
         super()._start()
-        self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
-        self._tail = np.full(16, -1, dtype=np.int64)  # by code: the group's last slot
         eq = self.equivalence
+        self._per_entry = not eq.transitive
         self._compilable = all(
             isinstance(p, float) or (type(p) is int and p <= 2**53)
             for p in (eq.tolerance, eq.quantum)
@@ -120,11 +175,24 @@ class EagerExtent(WindowExtent):
         if eq.kind == "relative" and type(eq.tolerance) is int and eq.tolerance > 1:
             self._int_exact = 2**53 // eq.tolerance  # Python multiplies ints exactly
         self._scale = float(eq.quantum) if eq.kind == "quantized" else 1.0  # value / quantum
+        self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
+        self._g_head = np.full(_ROOM, -1, dtype=np.int64)
+        self._g_tail = np.full(_ROOM, -1, dtype=np.int64)
+        self._g_group = np.empty(_ROOM, dtype=object)
+        for name, dtype in self.tuple_columns.items():
+            setattr(self, name, np.zeros(_ROOM, dtype=dtype))
+        self._c_code = np.full(_ROOM, -1, dtype=np.int64)
+        self._c_free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free tuples
+        self._n_free_c = _ROOM
+        self._v_ts = np.empty(4 * _ROOM)
+        self._v_seq = np.empty(4 * _ROOM, dtype=np.int64)
+        self._v_number = np.empty(4 * _ROOM if self._per_entry else 0)
+        self._v_top = 0  # the pool's first unused entry
+        self._c_value = self._v_value = np.empty(0, dtype=object)  # the values as objects
+        if not self._compilable:
+            self._keep_objects()
 
-    @property
-    def stored(self) -> int:
-        """Coalesced tuples held (the eager extent's physical size)."""
-        return int(np.count_nonzero(self._starts[self._slot[self._head : self._end]]))
+    # -- values -------------------------------------------------------------------------------
 
     def _exact_number(self, value: object) -> float:
         """``value`` as float64 when the kernel would judge it as Python judges the object;
@@ -134,8 +202,27 @@ class EagerExtent(WindowExtent):
             number = float(value)
             if math.isfinite(number / self._scale):  # Python's floor would raise on inf
                 return number
+        if self._compilable:
+            self._keep_objects()
         self._compilable = False
         return math.nan
+
+    def _keep_objects(self) -> None:
+        """Keep the values as objects from now on (the ones held so far as their numbers)."""
+        if self._per_entry:
+            self._v_value = np.empty(len(self._v_ts), dtype=object)
+            self._v_value[: self._v_top] = self._v_number[: self._v_top]
+        else:
+            live = self._live()
+            self._c_value = np.empty(len(self._c_code), dtype=object)
+            self._c_value[live] = self._typed(live)
+
+    def _typed(self, tuples: np.ndarray) -> list:
+        """The values of ``tuples`` (transitive kinds, numbers kept) as the types they came as."""
+        numbers, types = self._c_number[tuples].tolist(), self._c_type[tuples].tolist()
+        if not any(types):
+            return numbers
+        return [NUMBER_TYPES[t](x) for x, t in zip(numbers, types, strict=True)]
 
     def _numbers(self, values: np.ndarray) -> np.ndarray | None:
         """A batch's values as float64 (``_exact_number`` for a column), None if it cannot."""
@@ -151,89 +238,245 @@ class EagerExtent(WindowExtent):
             finite = np.isfinite(numbers / self._scale).all()
         return numbers if finite else None
 
+    def _entry_value(self, e: int, c: int) -> object:
+        """The value vector entry ``e`` of tuple ``c`` is judged by (and shows)."""
+        if self._compilable:
+            return self._v_number[e] if self._per_entry else self._c_number[c]
+        return self._v_value[e] if self._per_entry else self._c_value[c]
+
+    # -- groups -------------------------------------------------------------------------------
+
     def _group_code(self, group: Hashable) -> int:
         code = self._codes.get(group)
         if code is None:
             code = self._codes[group] = len(self._codes)
-            if code == len(self._tail):
-                self._tail = np.concatenate((self._tail, np.empty_like(self._tail)))
-            self._tail[code] = -1
+            if code == len(self._g_head):
+                self._g_head = np.concatenate((self._g_head, np.full(code, -1)))
+                self._g_tail = np.concatenate((self._g_tail, np.full(code, -1)))
+                self._g_group = np.concatenate((self._g_group, np.empty(code, dtype=object)))
+            self._g_head[code] = self._g_tail[code] = -1
+            self._g_group[code] = group
         return code
 
     def _group_codes(self, groups: np.ndarray) -> np.ndarray:
-        """Each row's group code, as ``_group_code`` gives them."""
+        """Each row's group code, as ``_group_code`` gives them row by row (a new group's
+        object the first row's)."""
         kind, n = groups.dtype.kind, len(groups)
         if kind in "iu":
             lo, hi = int(groups.min()), int(groups.max())
             if hi - lo <= 4 * n + 1024:  # a dense range: a look-up table
-                seen = np.zeros(hi - lo + 1, dtype=bool)
+                first = np.full(hi - lo + 1, n, dtype=np.int64)
                 offset = groups - lo
-                seen[offset] = True
-                present = np.flatnonzero(seen)
+                np.minimum.at(first, offset, np.arange(n))
+                present = np.flatnonzero(first < n)
                 table = np.empty(hi - lo + 1, dtype=np.int64)
-                table[present] = [self._group_code(lo + k) for k in present.tolist()]
+                rows = first[present]
+                table[present] = [self._group_code(g) for g in groups[rows].tolist()]
                 return table[offset]
         if kind in "iubUS" or (kind == "f" and not np.isnan(groups).any()):
-            unique, inverse = np.unique(groups, return_inverse=True)
-            return np.array([self._group_code(g) for g in unique.tolist()], np.int64)[inverse]
+            _, rows, inverse = np.unique(groups, return_index=True, return_inverse=True)
+            return np.array([self._group_code(g) for g in groups[rows].tolist()], np.int64)[inverse]
         # objects, and NaN (a new group at every row, as one by one): row by row
         return np.fromiter(map(self._group_code, groups.tolist()), np.int64, n)
 
     def _forget_empty_groups(self) -> None:
         """Renumber the groups still in the window once the codes of groups that left
         outnumber the window (a stream of ever new groups keeps bounded state)."""
-        if len(self._codes) <= 2 * (self._end - self._head) + 64:
+        if len(self._codes) <= 2 * len(self) + 64:
             return
-        kept = {g: c for g, c in self._codes.items() if self._tail[c] >= 0}
+        kept = {g: c for g, c in self._codes.items() if self._g_head[c] >= 0}
         old = np.fromiter(kept.values(), np.int64, len(kept))
         new_code = np.full(len(self._codes), -1, dtype=np.int64)
         new_code[old] = np.arange(len(kept))
-        live = self._slot[self._head : self._end]
-        self._code[live] = new_code[self._code[live]]
-        self._tail[: len(kept)] = self._tail[old]
+        used = self._c_code >= 0
+        self._c_code[used] = new_code[self._c_code[used]]
+        self._slot[self._head : self._end] = new_code[self._slot[self._head : self._end]]
+        for name in ("_g_head", "_g_tail", "_g_group"):
+            column = getattr(self, name)
+            column[: len(kept)] = column[old]
         self._codes = dict(zip(kept, range(len(kept)), strict=True))
+
+    # -- room ---------------------------------------------------------------------------------
+
+    def _reserve(self, k: int) -> None:
+        """Room for ``k`` more raw tuples: in key order, two free tuples per arrival, and a
+        pool of at least eight entries per raw tuple the window may hold meanwhile."""
+        super()._reserve(k)
+        if self._n_free_c < 2 * k + 2:
+            old = len(self._c_code)
+            room = max(2 * old, old + 2 * k + 2)
+            columns = {**self.tuple_columns, "_c_code": np.int64}
+            if len(self._c_value):
+                columns["_c_value"] = object
+            for name, dtype in columns.items():
+                grown = np.full(room, -1 if name == "_c_code" else 0, dtype=dtype)
+                grown[:old] = getattr(self, name)
+                setattr(self, name, grown)
+            free = np.empty(room, dtype=np.int64)
+            free[: self._n_free_c] = self._c_free[: self._n_free_c]
+            free[self._n_free_c : self._n_free_c + room - old] = np.arange(room - 1, old - 1, -1)
+            self._c_free, self._n_free_c = free, self._n_free_c + room - old
+        need = 8 * (len(self) + k) + 64
+        if len(self._v_ts) < need:
+            self._repool(max(2 * len(self._v_ts), need))
+
+    def _repool(self, size: int) -> None:
+        """Move every live vector to the front of a pool of ``size`` entries, without spare
+        room (what detaches, splits and moves left behind is reclaimed)."""
+        live = np.flatnonzero(self._c_code >= 0)
+        lengths = self._c_len[live]
+        starts = np.cumsum(lengths) - lengths
+        source = np.repeat(self._c_start[live] - starts, lengths) + np.arange(lengths.sum())
+        for name in ("_v_ts", "_v_seq", "_v_number", "_v_value"):
+            column = getattr(self, name)
+            if len(column):
+                grown = np.empty(size, dtype=column.dtype)
+                grown[: len(source)] = column[source]
+                setattr(self, name, grown)
+        self._c_start[live], self._c_cap[live] = starts, lengths
+        self._v_top = len(source)
+
+    # -- the reference: addTuple, mergeTuples, splitTuple, detach (Appendix A) ----------------
+
+    def _move(self, dst: int, src: int, n: int) -> None:
+        """Move ``n`` pool entries from ``src`` to ``dst`` (the ranges may overlap)."""
+        for column in (self._v_ts, self._v_seq, self._v_number, self._v_value):
+            if len(column):
+                column[dst : dst + n] = column[src : src + n].copy()
+
+    def _room(self, c: int, need: int) -> None:
+        """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the
+        pool's used part, else moved to its end with twice the room."""
+        if self._c_cap[c] >= need:
+            return
+        if self._c_start[c] + self._c_cap[c] == self._v_top:
+            self._v_top = int(self._c_start[c]) + need
+            self._c_cap[c] = need
+            return
+        cap = max(need, 2 * int(self._c_len[c]))
+        self._move(self._v_top, int(self._c_start[c]), int(self._c_len[c]))
+        self._c_start[c], self._c_cap[c] = self._v_top, cap
+        self._v_top += cap
+
+    def _insert_entry(self, c: int, p: int, key: Key, number: float, value: object) -> None:
+        """mergeTuples (Function 2, Line 1): the key into ``c``'s vector at position ``p``,
+        in sorted order (the later entries move up one)."""
+        self._room(c, int(self._c_len[c]) + 1)
+        at, n = int(self._c_start[c]) + p, int(self._c_len[c])
+        self._move(at + 1, at, n - p)
+        self._v_ts[at], self._v_seq[at] = key
+        if self._per_entry:
+            self._v_number[at] = number
+            if not self._compilable:
+                self._v_value[at] = value
+        self._c_len[c] += 1
+
+    def _new_tuple(self, g: int, left: int, right: int, cap: int) -> int:
+        """addTuple (Function 1): an empty coalesced tuple of group ``g`` with room for
+        ``cap`` entries, linked between the group's tuples ``left`` and ``right``."""
+        self._n_free_c -= 1
+        c = int(self._c_free[self._n_free_c])
+        self._c_start[c], self._c_len[c], self._c_cap[c] = self._v_top, 0, cap
+        self._v_top += cap
+        self._c_code[c], self._c_prev[c], self._c_next[c] = g, left, right
+        if left >= 0:
+            self._c_next[left] = c
+        else:
+            self._g_head[g] = c
+        if right >= 0:
+            self._c_prev[right] = c
+        else:
+            self._g_tail[g] = c
+        return c
+
+    def _free_tuple(self, c: int) -> None:
+        """Unlink a coalesced tuple from its group and free it."""
+        g, left, right = (int(a[c]) for a in (self._c_code, self._c_prev, self._c_next))
+        if left >= 0:
+            self._c_next[left] = right
+        else:
+            self._g_head[g] = right
+        if right >= 0:
+            self._c_prev[right] = left
+        else:
+            self._g_tail[g] = left
+        self._c_code[c] = -1
+        self._c_free[self._n_free_c] = c
+        self._n_free_c += 1
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
         self._forget_empty_groups()
-        x = self._store(key, group, value)
+        self._reserve(1)
         g = self._group_code(group)
-        self._key_ts[x], self._code[x] = key[0], g
-        self._number[x] = self._exact_number(value)
-        # the group's neighbours in key order: a before x, b after it
-        a, b = int(self._tail[g]), -1
-        while a >= 0 and self._key_ts[a] > key[0]:
-            a, b = int(self._prev[a]), a
-        same = self.equivalence.same
-        join_a = a >= 0 and same(self._value[a], value)
-        join_b = b >= 0 and same(value, self._value[b])
-        counters = self._counters
-        if b >= 0 and not self._starts[b] and not (join_a and join_b):
-            counters.splits += 1  # splitTuple: x cuts a coalesced tuple in two
-        if join_a or join_b:
-            counters.merges += 1  # mergeTuples (into a's vector, b's, or bridging both)
+        number = self._exact_number(value)
+        x = key[0]
+        if len(self._v_ts) - self._v_top < 6 * (len(self) + 1):
+            self._repool(len(self._v_ts))
+        self._place(x, g)
+        same, counters = self.equivalence.same, self._counters
+        # the group's coalesced tuple c whose vector x lands in or after (-1: before all)
+        c = int(self._g_tail[g])
+        while c >= 0 and self._v_ts[self._c_start[c]] > x:
+            c = int(self._c_prev[c])
+        first = p = 0
+        if c >= 0:  # x's place in c's vector: after its equal timestamps
+            first = int(self._c_start[c])
+            p = int(self._v_ts[first : first + self._c_len[c]].searchsorted(x, "right"))
+        if c >= 0 and p < self._c_len[c]:  # x lands inside c, between entries p - 1 and p
+            join_a = same(self._entry_value(first + p - 1, c), value)
+            join_b = same(value, self._entry_value(first + p, c))
+            if join_a and join_b:
+                counters.merges += 1
+                self._insert_entry(c, p, key, number, value)
+                return
+            counters.splits += 1  # splitTuple (Function 3): entries p.. move to a copy c2
+            rest = int(self._c_len[c]) - p
+            right = self._new_tuple(g, c, int(self._c_next[c]), rest)
+            self._move(int(self._c_start[right]), first + p, rest)
+            self._c_len[right], self._c_len[c] = rest, p
+            for column in (self._c_number, self._c_type, self._c_value):
+                if len(column):
+                    column[right] = column[c]
         else:
-            counters.inserts += 1  # addTuple
-        self._starts[x] = not join_a
-        self._prev[x], self._next[x] = a, b
-        if a >= 0:
-            self._next[a] = x
-        if b >= 0:
-            self._prev[b] = x
-            self._starts[b] = not join_b
-        else:
-            self._tail[g] = x
+            right = int(self._c_next[c]) if c >= 0 else int(self._g_head[g])
+            end = first + int(self._c_len[c]) - 1
+            join_a = c >= 0 and same(self._entry_value(end, c), value)
+            join_b = right >= 0 and same(value, self._entry_value(int(self._c_start[right]), right))
+        if join_a:  # mergeTuples: x joins c's vector at its end (and bridges to right)
+            counters.merges += 1
+            self._insert_entry(c, int(self._c_len[c]), key, number, value)
+            if join_b:
+                k = int(self._c_len[right])
+                self._room(c, int(self._c_len[c]) + k)
+                self._move(int(self._c_start[c] + self._c_len[c]), int(self._c_start[right]), k)
+                self._c_len[c] += k
+                self._free_tuple(right)
+        elif join_b:  # mergeTuples: x joins right's vector at its front
+            counters.merges += 1
+            self._insert_entry(right, 0, key, number, value)
+        else:  # addTuple: x starts a coalesced tuple of its own
+            counters.inserts += 1
+            new = self._new_tuple(g, c, right, 1)
+            self._insert_entry(new, 0, key, number, value)
+            self._c_number[new] = number
+            if self._compilable:
+                self._c_type[new] = _TYPE_CODE[type(value)]
+            elif not self._per_entry:
+                self._c_value[new] = value
 
     def _remove_oldest(self) -> None:
-        old = self._drop_oldest()
-        after = int(self._next[old])
-        if after >= 0 and not self._starts[after]:
-            self._counters.detaches += 1  # the oldest timestamp leaves its vector
+        c = int(self._g_head[self._slot[self._head]])
+        self._head += 1
+        if self._c_len[c] > 1:  # the oldest timestamp leaves its vector
+            self._counters.detaches += 1
+            self._c_start[c] += 1
+            self._c_len[c] -= 1
+            self._c_cap[c] -= 1
         else:
             self._counters.deletes += 1
-        if after >= 0:
-            self._prev[after], self._starts[after] = -1, True
-        else:
-            self._tail[self._code[old]] = -1
+            self._free_tuple(c)
+
+    # -- compiled -----------------------------------------------------------------------------
 
     def _push_compiled(self, batch: Readings) -> np.ndarray | None:
         numbers = self._numbers(batch.value) if self._compilable else None
@@ -241,42 +484,130 @@ class EagerExtent(WindowExtent):
             return None
         self._forget_empty_groups()
         codes = self._group_codes(batch.group)
-        eq = self.equivalence
-        return self._run(
-            eager_push,
-            batch,
+        eq, window = self.equivalence, self._config.window
+        counts = np.zeros(6, dtype=np.int64)
+        pos = np.array([self._head, self._end, self._seq, self._n_free_c, self._v_top])
+        late, self._t_max = eager_push(
+            np.ascontiguousarray(batch.ts),
             numbers,
             codes,
-            self._key_ts,
-            self._code,
-            self._number,
-            self._starts,
-            self._prev,
-            self._next,
-            self._tail,
+            self._ts,
+            self._slot,
+            self._t_max,
+            window.kind == "tuples",
+            float(window.size),
+            counts,
+            pos,
+            self._c_start,
+            self._c_len,
+            self._c_cap,
+            self._c_prev,
+            self._c_next,
+            self._c_code,
+            self._c_number,
+            self._c_free,
+            self._g_head,
+            self._g_tail,
+            self._v_ts,
+            self._v_seq,
+            self._v_number,
+            self._per_entry,
             KIND_CODES[eq.kind],
             float(eq.tolerance),
             float(eq.quantum),
+            self._c_type,
+            _DTYPE_CODE[batch.value.dtype.kind],
         )
+        self._head, self._end, self._seq, self._n_free_c, self._v_top = pos.tolist()
+        self._add_counts(counts)
+        return late
+
+    # -- what it shows ------------------------------------------------------------------------
+
+    def _live(self) -> np.ndarray:
+        """The coalesced tuples held."""
+        return np.flatnonzero(self._c_code >= 0)
+
+    @property
+    def stored(self) -> int:
+        """Coalesced tuples held (the eager extent's physical size)."""
+        return int(np.count_nonzero(self._c_code >= 0))
+
+    def oldest(self) -> Key | None:
+        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
+        if self._head == self._end:
+            return None
+        first = self._c_start[self._g_head[self._slot[self._head]]]
+        return float(self._v_ts[first]), int(self._v_seq[first])
+
+    def vectors(self) -> list[tuple[Hashable, object, list[Key]]]:
+        """Each coalesced tuple's group, value and timestamp vector (keys in order), by
+        group and key."""
+        out = []
+        for c in self._live().tolist():
+            first = int(self._c_start[c])
+            keys = slice(first, first + int(self._c_len[c]))
+            vector = list(zip(self._v_ts[keys].tolist(), self._v_seq[keys].tolist(), strict=True))
+            out.append((self._g_group[self._c_code[c]], self._entry_value(first, c), vector))
+        out.sort(key=lambda row: (self._codes.get(row[0], -1), row[2][0]))
+        return out
 
     def view(self) -> list[Coalesced]:
-        live = self._slot[self._head : self._end]
-        by_group = live[np.argsort(self._code[live], kind="stable")]  # each group in key order
-        # each coalesced tuple: from its start to the raw tuple before the next start
-        bounds = np.append(np.flatnonzero(self._starts[by_group]), len(by_group))
-        first, last = by_group[bounds[:-1]], by_group[bounds[1:] - 1]
-        code = self._code[first]
+        live = self._live()
+        first = self._c_start[live]
+        last_ts = self._v_ts[first + self._c_len[live] - 1]
+        following = self._c_next[live]
         # valid until the group's next coalesced tuple starts, else until its last timestamp
-        te = self._key_ts[last]
-        followed = np.flatnonzero(code[1:] == code[:-1])
-        te[followed] = self._key_ts[first[followed + 1]]
-        count = np.diff(bounds)
-        self._counters.reads += len(first)
-        ts, seq, group, value = (
-            c[first].tolist() for c in (self._key_ts, self._arrival, self._group, self._value)
+        te = np.where(following >= 0, self._v_ts[self._c_start[np.maximum(following, 0)]], last_ts)
+        self._counters.reads += len(live)
+        if self._per_entry:
+            values = (self._v_number if self._compilable else self._v_value)[first].tolist()
+        else:
+            values = self._typed(live) if self._compilable else self._c_value[live].tolist()
+        groups = self._g_group[self._c_code[live]].tolist()
+        rows = zip(
+            self._v_ts[first].tolist(),
+            self._v_seq[first].tolist(),
+            te.tolist(),
+            groups,
+            map(self.equivalence.representative, values),
+            self._c_len[live].tolist(),
+            strict=True,
         )
-        value = map(self.equivalence.representative, value)
-        rows = zip(ts, seq, te.tolist(), group, value, count.tolist(), strict=True)
         out = [Coalesced(*row) for row in rows]
         out.sort()
         return out
+
+    def held_bytes(self) -> int:
+        """Bytes held: per raw tuple its key-order entry (timestamp, group code) and its
+        vector entry (timestamp, arrival number, and for the kinds that keep one its own
+        value); per coalesced tuple its vector's place (start, length, room), links and group
+        code (8 bytes each) and, for the transitive kinds, its value once (a float64 and a
+        type byte); per group in the window its first and last tuple and object, and the
+        group index; values kept as objects cost a reference and the distinct objects.  The
+        arrays' spare room (and what detaches left in the pool) is not counted."""
+        live, n = self._live(), len(self)
+        objects = [*self._g_group[np.flatnonzero(self._g_head[: len(self._codes)] >= 0)]]
+        groups = len(objects)
+        if self._per_entry:
+            per_raw, per_tuple = 40, 48
+            if not self._compilable:
+                per_raw += 8
+                objects += [v for c in live.tolist() for v in self._vector_values(c)]
+        else:
+            per_raw, per_tuple = 32, 57
+            if not self._compilable:
+                per_tuple += 8
+                objects += [*self._c_value[live]]
+        return (
+            per_raw * n
+            + per_tuple * len(live)
+            + 24 * groups
+            + sys.getsizeof(self._codes)
+            + object_bytes(objects)
+        )
+
+    def _vector_values(self, c: int) -> np.ndarray:
+        """The raw values kept in ``c``'s vector (the kinds that keep one per entry)."""
+        first = int(self._c_start[c])
+        return self._v_value[first : first + int(self._c_len[c])]

@@ -9,22 +9,62 @@ import numpy as np
 
 from workbench.coalesce.scan import Key
 
-__all__ = ["KeyOrder"]
+__all__ = ["KeyOrder", "SlotStore"]
 
 _ROOM = 64
 """The initial room of the arrays (they double as needed)."""
 
 
 class KeyOrder:
-    """Raw tuples kept in key order (ts, then arrival), as the paper's processing model keeps
-    a window extent (Section 2): an in-order arrival is appended, an out-of-order one placed
-    after its equal timestamps by moving the younger tuples up (Algorithm 1, lines 9-10), and
-    the oldest leaves from the front.
+    """Raw tuples' timestamps kept in key order (ts, then arrival), as the paper's processing
+    model keeps a window extent (Section 2): an in-order arrival is appended, an out-of-order
+    one placed after its equal timestamps by moving the younger tuples up (Algorithm 1, lines
+    9-10), and the oldest leaves from the front.
 
-    The state is arrays: timestamps ``_ts`` and storage slots ``_slot`` in key order, live in
-    ``[_head, _end)``; per slot the tuple's arrival number ``_arrival``, its ``_value`` and
-    ``_group`` (any objects) and a subclass's own columns (``slot_columns``); the free slots in
-    ``_free[:_n_free]``.  ``_reserve`` makes room before a kernel writes them.
+    The state is two arrays in key order, live in ``[_head, _end)``: the timestamps ``_ts`` and
+    what each refers to, ``_slot`` (the lazy extent's storage slot, the eager extent's group).
+    """
+
+    def _new_order(self) -> None:
+        """Empty arrays with room for a few tuples."""
+        self._ts = np.empty(_ROOM)
+        self._slot = np.empty(_ROOM, dtype=np.int64)
+        self._head = self._end = 0
+
+    def __len__(self) -> int:
+        """Raw tuples held."""
+        return self._end - self._head
+
+    def _reserve(self, k: int) -> None:
+        """Room for ``k`` more raw tuples: the tuples moved to the front of (doubled) arrays
+        when they reach their end."""
+        n, head = len(self), self._head
+        if self._end + k > len(self._ts):
+            room = max(len(self._ts), 2 * (n + k))
+            ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
+            ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
+            self._ts, self._slot, self._head, self._end = ts, slot, 0, n
+
+    def _place(self, ts: float, ref: int) -> None:
+        """Put a raw tuple's timestamp in key order (after its equal timestamps: ties by
+        arrival), referring to ``ref``."""
+        if self._end == len(self._ts):
+            self._reserve(1)
+        head, end = self._head, self._end
+        if head < end and ts < self._ts[end - 1]:  # out of order: the younger tuples move up
+            pos = head + int(self._ts[head:end].searchsorted(ts, side="right"))
+            self._ts[pos + 1 : end + 1] = self._ts[pos:end]
+            self._slot[pos + 1 : end + 1] = self._slot[pos:end]
+        else:
+            pos = end
+        self._ts[pos], self._slot[pos], self._end = ts, ref, end + 1
+
+
+class SlotStore(KeyOrder):
+    """The key order of raw tuples each stored whole in a slot: per slot the tuple's arrival
+    number ``_arrival``, its ``_value`` and ``_group`` (any objects) and a subclass's own
+    columns (``slot_columns``); the free slots in ``_free[:_n_free]``.  ``_reserve`` makes
+    room before a kernel writes them.
 
     >>> from workbench.coalesce.extent import LazyExtent
     >>> from workbench.coalesce.window import Window
@@ -42,18 +82,11 @@ class KeyOrder:
     }
 
     def _new_order(self) -> None:
-        """Empty arrays with room for a few tuples."""
-        self._ts = np.empty(_ROOM)
-        self._slot = np.empty(_ROOM, dtype=np.int64)
-        self._head = self._end = 0
+        super()._new_order()
         self._free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free slots
         self._n_free = _ROOM
         for name, dtype in self.slot_columns.items():
             setattr(self, name, np.empty(_ROOM, dtype=dtype))
-
-    def __len__(self) -> int:
-        """Raw tuples held."""
-        return self._end - self._head
 
     def oldest(self) -> Key | None:
         """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
@@ -62,16 +95,10 @@ class KeyOrder:
         return float(self._ts[self._head]), int(self._arrival[self._slot[self._head]])
 
     def _reserve(self, k: int) -> None:
-        """Room for ``k`` more raw tuples: the tuples moved to the front of (doubled) arrays
-        when they reach their end, and as many free slots."""
-        n, head = len(self), self._head
-        if self._end + k > len(self._ts):
-            room = max(len(self._ts), 2 * (n + k))
-            ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
-            ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
-            self._ts, self._slot, self._head, self._end = ts, slot, 0, n
+        """Room for ``k`` more raw tuples in key order, and as many free slots."""
+        super()._reserve(k)
         if self._n_free < k:
-            old = len(self._arrival)
+            n, old = len(self), len(self._arrival)
             room = max(2 * old, n + k)
             for name in self.slot_columns:
                 column = getattr(self, name)
@@ -84,20 +111,12 @@ class KeyOrder:
             self._free, self._n_free = free, self._n_free + room - old
 
     def _store(self, key: Key, group: Hashable, value: object) -> int:
-        """Put a raw tuple in key order (after its equal timestamps: ties by arrival) and in
-        a free slot; the slot."""
-        if self._end == len(self._ts) or not self._n_free:
+        """Put a raw tuple in key order and in a free slot; the slot."""
+        if not self._n_free:
             self._reserve(1)
-        head, end, ts = self._head, self._end, key[0]
-        if head < end and ts < self._ts[end - 1]:  # out of order: the younger tuples move up
-            pos = head + int(self._ts[head:end].searchsorted(ts, side="right"))
-            self._ts[pos + 1 : end + 1] = self._ts[pos:end]
-            self._slot[pos + 1 : end + 1] = self._slot[pos:end]
-        else:
-            pos = end
         self._n_free -= 1
         slot = int(self._free[self._n_free])
-        self._ts[pos], self._slot[pos], self._end = ts, slot, end + 1
+        self._place(key[0], slot)
         self._arrival[slot], self._value[slot], self._group[slot] = key[1], value, group
         return slot
 

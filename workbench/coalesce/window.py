@@ -12,8 +12,9 @@ only late and bad records.
 
 from __future__ import annotations
 
+import sys
 from abc import abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -42,6 +43,7 @@ __all__ = [
     "Window",
     "WindowExtent",
     "coalesce_sorted",
+    "object_bytes",
     "recoalesce",
     "uncoalesced",
 ]
@@ -139,6 +141,23 @@ class ExtentConfig(OperatorConfig):
         super().__post_init__()
 
 
+def object_bytes(objects: Iterable[object]) -> int:
+    """The bytes of the distinct Python objects given (and of the items of tuples among
+    them), each counted once: what an extent's object columns keep alive."""
+    seen: set[int] = set()
+    total = 0
+    stack = list(objects)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if type(obj) is tuple:
+            stack.extend(obj)
+    return total
+
+
 def _hashable(value: object) -> bool:
     try:
         hash(value)
@@ -156,16 +175,16 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
     expires what left the window (its ``_remove_oldest``).  The window may be steered to a
     smaller size of its kind (the oldest tuples expire).
 
-    The state is the raw tuples in key order (:class:`~workbench.coalesce.order.KeyOrder`),
-    arrays that ``push`` (the readable reference) and the compiled ``push_batch`` both read
-    and write, so the two interleave freely.
+    The state is the raw tuples' timestamps in key order
+    (:class:`~workbench.coalesce.order.KeyOrder`) and an extent's own arrays, which ``push``
+    (the readable reference) and the compiled ``push_batch`` both read and write, so the two
+    interleave freely.
     """
 
     config_type: ClassVar[type] = ExtentConfig
     counters_type: ClassVar[type[Counters]] = ExtentCounters
     batch_type: ClassVar[type] = Readings
     steerable: ClassVar[frozenset[str]] = frozenset({"window"})
-    object_columns: ClassVar[dict[str, str]] = {"_value": "value", "_group": "group"}
 
     def __init__(
         self,
@@ -283,27 +302,8 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
         return Emitted(np.empty((0, 0), dtype=np.int64), late=tuple(rows))
 
-    def _run(self, kernel: Callable[..., tuple], batch: Readings, *extra: Any) -> np.ndarray:
-        """Run an extent's kernel (:mod:`workbench.kernels.coalesce`) over a batch of valid
-        rows (room reserved), window state and counters moved, the values of the batch's
-        tuples still in the window stored; which rows were too late."""
-        window, counts, first = self._config.window, np.zeros(6, dtype=np.int64), self._seq
-        placed, self._head, self._end, self._n_free, self._seq, self._t_max = kernel(
-            np.ascontiguousarray(batch.ts),
-            self._ts,
-            self._slot,
-            self._arrival,
-            self._free,
-            self._head,
-            self._end,
-            self._n_free,
-            self._seq,
-            self._t_max,
-            window.kind == "tuples",
-            float(window.size),
-            counts,
-            *extra,
-        )
+    def _add_counts(self, counts: np.ndarray) -> None:
+        """Add a kernel's ``[out_of_order, inserts, deletes, merges, splits, detaches]``."""
         c = self._counters
         out_of_order, inserts, deletes, merges, splits, detaches = counts.tolist()
         c.out_of_order += out_of_order
@@ -312,15 +312,14 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         c.merges += merges
         c.splits += splits
         c.detaches += detaches
-        # the Python objects (``object_columns``) of the batch's tuples still in the window:
-        # row k arrived as number first + k, and a slot freed since holds -1 or a later row
-        rows = np.flatnonzero(placed >= 0)
-        slots = placed[rows]
-        kept = self._arrival[slots] == first + rows
-        slots, rows = slots[kept], rows[kept]
-        for name, field_name in self.object_columns.items():
-            getattr(self, name)[slots] = getattr(batch, field_name)[rows]
-        return placed < 0
+
+    @abstractmethod
+    def oldest(self) -> Key | None:
+        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
+
+    @abstractmethod
+    def held_bytes(self) -> int:
+        """The bytes the extent holds for its window (see the extents' docstrings)."""
 
     @abstractmethod
     def _push_compiled(self, batch: Readings) -> np.ndarray | None:

@@ -116,97 +116,359 @@ def lazy_push(
     return placed, head, end, n_free, seq, t_max
 
 
+# -- eager coalescing: coalesced tuples with timestamp vectors (Appendix A) -------------------
+#
+# A coalesced tuple ``c`` holds its raw tuples' keys in a vector: entries ``[c_start[c],
+# c_start[c] + c_len[c])`` of the pool ``v_ts``/``v_seq`` (room for ``c_cap[c]``), in key
+# order; ``c_prev``/``c_next`` link a group's coalesced tuples in key order, ``g_head``/
+# ``g_tail`` are each group's first and last (-1: none), ``c_code`` the group (-1: a free
+# tuple).  Runs of the transitive kinds are judged on the tuple's one value ``c_number`` (and
+# ``c_type`` the type it came as: a batch's ``batch_type``); the other kinds keep each raw
+# value in ``v_number`` beside its timestamp (``per_entry``).  ``pos`` holds ``[head, end, seq,
+# n_free_c, v_top]``: the key order's live range, the next arrival number, the free tuples on
+# ``c_free`` and the pool's first unused entry.
+
+HEAD, END, SEQ, N_FREE_C, V_TOP = range(5)  # the slots of ``pos``
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _value_at(e, c, per_entry, v_number, c_number):
+    """The value entry ``e`` of tuple ``c`` is judged by."""
+    return v_number[e] if per_entry else c_number[c]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _after_equal(v_ts, first, n, x):
+    """How many of the ``n`` sorted timestamps from ``first`` are ``<= x`` (binary search)."""
+    if v_ts[first + n - 1] <= x:  # in order: after the whole vector
+        return n
+    lo, hi = 0, n - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if v_ts[first + mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _copy_entries(dst, src, n, v_ts, v_seq, v_number, per_entry):
+    """Move ``n`` pool entries from ``src`` to ``dst`` (overlapping ranges allowed)."""
+    if dst < src:
+        for k in range(n):
+            v_ts[dst + k] = v_ts[src + k]
+            v_seq[dst + k] = v_seq[src + k]
+            if per_entry:
+                v_number[dst + k] = v_number[src + k]
+    else:
+        for k in range(n - 1, -1, -1):
+            v_ts[dst + k] = v_ts[src + k]
+            v_seq[dst + k] = v_seq[src + k]
+            if per_entry:
+                v_number[dst + k] = v_number[src + k]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
+    """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the pool's
+    used part, else moved to its end with twice the room (the caller left enough)."""
+    if c_cap[c] >= need:
+        return
+    if c_start[c] + c_cap[c] == pos[V_TOP]:
+        pos[V_TOP] = c_start[c] + need
+        c_cap[c] = need
+        return
+    cap = max(need, 2 * c_len[c])
+    _copy_entries(pos[V_TOP], c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
+    c_start[c] = pos[V_TOP]
+    c_cap[c] = cap
+    pos[V_TOP] += cap
+
+
+@njit(cache=True, nogil=True)
+def _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos):
+    """Move every live vector to the front of the pool, without spare room (pool entries
+    left behind by detaches, splits and moves are reclaimed)."""
+    live = np.flatnonzero(c_code >= 0)
+    order = live[np.argsort(c_start[live])]
+    top = 0
+    for c in order:
+        _copy_entries(top, c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
+        c_start[c] = top
+        c_cap[c] = c_len[c]
+        top += c_len[c]
+    pos[V_TOP] = top
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _new_tuple(
+    g, left, right, cap, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head, g_tail, pos
+):
+    """addTuple (Function 1): a coalesced tuple of group ``g`` with an empty vector (room for
+    ``cap``), linked between the group's tuples ``left`` and ``right``."""
+    pos[N_FREE_C] -= 1
+    c = c_free[pos[N_FREE_C]]
+    c_start[c] = pos[V_TOP]
+    c_len[c] = 0
+    c_cap[c] = cap
+    pos[V_TOP] += cap
+    c_code[c] = g
+    c_prev[c] = left
+    c_next[c] = right
+    if left >= 0:
+        c_next[left] = c
+    else:
+        g_head[g] = c
+    if right >= 0:
+        c_prev[right] = c
+    else:
+        g_tail[g] = c
+    return c
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _free_tuple(c, c_prev, c_next, c_code, c_free, g_head, g_tail, pos):
+    """Unlink a coalesced tuple from its group and free it."""
+    g, left, right = c_code[c], c_prev[c], c_next[c]
+    if left >= 0:
+        c_next[left] = right
+    else:
+        g_head[g] = right
+    if right >= 0:
+        c_prev[right] = left
+    else:
+        g_tail[g] = left
+    c_code[c] = -1
+    c_free[pos[N_FREE_C]] = c
+    pos[N_FREE_C] += 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _insert_entry(c, p, x, s, number, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
+    """Insert key ``(x, s)`` at position ``p`` of ``c``'s vector in sorted order (mergeTuples,
+    Function 2, Line 1): the later entries move up one."""
+    _room(c, c_len[c] + 1, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
+    at = c_start[c] + p
+    _copy_entries(at + 1, at, c_len[c] - p, v_ts, v_seq, v_number, per_entry)
+    v_ts[at] = x
+    v_seq[at] = s
+    if per_entry:
+        v_number[at] = number
+    c_len[c] += 1
+
+
 @njit(cache=True, nogil=True)
 def eager_push(
     batch_ts,
-    ts,
-    slot,
-    arrival,
-    free,
-    head,
-    end,
-    n_free,
-    seq,
+    batch_number,
+    batch_code,
+    order_ts,
+    order_code,
     t_max,
     by_tuples,
     size,
     counts,
-    batch_value,
-    batch_code,
-    key_ts,
-    code,
-    value,
-    starts,
-    prev,
-    nxt,
-    tail,
+    pos,
+    c_start,
+    c_len,
+    c_cap,
+    c_prev,
+    c_next,
+    c_code,
+    c_number,
+    c_free,
+    g_head,
+    g_tail,
+    v_ts,
+    v_seq,
+    v_number,
+    per_entry,
     kind,
     tolerance,
     quantum,
+    c_type,
+    batch_type,
 ):
-    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over a batch, in order.
+    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over a batch, in order,
+    on coalesced tuples with timestamp vectors (addTuple, mergeTuples, splitTuple, detach:
+    Appendix A); which rows were too late, and the new ``t_max``.
 
-    Per slot: ``key_ts``, group ``code``, float64 ``value``, ``starts`` (the tuple starts a
-    coalesced tuple; the others are its timestamp vector), ``prev``/``nxt`` the group's
-    neighbours in key order; ``tail`` the last slot per group code (-1: empty).
+    The caller leaves room for two new tuples per row, and a pool at least eight times the
+    window plus the batch: a row finding fewer than six free entries per live one compacts
+    the pool first.
     """
     n = batch_ts.shape[0]
-    placed = np.full(n, -1, dtype=np.int64)
+    late = np.zeros(n, dtype=np.bool_)
     for i in range(n):
         x = batch_ts[i]
-        seq += 1
-        s, head, end, n_free, t_max = _arrive(
-            x, ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts
-        )
-        if s < 0:
+        head, end = pos[HEAD], pos[END]
+        pos[SEQ] += 1
+        if _late(order_ts, head, end, t_max, by_tuples, size, x):
+            late[i] = True
             continue
-        placed[i] = s
+        if x < t_max:
+            counts[OUT_OF_ORDER] += 1
+        else:
+            t_max = x
         g = batch_code[i]
-        v = batch_value[i]
-        arrival[s] = seq - 1
-        key_ts[s] = x
-        code[s] = g
-        value[s] = v
-        # the group's neighbours: a before x, b after it (a tie arrived earlier: before)
-        a = tail[g]
-        b = -1
-        while a >= 0 and key_ts[a] > x:
-            b = a
-            a = prev[a]
-        join_a = a >= 0 and same(kind, tolerance, quantum, value[a], v)
-        join_b = b >= 0 and same(kind, tolerance, quantum, v, value[b])
-        if b >= 0 and not starts[b] and not (join_a and join_b):
-            counts[SPLITS] += 1  # splitTuple: x cuts a coalesced tuple in two
-        if join_a or join_b:
-            counts[MERGES] += 1  # mergeTuples (one merge bridges two tuples)
-        else:
-            counts[INSERTS] += 1  # addTuple
-        starts[s] = not join_a
-        prev[s] = a
-        nxt[s] = b
-        if a >= 0:
-            nxt[a] = s
-        if b >= 0:
-            prev[b] = s
-            starts[b] = not join_b
-        else:
-            tail[g] = s
-        # expire the oldest tuples (Algorithm 2, Lines 1-8): detach or delete each
-        bound = t_max - size
-        while head < end and (end - head > size if by_tuples else ts[head] < bound):
-            old = slot[head]
-            arrival[old] = -1
-            free[n_free] = old
-            n_free += 1
-            head += 1
-            after = nxt[old]
-            if after >= 0 and not starts[after]:
-                counts[DETACHES] += 1
+        v = batch_number[i]
+        s = pos[SEQ] - 1
+        if v_ts.shape[0] - pos[V_TOP] < 6 * (end - head + 1):
+            _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos)
+        pos[HEAD], pos[END] = _place(order_ts, order_code, head, end, x, g)
+        # the group's coalesced tuple c whose vector x lands in or after (-1: before all)
+        c = g_tail[g]
+        while c >= 0 and v_ts[c_start[c]] > x:
+            c = c_prev[c]
+        p = 0
+        right = -1
+        inside = False
+        if c >= 0:  # x's place in c's vector: after its equal timestamps
+            p = _after_equal(v_ts, c_start[c], c_len[c], x)
+        if c >= 0 and p < c_len[c]:  # x lands inside c, between its entries p - 1 and p
+            first = c_start[c]
+            join_a = same(
+                kind,
+                tolerance,
+                quantum,
+                _value_at(first + p - 1, c, per_entry, v_number, c_number),
+                v,
+            )
+            join_b = same(
+                kind, tolerance, quantum, v, _value_at(first + p, c, per_entry, v_number, c_number)
+            )
+            if join_a and join_b:
+                counts[MERGES] += 1
+                _insert_entry(
+                    c, p, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
+                )
+                inside = True
             else:
-                counts[DELETES] += 1
-            if after >= 0:
-                prev[after] = -1
-                starts[after] = True
-            else:
-                tail[code[old]] = -1
-    return placed, head, end, n_free, seq, t_max
+                # splitTuple (Function 3): the entries from p on move to a copy c2 of c
+                counts[SPLITS] += 1
+                rest = c_len[c] - p
+                c2 = _new_tuple(
+                    g,
+                    c,
+                    c_next[c],
+                    rest,
+                    c_start,
+                    c_len,
+                    c_cap,
+                    c_prev,
+                    c_next,
+                    c_code,
+                    c_free,
+                    g_head,
+                    g_tail,
+                    pos,
+                )
+                _copy_entries(c_start[c2], c_start[c] + p, rest, v_ts, v_seq, v_number, per_entry)
+                c_len[c2] = rest
+                c_len[c] = p
+                c_number[c2] = c_number[c]
+                c_type[c2] = c_type[c]
+                right = c2
+        else:
+            right = c_next[c] if c >= 0 else g_head[g]
+            join_a = c >= 0 and same(
+                kind,
+                tolerance,
+                quantum,
+                _value_at(c_start[c] + c_len[c] - 1, c, per_entry, v_number, c_number),
+                v,
+            )
+            join_b = right >= 0 and same(
+                kind,
+                tolerance,
+                quantum,
+                v,
+                _value_at(c_start[right], right, per_entry, v_number, c_number),
+            )
+        if inside:  # merged between two entries of c's vector
+            pass
+        elif join_a:  # mergeTuples: x joins c's vector at its end (and bridges to right)
+            counts[MERGES] += 1
+            _insert_entry(
+                c, c_len[c], x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
+            )
+            if join_b:
+                k = c_len[right]
+                _room(c, c_len[c] + k, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
+                _copy_entries(
+                    c_start[c] + c_len[c], c_start[right], k, v_ts, v_seq, v_number, per_entry
+                )
+                c_len[c] += k
+                _free_tuple(right, c_prev, c_next, c_code, c_free, g_head, g_tail, pos)
+        elif join_b:  # mergeTuples: x joins right's vector at its front
+            counts[MERGES] += 1
+            _insert_entry(
+                right, 0, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
+            )
+        else:  # addTuple: x starts a coalesced tuple of its own
+            counts[INSERTS] += 1
+            cx = _new_tuple(
+                g,
+                c,
+                right,
+                1,
+                c_start,
+                c_len,
+                c_cap,
+                c_prev,
+                c_next,
+                c_code,
+                c_free,
+                g_head,
+                g_tail,
+                pos,
+            )
+            _insert_entry(
+                cx, 0, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
+            )
+            c_number[cx] = v
+            c_type[cx] = batch_type
+        _expire_eager(
+            order_ts, order_code, t_max, by_tuples, size, counts, pos,
+            c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head, g_tail,
+        )  # fmt: skip
+    return late, t_max
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _expire_eager(
+    order_ts,
+    order_code,
+    t_max,
+    by_tuples,
+    size,
+    counts,
+    pos,
+    c_start,
+    c_len,
+    c_cap,
+    c_prev,
+    c_next,
+    c_code,
+    c_free,
+    g_head,
+    g_tail,
+):
+    """Expire the oldest raw tuples (Algorithm 2, Lines 1-8): the oldest is the first
+    timestamp of its group's first coalesced tuple, detached from the vector, or the tuple
+    deleted with it."""
+    bound = t_max - size
+    while pos[HEAD] < pos[END] and (
+        pos[END] - pos[HEAD] > size if by_tuples else order_ts[pos[HEAD]] < bound
+    ):
+        c = g_head[order_code[pos[HEAD]]]
+        pos[HEAD] += 1
+        if c_len[c] > 1:
+            counts[DETACHES] += 1
+            c_start[c] += 1
+            c_len[c] -= 1
+            c_cap[c] -= 1
+        else:
+            counts[DELETES] += 1
+            _free_tuple(c, c_prev, c_next, c_code, c_free, g_head, g_tail, pos)
