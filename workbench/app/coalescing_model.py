@@ -34,7 +34,7 @@ from workbench.coalesce import (
 from workbench.coalesce.cost import AtomicCosts, cost_grid
 from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
-from workbench.experiments.coalescing import selection_table
+from workbench.experiments.coalescing_selection import selection_table
 
 __all__ = ["COST_INPUTS", "EXTENT_INPUTS", "GRID", "PERIOD_MS", "CoalescingModel"]
 
