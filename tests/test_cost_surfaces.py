@@ -8,13 +8,14 @@ import itertools
 import numpy as np
 import pytest
 
-from workbench.coalesce.cost import AtomicCosts, Dcq, total_cost
+from workbench.coalesce.cost import Dcq, total_cost
 from workbench.experiments import PAPER_LIKE_COSTS, cost_grid_of, cost_surface, measure_cells
 from workbench.experiments.atomic_costs import ATOMIC
 from workbench.experiments.coalescing_selection import (
     TABLE6_CASES,
     TABLE6_TUPLES,
     TABLE6_WEIGHTS,
+    array_shaped_costs,
     table6_selection,
 )
 from workbench.experiments.cost_surfaces import (
@@ -87,19 +88,13 @@ def test_table6_selection_is_the_cheapest_assignment(cells):
 
 
 def test_table6_follows_oop_with_costs_shaped_as_section_7_2():
-    """Constant atomic costs never select eager in Table 6 (weights <0,1,1>: six eager
+    """Constant atomic costs select no eager query in Table 6 (weights <0,1,1>: six eager
     extents pay six updates against the lazy one's single one).  Costs shaped as Section 7.2
     says the paper's array behaved (C_merge growing with cp x oop, C_split with oop / cp; a
     shape, not a measurement) give the oop-driven choices: Case 3 (oop 0.3) eager, Case 4
     (oop 0.7) lazy, Cases 5 and 6 as the paper."""
-
-    def shaped(cp: float, oop: float) -> AtomicCosts:
-        merge = 9.3 * (1 + 69 * cp * oop)
-        split = 4.6 * (1 + 14 * oop / max(cp, 0.05))
-        return AtomicCosts(2.1, 0.3, 0.6, 2.9, 0.4, merge, split, 0.3)
-
     assert table6_selection(PAPER_LIKE_COSTS)["eager"].map(len).sum() == 0
-    table = table6_selection(shaped).set_index("case")
+    table = table6_selection(array_shaped_costs).set_index("case")
     assert table.loc["Case 3", "eager"] == [f"Q{i}" for i in range(1, 7)]
     assert table.loc["Case 4", "eager"] == []
     assert table.loc[["Case 1", "Case 3", "Case 4", "Case 5", "Case 6"], "matches"].all()

@@ -25,6 +25,7 @@ __all__ = [
     "TABLE6_CASES",
     "TABLE6_TUPLES",
     "TABLE6_WEIGHTS",
+    "array_shaped_costs",
     "case_costs",
     "selection_table",
     "table5_cps",
@@ -124,6 +125,20 @@ def table5_cps(readings: pd.DataFrame, iterations: int = 40) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def array_shaped_costs(cp: float, oop: float) -> AtomicCosts:
+    """Atomic costs shaped as Section 7.2 describes the paper's array extents (C_merge growing
+    with cp x oop, C_split with oop / cp, the rest constant): a shape with hand-picked
+    factors, not a measurement.  With them the selection of Table 6 follows oop as the
+    paper's does (Cases 1 and 3-6); no constant costs make any query eager there.
+
+    >>> round(array_shaped_costs(0.5, 0.3).split, 2), round(array_shaped_costs(0.5, 0.7).split, 2)
+    (43.24, 94.76)
+    """
+    merge = 9.3 * (1 + 69 * cp * oop)
+    split = 4.6 * (1 + 14 * oop / max(cp, 0.05))
+    return AtomicCosts(2.1, 0.3, 0.6, 2.9, 0.4, merge, split, 0.3)
+
+
 def _result(bars: dict[str, float]) -> str:
     """The bars in increasing cost, as Tables 5 and 6 write it: equal costs (to 1e-9) joined
     by " = " (alphabetically), the rest by " < ".
@@ -148,6 +163,7 @@ def case_costs(
     """One case of Table 5 or 6: the optimal ``eager`` queries (sorted), the cost of each bar
     of Figure 5 (:data:`SCHEMES`) and their order ``result``.
 
+    >>> from workbench.coalesce.cost import AtomicCosts
     >>> c = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
     >>> qs = [Dcq(f"Q{i}", cp, 0.0) for i, cp in enumerate([0.8] * 3 + [0.1] * 3, 1)]
     >>> case = case_costs(qs, 100_000, 10_000, c, TABLE5_WEIGHTS)  # Table 5, Case 4
@@ -240,12 +256,13 @@ def selection_table(
     served: dict[str, str],
     k: int,
     window: int,
-    atomic: AtomicCosts,
+    atomic: Atomic,
     weights: Weights,
 ) -> pd.DataFrame:
     """Every query's (cp, oop) estimate (3 decimals), its optimal scheme by Theorem 1 over
     ``k`` arrivals and a ``window``-tuple extent, and the scheme it is served with.
 
+    >>> from workbench.coalesce.cost import AtomicCosts
     >>> atomic = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
     >>> table = selection_table({"t": (0.9, 0.0)}, {"t": "lazy"}, 1000, 100, atomic,
     ...                         Weights(1, 1, 2))
