@@ -73,6 +73,9 @@ def parser() -> argparse.ArgumentParser:
     co.add_argument("--tuples", type=int, help="tuples timed at cp 0.5, oop 0.1")
     co.add_argument("--grid-tuples", type=int, help="tuples per cp x oop cell")
     co.add_argument(
+        "--cell-tuples", type=int, help="tuples per cell whose atomic costs are measured"
+    )
+    co.add_argument(
         "--readings",
         dest="deployment_readings",
         metavar="READINGS",

@@ -34,23 +34,27 @@ from workbench.experiments import (
     IntervalWorkload,
     coalesce_rates,
     coalescing_rows,
+    cost_grid_of,
     cost_surface,
     deployment_coalescing,
     interval_runs,
     join_summary,
     max_sustainable,
+    measure_cells,
     profile_join,
     ptjoin_runs,
     rates_grid,
     stime_timings,
     table5_cps,
     table5_selection,
+    table6_selection,
     timed,
     wjoin_capacity_sweep,
     wjoin_response,
     wjoin_variants,
 )
 from workbench.experiments.coalescing_memory import held_bytes_by_cp
+from workbench.experiments.cost_surfaces import figure_surfaces, surface_summary
 from workbench.experiments.month import delta_sweep, month_join
 from workbench.operators import PTJoin
 from workbench.operators.wjoin import BEWJoin, FEWJoin
@@ -353,15 +357,44 @@ def _table5_lines(selection: pd.DataFrame) -> list[str]:
     ]
 
 
+def _table6_lines(selection: pd.DataFrame) -> list[str]:
+    return [
+        f"    {r.case}: cp {r.cp}, oop {r.oop}; eager on {r.eager or 'none'} "
+        f"({'matches' if r.matches else 'differs from'} the paper: {r.paper or 'none'})"
+        for r in selection.itertuples()
+    ]
+
+
+def _figure5_lines(selection: pd.DataFrame) -> list[str]:
+    """Figure 5's bars of each case of Table 5 or 6 and their order beside the paper's."""
+    return [
+        f"    {r['case']}: all lazy {r['all lazy']:.3f}, all eager {r['all eager']:.3f}, "
+        f"optimal {r['optimal']:.3f}: {r['result']}"
+        + (f" (paper: {r['paper result']})" if "paper result" in r else "")
+        for r in selection.to_dict("records")
+    ]
+
+
+def _cell_lines(cells: pd.DataFrame, name: str, grid: Sequence[float]) -> list[str]:
+    """One measured atomic cost over cp x oop (us; '-' where no push exercised it)."""
+    lines = [f"  C_{name} (us), rows oop, columns cp " + " ".join(f"{c:>5}" for c in grid)]
+    for oop, frame in cells.groupby("oop", sort=False):
+        values = " ".join("    -" if np.isnan(v) else f"{1e6 * v:5.1f}" for v in frame[name])
+        lines.append(f"    oop {oop:3.1f}" + " " * 28 + values)
+    return lines
+
+
 def bench_coalesce(
     tuples: int = 200_000,
     grid_tuples: int = 200_000,
     deployment_readings: int = 2_300_000,
+    cell_tuples: int = 4000,
     seed: int = 0,
 ) -> BenchReport:
     """Eager vs lazy coalescing (coalescing paper, Section 7): throughput over cp x oop by
-    the python reference and the compiled kernels, Figure 3's surfaces, Table 5 and the
-    deployment."""
+    the python reference and the compiled kernels, Table 4's atomic costs measured per
+    (cp, oop) cell, Figures 3 and 4 from the model and from the measured runs, Tables 5 and 6
+    with Figure 5's bars, and the deployment."""
     window_tuples = 1000
     rng = np.random.default_rng(seed)
     window, eq = Window("tuples", window_tuples), Equivalence()
@@ -369,7 +402,7 @@ def bench_coalesce(
         f"Coalescing: synthetic streams (3 time-varying, 3 time-invariant attributes with "
         f"3/5/7 groups), coalescing a1 grouped by g1, tuple-based window of {window_tuples:,}"
     ]
-    with Stages("bench coalesce", 5 + 2 * len(ENGINES)) as stages:
+    with Stages("bench coalesce", 7 + 2 * len(ENGINES)) as stages:
         stages.begin(f"cp 0.5, oop 0.1, {tuples:,} tuples")
         stream = coalescing_rows(rng, tuples, cp=0.5, oop=0.1)
         headline = {engine: coalesce_rates(stream, window, eq, engine) for engine in ENGINES}
@@ -439,6 +472,32 @@ def bench_coalesce(
                     for e, lz in zip(frame["eager"], frame["lazy"], strict=True)
                 )
                 lines.append(f"    oop {oop:3.1f}  {marks}")
+        stages.begin(f"atomic costs per cell, {cell_tuples:,} tuples each")
+        cells = measure_cells(rng, grid, cell_tuples, window_tuples)
+        measured = cost_grid_of(cells)
+        lines.append(
+            f"  Table 4 measured per (cp, oop) cell: {cell_tuples:,} tuples per cell, tuple "
+            f"window of {window_tuples:,}, one timed push per tuple (python reference)"
+        )
+        for name in ("insert", "merge", "split", "read"):
+            lines += _cell_lines(cells, name, grid)
+        surfaces = figure_surfaces(cells, atomic)
+        lines.append(
+            "  Figures 3 and 4 by source (model with the costs measured once, model with the "
+            "per-cell costs, the runs themselves):"
+        )
+        lines += [
+            "    " + line for line in surface_summary(surfaces).round(3).to_string().split("\n")
+        ]
+        for panel, frame in surfaces[surfaces["source"] == "measured runs"].groupby(
+            "panel", sort=False
+        ):
+            lines.append(f"  Figure {panel} from the measured runs (E eager, L lazy cheaper)")
+            for oop, row in frame.groupby("oop", sort=False):
+                marks = " ".join(
+                    "E" if e <= lz else "L" for e, lz in zip(row["eager"], row["lazy"], strict=True)
+                )
+                lines.append(f"    oop {oop:3.1f}  {marks}")
         lines.append(
             "  Table 5 on the deployment (three days of readings, weights <1,1,2>, window "
             "10,000 tuples), with the measured atomic costs:"
@@ -448,6 +507,16 @@ def bench_coalesce(
         lines += _table5_lines(table5_selection(cps, atomic))
         lines.append("  ... and with paper-like costs (coalescing during a scan costs a read):")
         lines += _table5_lines(table5_selection(cps, PAPER_LIKE_COSTS))
+        lines.append("  ... and with the per-cell measured costs (Figure 5(a)'s bars):")
+        table5_measured = table5_selection(cps, measured)
+        lines += _table5_lines(table5_measured) + _figure5_lines(table5_measured)
+        stages.begin("Table 6 and Figure 5(b)")
+        for label, costs in (("paper-like", PAPER_LIKE_COSTS), ("per-cell measured", measured)):
+            table6 = table6_selection(costs, window_tuples)
+            lines.append(
+                f"  Table 6 (synthetic, weights <0,1,1>, window {window_tuples:,}), {label} costs:"
+            )
+            lines += _table6_lines(table6) + _figure5_lines(table6)
         deployment = {}
         for engine in ENGINES:
             stages.begin(f"deployment, {deployment_readings:,} readings, {engine}")
@@ -470,6 +539,7 @@ def bench_coalesce(
         "grid": grids,
         "atomic_costs_s": vars(atomic),
         "bytes_held": memory.to_dict("records"),
+        "cells": cells.to_dict("records"),
         "deployment": deployment,
     }
     return BenchReport("coalesce", tuple(lines), figures)

@@ -23,6 +23,7 @@ from workbench.app.coalescing_model import CoalescingModel
 from workbench.app.panes import concept
 from workbench.app.wjoin import response_ms
 from workbench.app.wjoin_model import WJoinModel
+from workbench.experiments.atomic_costs import ATOMIC
 from workbench.viz.wjoin import significant
 
 
@@ -201,6 +202,8 @@ def test_coalescing_plots_follow_each_change():
         lambda: app.model.step(300),
         lambda: setattr(app.model, "scheme", "lazy"),
         lambda: setattr(app.model, "w_update", 100.0),
+        lambda: setattr(app.model, "c_split", 20.0),
+        lambda: setattr(app.model, "atomic_source", "measured"),
         lambda: setattr(app.model, "motes", [1, 2]),
         lambda: setattr(app.model, "window_minutes", 10.0),
         lambda: setattr(app.model, "equivalence", "equal"),
@@ -213,6 +216,25 @@ def test_coalescing_plots_follow_each_change():
             assert not uncovered(figure), (k, figure.title.text)
     drawn = _data(figures[0], "Segment")
     assert set(drawn["group"]) == {"1", "2"} and len(drawn["x0"]) == len(app.model.extent())
+
+
+def test_the_atomic_costs_card_edits_the_custom_costs():
+    """Table 4's costs in a card: a number input per atomic cost, editable while the costs
+    are custom, disabled while they are measured; an edit redraws the surfaces."""
+    app = CoalescingExplorer()
+    view = pn.panel(app)
+    (card,) = (c for c in view.select(pn.Card) if c.title == "atomic costs (Table 4)")
+    inputs = card.select(pn.widgets.FloatInput)
+    assert [i.label for i in inputs] == [f"C_{name}" for name in ATOMIC]
+    assert not any(i.disabled for i in inputs)
+    before = app.eager_surface().layers["surface"].columns["image"][0]
+    (split,) = (i for i in inputs if i.label == "C_split")
+    split.value = 25.0
+    assert app.model.c_split == 25.0
+    after = app.eager_surface().layers["surface"].columns["image"][0]
+    assert (after >= before).all() and (after > before).any()
+    app.model.atomic_source = "measured"
+    assert all(i.disabled for i in inputs)
 
 
 @pytest.mark.parametrize("app", [CoalescingExplorer, WJoinExplorer])

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.app.coalescing_model import CoalescingModel
+from workbench.app.coalescing_model import ATOMIC_INPUTS, MEASURED_CELLS, CoalescingModel
 from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import RETRY, CoalescingSpark
 from workbench.app.live_run import LiveRun
@@ -23,6 +23,7 @@ from workbench.app.race_model import TimingRaceModel
 from workbench.app.spark_control import RUN_STATES, SparkControl
 from workbench.app.wjoin_model import WJoinModel
 from workbench.app.wjoin_spark import WJoinSpark
+from workbench.coalesce.cost import AtomicCosts, CostGrid
 
 APP = Path(__file__).resolve().parents[1] / "workbench" / "app"
 
@@ -114,6 +115,31 @@ def test_the_coalescing_model_streams_and_reconfigures_without_a_page():
     model.running = True
     model.step(10**6)
     assert not model.running  # the end of the readings stops the stream
+
+
+def test_the_coalescing_atomic_costs_are_editable_or_measured():
+    """Table 4's atomic costs feed the surfaces and the selection: custom values (the
+    paper-like ones at first) change them; "measured" uses costs measured per (cp, oop)."""
+    model = CoalescingModel(motes=[1, 2])
+    model.step(600)  # past a re-evaluation: the queries have estimates
+    paper_like = model.surfaces()
+    assert model.atomic() == AtomicCosts(*(getattr(model, n) for n in ATOMIC_INPUTS))
+    model.c_split = 50.0  # splits dear: eager costs more where tuples arrive out of order
+    eager, lazy = model.surfaces()
+    assert (eager[1:, :-1] > paper_like[0][1:, :-1]).all()  # oop > 0, cp < 1: splits
+    assert np.array_equal(eager[0], paper_like[0][0])  # in order: no split
+    assert np.array_equal(lazy, paper_like[1])
+    model.c_read = model.c_coalesce = 0.0
+    model.w_update = 100.0  # lazy scans are free and updates count most: nothing eager
+    assert (model.selection()["optimal"] == "lazy").all()
+    model.atomic_source = "measured"
+    measured = model.atomic()
+    assert isinstance(measured, CostGrid) and measured.cp == MEASURED_CELLS["grid"]
+    costs = vars(measured(0.3, 0.6))
+    assert all(np.isfinite(v) and v >= 0 for v in costs.values()) and costs["insert"] > 0
+    eager, lazy = model.surfaces()
+    assert eager.shape == (21, 21) and np.isfinite(eager).all() and np.isfinite(lazy).all()
+    assert set(model.selection()["optimal"]) <= {"eager", "lazy"}
 
 
 def test_the_papers_example_queries_run_without_a_page():

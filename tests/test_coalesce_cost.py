@@ -6,26 +6,29 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.coalesce.cost import (
     AtomicCosts,
+    CostGrid,
     Dcq,
     Weights,
+    cost_grid,
     costs,
     measure_atomic_costs,
     select,
+    total_cost,
 )
 
 positive = st.floats(1e-3, 10.0)
 
 
-def _brute_force_cost(dcqs, k, w, atomic, weights):
-    """The least total cost over every subset of eager queries, the rest sharing one lazy
-    extent (Eq. 9-10 stated directly): the oracle of Theorem 1's selection."""
+def _subset_costs(dcqs, k, w, atomic, weights):
+    """The total cost of every subset of eager queries, the rest sharing one lazy extent
+    (Eq. 9-10 stated directly): the oracle of Theorem 1's selection."""
     table = {q.name: costs(q, k, w, atomic) for q in dcqs}
-    best = np.inf
+    out = {}
     for size in range(len(table) + 1):
         for eager in itertools.combinations(table, size):
             lazy = [name for name in table if name not in eager]
@@ -34,8 +37,12 @@ def _brute_force_cost(dcqs, k, w, atomic, weights):
                 shared = table[lazy[0]][1]
                 total += weights.memory * shared.memory + weights.update * shared.update
                 total += sum(weights.scan * table[name][1].scan for name in lazy)
-            best = min(best, total)
-    return best
+            out[frozenset(eager)] = total
+    return out
+
+
+def _brute_force_cost(dcqs, k, w, atomic, weights):
+    return min(_subset_costs(dcqs, k, w, atomic, weights).values())
 
 
 @given(
@@ -101,3 +108,60 @@ def test_bad_probabilities_and_names():
     c = AtomicCosts(*(1.0,) * 8)
     with pytest.raises(ValueError, match="must be distinct"):
         select([Dcq("q", 0.1, 0.0), Dcq("q", 0.2, 0.0)], 10, 5, c)
+
+
+def _grid(values):
+    """A 3 x 3 CostGrid over cp, oop in {0, 0.5, 1} from 72 atomic costs."""
+    cells = [AtomicCosts(*values[8 * i : 8 * i + 8]) for i in range(9)]
+    return CostGrid(
+        (0.0, 0.5, 1.0), (0.0, 0.5, 1.0), tuple(tuple(cells[3 * r : 3 * r + 3]) for r in range(3))
+    )
+
+
+@given(
+    queries=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=0, max_size=5),
+    values=st.lists(positive, min_size=72, max_size=72),
+    weights=st.builds(Weights, st.floats(0, 5), st.floats(0, 100), st.floats(0, 5)),
+    k=st.integers(1, 5000),
+    w=st.integers(1, 1000),
+)
+@settings(max_examples=50)
+def test_selection_with_cost_functions_equals_brute_force(queries, values, weights, k, w):
+    """Atomic costs that vary with (cp, oop) (Section 7.2) change nothing in Theorem 1: the
+    selection is still the cheapest of all 2^n assignments, and costs what total_cost says."""
+    dcqs = [Dcq(f"Q{i}", cp, oop) for i, (cp, oop) in enumerate(queries)]
+    grid = _grid(values)
+    chosen = select(dcqs, k, w, grid, weights)
+    every = _subset_costs(dcqs, k, w, grid, weights)
+    assert chosen.cost == pytest.approx(min(every.values()), rel=1e-12, abs=1e-12)
+    assert total_cost(dcqs, chosen.eager, k, w, grid, weights) == chosen.cost
+    for eager, total in every.items():
+        assert total_cost(dcqs, eager, k, w, grid, weights) == pytest.approx(total, rel=1e-12)
+
+
+@given(
+    atomic=st.builds(AtomicCosts, *(positive,) * 8), k=st.integers(1, 5000), w=st.integers(1, 1000)
+)
+@settings(max_examples=30)
+def test_constant_cost_functions_are_the_constant_model_exactly(atomic, k, w):
+    """The model reads a function of (cp, oop) where it read constants: a function that
+    returns the constants (or a grid of them) gives the very same floats."""
+    grid = [0.0, 0.3, 1.0]
+    weights = Weights(1, 50, 2)
+    constant = cost_grid(grid, k, w, atomic, weights)
+    for function in (lambda cp, oop: atomic, _grid(list(vars(atomic).values()) * 9)):
+        same = cost_grid(grid, k, w, function, weights)
+        assert all(np.array_equal(a, b) for a, b in zip(constant, same, strict=True))
+
+
+def test_cost_grid_interpolates_between_cells_and_clamps_outside():
+    values = [float(v) for v in range(72)]
+    grid = _grid(values)
+    assert grid(0.5, 0.5) == AtomicCosts(*values[32:40])  # a grid point: its own costs
+    between = grid(0.25, 0.0).merge  # half way from (0, 0) to (0.5, 0)
+    assert between == pytest.approx((values[5] + values[13]) / 2)
+    assert grid(-1.0, 2.0) == grid(0.0, 1.0)
+    with pytest.raises(ValueError, match="must increase"):
+        CostGrid((0.5, 0.0), (0.0,), ((grid(0, 0), grid(0, 0)),))
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        CostGrid((0.0,), (0.0,), ((AtomicCosts(*[-1.0] * 8),),))

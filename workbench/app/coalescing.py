@@ -14,7 +14,13 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from workbench.app.coalescing_model import COST_INPUTS, GRID, PERIOD_MS, CoalescingModel
+from workbench.app.coalescing_model import (
+    ATOMIC_INPUTS,
+    COST_INPUTS,
+    GRID,
+    PERIOD_MS,
+    CoalescingModel,
+)
 from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import CoalescingSpark
 from workbench.app.panes import ReadTable, intro
@@ -38,6 +44,11 @@ INTRO = (
 WEIGHTS_HELP = (
     "The weights say how much each cost counts: **memory**, the tuples stored; **update**, the "
     "work per arrival (inserting, merging, splitting); **scan**, reading the window for a query."
+)
+ATOMIC_HELP = (
+    "The cost of each atomic operation (Table 4), in any unit: **custom** values, or "
+    "**measured** on this machine for each cp and oop from real runs of the extents "
+    "(measured once, about a second)."
 )
 TABLE_TITLES = {
     "cp": "cp (last re-evaluation)",
@@ -108,7 +119,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             self._callback.stop()
             self._callback = None
 
-    @param.depends("model.position", "model.w_memory", "model.w_update", "model.w_scan", watch=True)
+    @param.depends(*_SURFACE_SHOWS, watch=True)
     def _table(self) -> None:
         self.query_table.value = self.model.selection()
 
@@ -159,6 +170,24 @@ class CoalescingExplorer(pn.viewable.Viewer):
     def lazy_surface(self) -> View:
         """The lazy cost surface (Eq. 2, 4, 6 weighted) with the queries where they stand."""
         return self._surface(1, "lazy cost: weighted memory + update + scan")
+
+    def atomic_card(self) -> pn.Card:
+        """Table 4's atomic costs the surfaces and the selection use: custom (editable) or
+        measured, in a card that opens on demand."""
+        m, w = self.model.param, pn.widgets
+        measured = m.atomic_source.rx() == "measured"
+        inputs = [
+            w.FloatInput.from_param(getattr(m, name), width=125, disabled=measured)
+            for name in ATOMIC_INPUTS
+        ]
+        return pn.Card(
+            w.RadioButtonGroup.from_param(m.atomic_source),
+            *(pn.Row(*inputs[i : i + 2]) for i in range(0, len(inputs), 2)),
+            pn.pane.Markdown(ATOMIC_HELP, css_classes=["coalescing-help"]),
+            title="atomic costs (Table 4)",
+            collapsed=True,
+            width=290,
+        )
 
     def queries_card(self) -> pn.Card:
         """The paper's two example queries (Section 1) over the day's readings, run on a
@@ -230,6 +259,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(m.w_update),
             w.FloatSlider.from_param(m.w_scan),
             pn.pane.Markdown(WEIGHTS_HELP, css_classes=["coalescing-help"]),
+            self.atomic_card(),
             width=300,
         )
         extent = plots.extent_figure(self.extent_view(), y_label="mote")

@@ -31,12 +31,22 @@ from workbench.coalesce import (
     Weights,
     Window,
 )
-from workbench.coalesce.cost import AtomicCosts, cost_grid
+from workbench.coalesce.cost import Atomic, AtomicCosts, cost_grid
 from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
-from workbench.experiments.coalescing import selection_table
+from workbench.experiments.atomic_costs import ATOMIC, cost_grid_of, measure_cells
+from workbench.experiments.coalescing import PAPER_LIKE_COSTS
+from workbench.experiments.coalescing_selection import selection_table
 
-__all__ = ["COST_INPUTS", "EXTENT_INPUTS", "GRID", "PERIOD_MS", "CoalescingModel"]
+__all__ = [
+    "ATOMIC_INPUTS",
+    "COST_INPUTS",
+    "EXTENT_INPUTS",
+    "GRID",
+    "MEASURED_CELLS",
+    "PERIOD_MS",
+    "CoalescingModel",
+]
 
 MEASURES = ("temperature", "humidity", "light", "voltage")
 PERIOD_MS = 500
@@ -58,8 +68,13 @@ OTHER_QUERIES = (
 REEVALUATE_EVERY = 500
 """Arrivals between two re-evaluations of the adaptive selection."""
 WINDOW_INPUTS = ("window_kind", "window_minutes", "window_tuples")
-COST_INPUTS = ("w_memory", "w_update", "w_scan", *WINDOW_INPUTS)
+ATOMIC_INPUTS = tuple(f"c_{name}" for name in ATOMIC)
+"""The custom atomic costs of Table 4, one control each."""
+COST_INPUTS = ("w_memory", "w_update", "w_scan", "atomic_source", *ATOMIC_INPUTS, *WINDOW_INPUTS)
 """The controls that change what a cost surface shows."""
+MEASURED_CELLS = {"grid": (0.0, 0.5, 1.0), "tuples": 600, "window": 150}
+"""The runs behind the "measured" atomic costs: a small (cp, oop) grid, measured once per
+process on first use (about a second)."""
 EXTENT_INPUTS = (*WINDOW_INPUTS, "equivalence", "quantum", "tolerance")
 """The controls that change what an extent stores (its window and equivalence)."""
 
@@ -74,6 +89,7 @@ class _Feed:
     query: Query
     window: Window
     weights: Weights
+    atomic: Atomic
     begin: int
     stop: int
     ts: np.ndarray = field(compare=False, repr=False)
@@ -106,6 +122,7 @@ def _fed(feed: _Feed) -> Extents:
             [feed.query, *OTHER_QUERIES],
             feed.window,
             weights=feed.weights,
+            atomic=feed.atomic,
             reevaluate_every=REEVALUATE_EVERY,
         ),
     )
@@ -113,10 +130,17 @@ def _fed(feed: _Feed) -> Extents:
     return extents
 
 
+@lru_cache(maxsize=1)
+def _measured() -> Atomic:
+    """Table 4's costs measured on this machine per (cp, oop) cell (:data:`MEASURED_CELLS`),
+    once per process."""
+    rng = np.random.default_rng(0)
+    cells = MEASURED_CELLS
+    return cost_grid_of(measure_cells(rng, cells["grid"], cells["tuples"], cells["window"]))
+
+
 @lru_cache(maxsize=64)
-def _cost_grid(
-    k: int, window: int, atomic: AtomicCosts, weights: Weights
-) -> tuple[np.ndarray, ...]:
+def _cost_grid(k: int, window: int, atomic: Atomic, weights: Weights) -> tuple[np.ndarray, ...]:
     """:func:`~workbench.coalesce.cost.cost_grid` over :data:`GRID`, read-only: computed once
     for both surfaces of a page (each redraw asks for both) and for every session alike."""
     grids = cost_grid(GRID, k, window, atomic, weights)
@@ -202,6 +226,69 @@ class CoalescingModel(param.Parameterized):
         label="weight: scan",
         doc="How much reading the window (scans) counts in the cost (lambda_sigma of Eq. 9-10).",
     )
+    atomic_source = param.Selector(
+        objects=["custom", "measured"],
+        default="custom",
+        label="atomic costs",
+        doc="Table 4's atomic costs: the custom values below, or measured on this machine per "
+        "(cp, oop) cell from real runs of the extents (Section 7.2).",
+    )
+    c_read = param.Number(
+        PAPER_LIKE_COSTS.read,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_read",
+        doc="Custom cost of reading a tuple in a scan (Table 4).",
+    )
+    c_insert = param.Number(
+        PAPER_LIKE_COSTS.insert,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_insert",
+        doc="Custom cost of inserting a tuple at its position (Table 4).",
+    )
+    c_delete = param.Number(
+        PAPER_LIKE_COSTS.delete,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_delete",
+        doc="Custom cost of deleting the oldest tuple (Table 4).",
+    )
+    c_attach = param.Number(
+        PAPER_LIKE_COSTS.attach,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_attach",
+        doc="Custom cost of attaching a timestamp to a tuple (Table 4).",
+    )
+    c_detach = param.Number(
+        PAPER_LIKE_COSTS.detach,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_detach",
+        doc="Custom cost of detaching the oldest timestamp from its vector (Table 4).",
+    )
+    c_merge = param.Number(
+        PAPER_LIKE_COSTS.merge,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_merge",
+        doc="Custom cost of finding the target tuple and merging into it (mergeTuples) (Table 4).",
+    )
+    c_split = param.Number(
+        PAPER_LIKE_COSTS.split,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_split",
+        doc="Custom cost of finding the target tuple and splitting it (splitTuple) (Table 4).",
+    )
+    c_coalesce = param.Number(
+        PAPER_LIKE_COSTS.coalesce,
+        bounds=(0.0, None),
+        step=0.1,
+        label="C_coalesce",
+        doc="Custom cost of coalescing a tuple during a lazy scan (Table 4).",
+    )
     running = param.Boolean(False, doc="Whether the stream is advancing.")
     speed = param.Integer(
         150,
@@ -255,6 +342,13 @@ class CoalescingModel(param.Parameterized):
         """The cost weights (lambda_mu, lambda_nu, lambda_sigma)."""
         return Weights(self.w_memory, self.w_update, self.w_scan)
 
+    def atomic(self) -> Atomic:
+        """Table 4's atomic costs in force: the custom constants, or the costs measured per
+        (cp, oop) cell (:data:`MEASURED_CELLS`, measured on first use)."""
+        if self.atomic_source == "measured":
+            return _measured()
+        return AtomicCosts(*(getattr(self, name) for name in ATOMIC_INPUTS))
+
     @param.depends("measure", *EXTENT_INPUTS, watch=True)
     def _reconfigure(self) -> None:
         self._rebuild(upto=self.position)
@@ -267,6 +361,7 @@ class CoalescingModel(param.Parameterized):
             self.query(),
             self.window(),
             self.weights(),
+            self.atomic(),
             max(0, upto - REPLAY_CAP),
             upto,
             self._ts,
@@ -308,10 +403,11 @@ class CoalescingModel(param.Parameterized):
     def surfaces(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted eager and lazy costs over the (cp, oop) grid (Eq. 1-10), oop by row.
 
-        k is the number of arrivals when the weights or the window last changed.
+        k is the number of arrivals when the weights, the atomic costs or the window last
+        changed.
         """
         k = max(self.eager.counters.events_in, 1)
-        return _cost_grid(k, self._window_tuples(), self._adaptive.config.atomic, self.weights())
+        return _cost_grid(k, self._window_tuples(), self.atomic(), self.weights())
 
     def selection(self) -> pd.DataFrame:
         """Every query's cp and oop (3 decimals), the optimal scheme (Theorem 1), the served one.
@@ -319,7 +415,7 @@ class CoalescingModel(param.Parameterized):
         The estimates are those the adaptive selection last decided on (a re-evaluation period),
         as the readout says next to the configured query's current cp and oop.
         """
-        k, atomic = max(self.eager.counters.events_in, 1), self._adaptive.config.atomic
+        k, atomic = max(self.eager.counters.events_in, 1), self.atomic()
         return selection_table(
             self._decided(), self._adaptive.scheme, k, self._window_tuples(), atomic, self.weights()
         )

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import numpy as np
 
 from workbench import protocol
-from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
+from workbench.coalesce.cost import Atomic, AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
 from workbench.coalesce.scan import coalesce_sorted
@@ -87,12 +87,13 @@ class Records(Columns):
 @dataclass(frozen=True, kw_only=True)
 class AdaptiveConfig(protocol.OperatorConfig):
     """The queries served, their shared window, the cost weights and atomic costs of the
-    selection (Section 6, Theorem 1), how often it re-runs and the initial scheme."""
+    selection (Section 6, Theorem 1; constants or functions of (cp, oop)), how often it
+    re-runs and the initial scheme."""
 
     queries: tuple[Query, ...]
     window: Window
     weights: Weights = field(default_factory=lambda: Weights(1.0, 1.0, 2.0))
-    atomic: AtomicCosts = field(default_factory=lambda: AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1))
+    atomic: Atomic = field(default_factory=lambda: AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1))
     reevaluate_every: int = 10_000
     initial: Literal["eager", "lazy"] = "lazy"
 

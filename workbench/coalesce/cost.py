@@ -6,6 +6,11 @@ tuples after k arrivals, for a coalescing probability cp and an out-of-order pro
 (Eq. 9-10, :meth:`Weights.total`; in Eq. 10 the lazy queries share one lazy extent), and the
 0-1 selection of Theorem 1.
 
+The atomic costs of Table 4 are either constants (:class:`AtomicCosts`) or functions of
+(cp, oop) (:data:`AtomicCostsAt`, e.g. a :class:`CostGrid` measured per cell as Section 7.2
+describes them: C_merge growing with cp x oop, C_split with oop / cp); every equation reads
+them at the (cp, oop) it is evaluated for (:func:`atomic_at`).
+
 Choices the text leaves open: Eq. 4 and Eq. 6 are summed over arrivals like Eq. 3; the lazy
 scan reads the window's ``min(k, w)`` tuples; ``M_max`` is the uncoalesced lazy extent,
 ``U_max`` the eager update cost at cp = 1 with the same oop, and ``S_max`` the lazy scan at
@@ -16,22 +21,36 @@ is exact against brute force over every subset.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
 __all__ = [
+    "TIMESTAMP_BYTES",
+    "TUPLE_BYTES",
+    "Atomic",
     "AtomicCosts",
+    "AtomicCostsAt",
+    "CostGrid",
     "Costs",
     "Dcq",
     "Selection",
     "Weights",
+    "atomic_at",
     "cost_grid",
     "costs",
     "measure_atomic_costs",
     "select",
+    "total_cost",
 ]
+
+TUPLE_BYTES = (20.0, 32.0)
+"""(r_eager, r_lazy) of Table 4 in bytes: the eager extent keeps the query's attribute, its
+group and a timestamp (Section 7.1: 4-byte attributes, 8-byte timestamps); the lazy one every
+attribute of the stream."""
+TIMESTAMP_BYTES = 8.0
+"""m of Table 4: the timestamp size (Section 7.1)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,71 @@ class AtomicCosts:
     merge: float
     split: float
     coalesce: float
+
+
+AtomicCostsAt = Callable[[float, float], AtomicCosts]
+"""Table 4's atomic costs as a function of (cp, oop) (Section 7.2)."""
+Atomic = AtomicCosts | AtomicCostsAt
+"""Atomic costs the model accepts: constants, or a function of (cp, oop)."""
+
+
+def atomic_at(atomic: Atomic, cp: float, oop: float) -> AtomicCosts:
+    """The atomic costs at (cp, oop): constants as they are, a function evaluated there.
+
+    >>> c = AtomicCosts(*[1.0] * 8)
+    >>> atomic_at(c, 0.5, 0.5) is c, atomic_at(lambda cp, oop: c, 0.5, 0.5) is c
+    (True, True)
+    """
+    return atomic if isinstance(atomic, AtomicCosts) else atomic(cp, oop)
+
+
+def _bracket(axis: np.ndarray, x: float) -> tuple[int, int, float]:
+    """The grid points either side of ``x`` on ``axis`` and ``x``'s share of the way between
+    them (clamped to the axis' ends)."""
+    x = min(max(x, axis[0]), axis[-1])
+    hi = min(int(np.searchsorted(axis, x, side="right")), len(axis) - 1)
+    lo = max(hi - 1, 0)
+    span = axis[hi] - axis[lo]
+    return lo, hi, float((x - axis[lo]) / span) if span > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class CostGrid:
+    """Table 4's atomic costs measured at every (cp, oop) of a grid, bilinear between grid
+    points and clamped outside it: an :data:`AtomicCostsAt` (Section 7.2's costs as functions).
+
+    ``costs`` holds one :class:`AtomicCosts` per cell, rows by ``oop``, columns by ``cp``
+    (both increasing).
+
+    >>> lo, hi = AtomicCosts(*[1.0] * 8), AtomicCosts(*[3.0] * 8)
+    >>> grid = CostGrid((0.0, 1.0), (0.0, 1.0), ((lo, hi), (lo, hi)))
+    >>> grid(0.25, 0.9).split, grid(2.0, 0.0).merge
+    (1.5, 3.0)
+    """
+
+    cp: tuple[float, ...]
+    oop: tuple[float, ...]
+    costs: tuple[tuple[AtomicCosts, ...], ...]
+
+    def __post_init__(self) -> None:
+        table = np.array([[astuple(c) for c in row] for row in self.costs], dtype=float)
+        if table.shape[:2] != (len(self.oop), len(self.cp)):
+            raise ValueError(f"costs has shape {table.shape[:2]}, expected (len(oop), len(cp))")
+        for name in ("cp", "oop"):
+            axis = np.asarray(getattr(self, name), dtype=float)
+            if len(axis) == 0 or np.any(np.diff(axis) <= 0):
+                raise ValueError(f"{name} = {getattr(self, name)!r} must increase")
+        if not np.all(np.isfinite(table)) or np.any(table < 0):
+            raise ValueError("every atomic cost of the grid must be finite and non-negative")
+        object.__setattr__(self, "_table", table)
+
+    def __call__(self, cp: float, oop: float) -> AtomicCosts:
+        c0, c1, u = _bracket(np.asarray(self.cp), cp)
+        r0, r1, v = _bracket(np.asarray(self.oop), oop)
+        t = self._table
+        low = t[r0, c0] + u * (t[r0, c1] - t[r0, c0])  # equal ends give the end exactly
+        high = t[r1, c0] + u * (t[r1, c1] - t[r1, c0])
+        return AtomicCosts(*(low + v * (high - low)).tolist())
 
 
 @dataclass(frozen=True)
@@ -116,13 +200,15 @@ def costs(
     query: Dcq,
     k: int,
     w: int,
-    atomic: AtomicCosts,
-    tuple_bytes: tuple[float, float] = (20.0, 32.0),
-    timestamp_bytes: float = 8.0,
+    atomic: Atomic,
+    tuple_bytes: tuple[float, float] = TUPLE_BYTES,
+    timestamp_bytes: float = TIMESTAMP_BYTES,
 ) -> tuple[Costs, Costs]:
     """Normalised (memory, update, scan) of eager and of lazy coalescing for one query (Eq. 7-8).
 
     ``tuple_bytes`` = (r_eager, r_lazy): the eager extent keeps only the query's attributes.
+    Atomic costs that are functions of (cp, oop) are read at the query's (cp, oop); the
+    maxima U_max and S_max at (1, oop).
 
     >>> c = AtomicCosts(1, 1, 1, 1, 1, 1, 1, 1)
     >>> eager, lazy = costs(Dcq("q", cp=0.0, oop=0.0), k=100, w=10, atomic=c)
@@ -132,25 +218,26 @@ def costs(
     if not (k >= 1 and w >= 1):
         raise ValueError(f"k = {k!r} and w = {w!r} must be at least 1")
     r_eager, r_lazy = tuple_bytes
+    here, full = atomic_at(atomic, query.cp, query.oop), atomic_at(atomic, 1.0, query.oop)
     m_max = min(k, w) * r_lazy
-    u_max = _update_eager(1.0, query.oop, k, w, atomic) or 1.0
-    s_max = _scan_lazy(1.0, k, w, atomic) or 1.0
+    u_max = _update_eager(1.0, query.oop, k, w, full) or 1.0
+    s_max = _scan_lazy(1.0, k, w, full) or 1.0
     memory_eager = _memory_eager(query.cp, k, w, timestamp_bytes, r_eager)
     eager = Costs(
         memory_eager / m_max,
-        _update_eager(query.cp, query.oop, k, w, atomic) / u_max,
-        atomic.read * memory_eager / r_eager / s_max,  # Eq. 5
+        _update_eager(query.cp, query.oop, k, w, here) / u_max,
+        here.read * memory_eager / r_eager / s_max,  # Eq. 5
     )
     lazy = Costs(
         min(k, w) * r_lazy / m_max,
-        _update_lazy(k, w, atomic) / u_max,
-        _scan_lazy(query.cp, k, w, atomic) / s_max,
+        _update_lazy(k, w, here) / u_max,
+        _scan_lazy(query.cp, k, w, here) / s_max,
     )
     return eager, lazy
 
 
 def cost_grid(
-    grid: Sequence[float], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
+    grid: Sequence[float], k: int, w: int, atomic: Atomic, weights: Weights = Weights()
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weighted eager and lazy cost of one query over cp x oop, oop by row (Eq. 9-10; the
     paper's Figures 3 and 4).
@@ -181,6 +268,7 @@ def _total(
     table: dict[str, tuple[Costs, Costs]],
     weights: Weights,
 ) -> float:
+    """The objective of the optimal selection problem (Section 6.2) for ``eager_set``."""
     total = 0.0
     lazy_names = [name for name in table if name not in eager_set]
     for name in eager_set:
@@ -193,7 +281,7 @@ def _total(
 
 
 def _table(
-    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts
+    queries: Sequence[Dcq], k: int, w: int, atomic: Atomic
 ) -> dict[str, tuple[Costs, Costs]]:
     names = [q.name for q in queries]
     if len(set(names)) != len(names):
@@ -201,8 +289,32 @@ def _table(
     return {q.name: costs(q, k, w, atomic) for q in queries}
 
 
+def total_cost(
+    queries: Sequence[Dcq],
+    eager: set[str] | frozenset[str],
+    k: int,
+    w: int,
+    atomic: Atomic,
+    weights: Weights = Weights(),
+) -> float:
+    """The total weighted cost (Eq. 9 for each eager query, Eq. 10 for the lazy ones sharing
+    one lazy extent) when the queries named in ``eager`` are coalesced eagerly: the bars of
+    Figure 5 for all lazy (``set()``), all eager and the optimal selection.
+
+    >>> c = AtomicCosts(*[1.0] * 8)
+    >>> qs = [Dcq("a", cp=0.9, oop=0.0), Dcq("b", cp=0.1, oop=0.0)]
+    >>> [round(total_cost(qs, eager, 100, 10, c), 2) for eager in (set(), {"a", "b"}, {"a"})]
+    [3.5, 3.58, 4.07]
+    """
+    table = _table(queries, k, w, atomic)
+    unknown = set(eager) - set(table)
+    if unknown:
+        raise ValueError(f"eager = {sorted(eager)!r} names no query {sorted(unknown)!r}")
+    return _total(frozenset(eager), table, weights)
+
+
 def select(
-    queries: Sequence[Dcq], k: int, w: int, atomic: AtomicCosts, weights: Weights = Weights()
+    queries: Sequence[Dcq], k: int, w: int, atomic: Atomic, weights: Weights = Weights()
 ) -> Selection:
     """The optimal eager/lazy selection (Theorem 1) in O(n).
 

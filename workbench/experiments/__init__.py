@@ -9,12 +9,17 @@ dashboard.
 - :mod:`~workbench.experiments.timing_joins`: PTJoin and interval timing correlation runs,
   tables and response curves;
 - :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps, response times, GCA/LCA;
-- :mod:`~workbench.experiments.coalescing`: coalescing throughput, cost surfaces (Figures 3
-  and 4), Table 5, the deployment.
+- :mod:`~workbench.experiments.coalescing`: coalescing throughput, the model's cost surfaces
+  (Figures 3 and 4), the deployment;
+- :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs measured per (cp, oop);
+- :mod:`~workbench.experiments.cost_surfaces`: Figures 3 and 4 from measured runs beside the
+  model's;
+- :mod:`~workbench.experiments.coalescing_selection`: Tables 5 and 6, Figure 5 (a) and (b).
 """
 
 from __future__ import annotations
 
+from workbench.experiments.atomic_costs import cost_grid_of, measure_cells
 from workbench.experiments.coalescing import (
     PAPER_LIKE_COSTS,
     coalesce_deployment,
@@ -22,8 +27,11 @@ from workbench.experiments.coalescing import (
     cost_surface,
     deployment_coalescing,
     rates_grid,
+)
+from workbench.experiments.coalescing_selection import (
     table5_cps,
     table5_selection,
+    table6_selection,
 )
 from workbench.experiments.harness import (
     COMPILED_BATCH,
@@ -90,6 +98,7 @@ __all__ = [
     "coalesce_deployment",
     "coalesce_rates",
     "coalescing_rows",
+    "cost_grid_of",
     "cost_surface",
     "deployment_coalescing",
     "deployment_replay",
@@ -100,6 +109,7 @@ __all__ = [
     "join_summary",
     "join_table",
     "max_sustainable",
+    "measure_cells",
     "profile_join",
     "profile_wjoin",
     "ptjoin_runs",
@@ -108,6 +118,7 @@ __all__ = [
     "stime_timings",
     "table5_cps",
     "table5_selection",
+    "table6_selection",
     "timed",
     "warm_up",
     "wtuples",

@@ -1,6 +1,9 @@
 """Analyses of eager and lazy coalescing (coalescing paper, Sections 6-7): update and scan
-throughput over cp x oop, the cost surfaces of Figures 3 and 4, Table 5's optimal selection
-on the deployment, and eager coalescing of the whole deployment.
+throughput over cp x oop, the model's cost surfaces of Figures 3 and 4, and eager coalescing
+of the whole deployment.  Atomic costs measured per (cp, oop):
+:mod:`~workbench.experiments.atomic_costs`; the surfaces from measured runs:
+:mod:`~workbench.experiments.cost_surfaces`; Tables 5 and 6 and Figure 5:
+:mod:`~workbench.experiments.coalescing_selection`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
-from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, cost_grid, select
+from workbench.coalesce.cost import Atomic, AtomicCosts, Weights, cost_grid
 from workbench.coalesce.window import Readings, WindowExtent
 from workbench.data.replica import simulate_deployment
 from workbench.experiments.harness import engine_calls, timed, warm_up
@@ -20,38 +23,16 @@ from workbench.experiments.workloads import coalescing_rows
 from workbench.protocol import Engine
 
 __all__ = [
-    "selection_table",
     "PAPER_LIKE_COSTS",
-    "TABLE5_CASES",
-    "TABLE5_DCQS",
     "coalesce_deployment",
     "coalesce_rates",
     "cost_surface",
     "deployment_coalescing",
     "rates_grid",
-    "table5_cps",
-    "table5_selection",
 ]
 
 PAPER_LIKE_COSTS = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
 """Atomic costs in the paper's proportions: coalescing during a scan costs a read."""
-
-TABLE5_DCQS = [
-    ("Q1", ("humidity",), ("epoch",)),
-    ("Q2", ("temperature",), ("mote",)),
-    ("Q3", ("voltage",), ("light_band",)),
-    ("Q4", ("humidity", "temperature"), ("epoch", "mote")),
-    ("Q5", ("temperature", "voltage"), ("mote", "light_band")),
-    ("Q6", ("humidity", "temperature", "voltage"), ("epoch", "mote", "light_band")),
-]
-"""Table 5's six distinct coalescing queries: name, coalesced values, grouping attributes."""
-TABLE5_CASES = {
-    "Case 1": ([0.1] * 6, set()),
-    "Case 2": ([0.8] * 6, {"Q1", "Q2", "Q3", "Q4", "Q5", "Q6"}),
-    "Case 3": ([0.5] * 3 + [0.1] * 3, {"Q1", "Q2", "Q3"}),
-    "Case 4": ([0.8] * 3 + [0.1] * 3, {"Q1", "Q2", "Q3"}),
-}
-"""The paper's Table 5: each case's target cps (Q1..Q6) and its optimal eager selection."""
 
 
 def _pushed(extent: WindowExtent, readings: Readings) -> float:
@@ -126,14 +107,15 @@ def rates_grid(
 
 
 def cost_surface(
-    atomic: AtomicCosts,
+    atomic: Atomic,
     weights: Weights,
     grid: Sequence[float],
     k: int = 10_000,
     w: int = 1000,
 ) -> pd.DataFrame:
-    """Weighted normalised cost of eager and lazy coalescing of one query over cp x oop
-    (the paper's Figures 3 and 4): columns ``oop``, ``cp``, ``eager``, ``lazy``.
+    """Weighted normalised cost of eager and lazy coalescing of one query over cp x oop by
+    the model (Eq. 1-10; the paper's Figures 3 and 4), its atomic costs constants or measured
+    functions of (cp, oop): columns ``oop``, ``cp``, ``eager``, ``lazy``.
 
     >>> s = cost_surface(PAPER_LIKE_COSTS, Weights(1, 1, 1), [0.0, 1.0])
     >>> list(s.columns), len(s)
@@ -204,111 +186,3 @@ def deployment_coalescing(
     run = coalesce_deployment(table.head(readings), schemes=("eager",), engine=engine)
     run = run.loc["eager"]
     return {**run.to_dict(), "days": days, "simulated_s": simulated_s}
-
-
-def _cp(table: pd.DataFrame, values: tuple[str, ...], groups: tuple[str, ...], q: float) -> float:
-    """Share of readings that coalesce with their group's previous reading, values in q-bands
-    of each attribute's standard deviation."""
-    bands = pd.DataFrame({v: np.floor(table[v] / (q * table[v].std())) for v in values})
-    previous = bands.groupby([table[g] for g in groups], sort=False).shift(1)
-    return float((bands == previous).all(axis=1).mean())
-
-
-def _quantum_for(
-    table: pd.DataFrame, values: tuple, groups: tuple, target: float, iterations: int
-) -> tuple:
-    lo, hi = 1e-4, 1e3
-    for _ in range(iterations):  # bisection in log space: cp grows with the quantum
-        mid = float(np.sqrt(lo * hi))
-        if _cp(table, values, groups, mid) < target:
-            lo = mid
-        else:
-            hi = mid
-    return hi, _cp(table, values, groups, hi)
-
-
-def table5_cps(readings: pd.DataFrame, iterations: int = 40) -> pd.DataFrame:
-    """The coalescing probability each of Table 5's queries reaches on deployment readings.
-
-    For every case and query, the quantum (in standard deviations of each attribute) is found
-    by ``iterations`` bisection steps to reach the case's target cp.  Columns: ``case``,
-    ``query``, ``target``, ``cp``, ``tuples`` (readings with every measure present).
-
-    >>> cps = table5_cps(simulate_deployment(days=0.05, seed=0), iterations=3)
-    >>> len(cps), cps["query"].nunique(), cps["case"].iloc[-1]
-    (24, 6, 'Case 4')
-    """
-    table = readings.dropna(subset=["humidity", "temperature", "voltage", "light"]).copy()
-    table["light_band"] = (table["light"] // 100).astype(int)  # a few constant light levels
-    reached: dict[tuple, float] = {}  # the same query and target give the same cp
-    rows = []
-    for case, (targets, _) in TABLE5_CASES.items():
-        for (name, values, groups), target in zip(TABLE5_DCQS, targets, strict=True):
-            if (name, target) not in reached:
-                reached[name, target] = _quantum_for(table, values, groups, target, iterations)[1]
-            rows.append(
-                {
-                    "case": case,
-                    "query": name,
-                    "target": target,
-                    "cp": reached[name, target],
-                    "tuples": len(table),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def table5_selection(cps: pd.DataFrame, atomic: AtomicCosts, window: int = 10_000) -> pd.DataFrame:
-    """Theorem 1's selection for each Table 5 case (weights <1,1,2>, in-order data: oop 0),
-    beside the paper's: columns ``case``, ``cp``, ``eager``, ``paper``, ``matches``.
-
-    >>> cps = table5_cps(simulate_deployment(days=0.05, seed=0), iterations=3)
-    >>> table5_selection(cps, PAPER_LIKE_COSTS)[["case", "paper"]].values.tolist()[1]
-    ['Case 2', ['Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6']]
-    """
-    rows = []
-    for case, frame in cps.groupby("case", sort=False):
-        dcqs = [Dcq(q, cp, 0.0) for q, cp in zip(frame["query"], frame["cp"], strict=True)]
-        tuples = int(frame["tuples"].iloc[0])
-        chosen = sorted(select(dcqs, tuples, window, atomic, Weights(1, 1, 2)).eager)
-        paper = sorted(TABLE5_CASES[case][1])
-        rows.append(
-            {
-                "case": case,
-                "cp": ", ".join(f"{c:.2f}" for c in frame["cp"]),
-                "eager": chosen,
-                "paper": paper,
-                "matches": chosen == paper,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def selection_table(
-    estimates: dict[str, tuple[float, float]],
-    served: dict[str, str],
-    k: int,
-    window: int,
-    atomic: AtomicCosts,
-    weights: Weights,
-) -> pd.DataFrame:
-    """Every query's (cp, oop) estimate (3 decimals), its optimal scheme by Theorem 1 over
-    ``k`` arrivals and a ``window``-tuple extent, and the scheme it is served with.
-
-    >>> atomic = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
-    >>> table = selection_table({"t": (0.9, 0.0)}, {"t": "lazy"}, 1000, 100, atomic,
-    ...                         Weights(1, 1, 2))
-    >>> table[["query", "optimal", "scheme"]].values.tolist()
-    [['t', 'eager', 'lazy']]
-    """
-    dcqs = [Dcq(name, cp, oop) for name, (cp, oop) in estimates.items()]
-    chosen = select(dcqs, k, window, atomic, weights)
-    return pd.DataFrame(
-        {
-            "query": list(estimates),
-            "cp": [round(cp, 3) for cp, _ in estimates.values()],
-            "oop": [round(oop, 3) for _, oop in estimates.values()],
-            "optimal": ["eager" if n in chosen.eager else "lazy" for n in estimates],
-            "scheme": [served[n] for n in estimates],
-        }
-    )

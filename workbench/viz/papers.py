@@ -1,5 +1,6 @@
-"""Plots for the notebooks that reproduce the papers: measured curves over arrival rates and the
-eager/lazy decision map of the coalescing cost model."""
+"""Plots for the notebooks that reproduce the papers: measured curves over arrival rates, the
+eager/lazy decision maps of the coalescing paper's Figures 3 and 4 (model and measured runs),
+Table 4's atomic costs over (cp, oop) and the cost bars of Figure 5."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 
-__all__ = ["rate_curves", "scheme_map"]
+from workbench.viz.coalesce import SCHEME_COLORS
+
+__all__ = ["atomic_cost_maps", "cost_bars", "rate_curves", "scheme_map", "surface_maps"]
 
 
 def rate_curves(
@@ -59,4 +62,65 @@ def scheme_map(surface: pd.DataFrame, title: str) -> hv.HeatMap:
         height=300,
         xlabel="coalescing probability cp",
         ylabel="out-of-order oop",
+    )
+
+
+def surface_maps(surfaces: pd.DataFrame) -> hv.Layout:
+    """:func:`scheme_map` of every panel and source of
+    :func:`~workbench.experiments.cost_surfaces.figure_surfaces`: a row per panel of Figures 3
+    and 4, a column per source (model with constant costs, model with measured costs,
+    measured runs)."""
+    sources = list(dict.fromkeys(surfaces["source"]))
+    maps = [
+        scheme_map(part, f"Fig. {panel}: {source}")
+        for (panel, source), part in surfaces.groupby(["panel", "source"], sort=False)
+    ]
+    return hv.Layout(maps).cols(len(sources))
+
+
+def atomic_cost_maps(
+    cells: pd.DataFrame, names: tuple[str, ...] = ("insert", "merge", "split", "read")
+) -> hv.Layout:
+    """Table 4's atomic costs measured per (cp, oop) cell (µs), one heat map per operation
+    (:func:`~workbench.experiments.atomic_costs.measure_cells`; blank where the cell never
+    exercised it)."""
+    maps = []
+    for name in names:
+        data = cells[["cp", "oop"]].assign(us=cells[name] * 1e6)
+        maps.append(
+            hv.HeatMap(data, kdims=["cp", "oop"], vdims=["us"]).opts(
+                cmap="viridis",
+                colorbar=True,
+                tools=["hover"],
+                title=f"C_{name} (µs)",
+                width=300,
+                height=260,
+                xlabel="coalescing probability cp",
+                ylabel="out-of-order oop",
+            )
+        )
+    return hv.Layout(maps).cols(len(names))
+
+
+def cost_bars(table: pd.DataFrame, title: str) -> hv.Bars:
+    """Figure 5: each case's total weighted cost with every query lazy, every query eager and
+    the optimal selection (columns ``case``, ``all lazy``, ``all eager``, ``optimal`` of
+    :func:`~workbench.experiments.coalescing_selection.table5_selection` or
+    ``table6_selection``)."""
+    schemes = ["all lazy", "all eager", "optimal"]
+    data = table.melt(id_vars="case", value_vars=schemes, var_name="selection", value_name="cost")
+    return hv.Bars(data, kdims=["case", "selection"], vdims=["cost"]).opts(
+        title=title,
+        width=620,
+        height=300,
+        tools=["hover"],
+        xlabel="",
+        ylabel="total weighted cost (Eq. 9-10)",
+        multi_level=True,
+        color="selection",
+        cmap={
+            "all lazy": SCHEME_COLORS["lazy"],
+            "all eager": SCHEME_COLORS["eager"],
+            "optimal": "#2ca02c",
+        },
     )
