@@ -26,17 +26,20 @@ positive = st.floats(1e-3, 10.0)
 
 def _subset_costs(dcqs, k, w, atomic, weights):
     """The total cost of every subset of eager queries, the rest sharing one lazy extent
-    (Eq. 9-10 stated directly): the oracle of Theorem 1's selection."""
+    (Eq. 9-10 stated directly, the shared extent priced at the largest of the queries'
+    figures): the oracle of Theorem 1's selection."""
     table = {q.name: costs(q, k, w, atomic) for q in dcqs}
+    shared = max(
+        (weights.memory * z.memory + weights.update * z.update for _, z in table.values()),
+        default=0.0,
+    )
     out = {}
     for size in range(len(table) + 1):
         for eager in itertools.combinations(table, size):
             lazy = [name for name in table if name not in eager]
             total = sum(weights.total(table[name][0]) for name in eager)
             if lazy:
-                shared = table[lazy[0]][1]
-                total += weights.memory * shared.memory + weights.update * shared.update
-                total += sum(weights.scan * table[name][1].scan for name in lazy)
+                total += shared + sum(weights.scan * table[name][1].scan for name in lazy)
             out[frozenset(eager)] = total
     return out
 
