@@ -434,3 +434,14 @@ def test_the_kernels_equivalence_judges_as_python(a, b, eq, near):
         return  # Python's floor raises there: such values never reach the kernel
     code = KIND_CODES[eq.kind]
     assert same(code, float(eq.tolerance), float(eq.quantum), a, b) == eq.same(a, b)
+
+
+def test_long_vectors_do_not_make_the_pool_compact_at_every_arrival(monkeypatch):
+    """A few groups of one long run each (cp = 1): a compacted pool leaves room for every
+    vector to move (twice its length) before it compacts again."""
+    ext = EagerExtent(Window("tuples", 1000), engine="python")
+    repools = []
+    monkeypatch.setattr(ext, "_repool", lambda size, own=ext._repool: repools.append(own(size)))
+    for t in range(5000):
+        ext.push(float(t), 1.0, t % 3)
+    assert ext.stored == 3 and len(repools) < 50

@@ -111,6 +111,11 @@ INT_EXACT = 2**52
 _ROOM = 16
 """The initial room of the eager extent's arrays (they double as needed)."""
 
+POOL_PER_TUPLE = 16
+"""Pool entries kept per raw tuple of the window: a row needs at most six per raw tuple (a
+split and two moves of a vector), and a compacted pool has ten more for vectors to move into
+(twice their room) before it compacts again."""
+
 NUMBER_TYPES = (float, int, bool, np.float64)
 """The types of values the kernel judges, numbered by ``_c_type``."""
 _TYPE_CODE = {t: code for code, t in enumerate(NUMBER_TYPES)}
@@ -300,7 +305,8 @@ class EagerExtent(WindowExtent):
 
     def _reserve(self, k: int) -> None:
         """Room for ``k`` more raw tuples: in key order, two free tuples per arrival, and a
-        pool of at least eight entries per raw tuple the window may hold meanwhile."""
+        pool of at least sixteen entries per raw tuple the window may hold meanwhile (so that a
+        compacted pool has room for every vector to move twice before it compacts again)."""
         super()._reserve(k)
         if self._n_free_c < 2 * k + 2:
             old = len(self._c_code)
@@ -316,7 +322,7 @@ class EagerExtent(WindowExtent):
             free[: self._n_free_c] = self._c_free[: self._n_free_c]
             free[self._n_free_c : self._n_free_c + room - old] = np.arange(room - 1, old - 1, -1)
             self._c_free, self._n_free_c = free, self._n_free_c + room - old
-        need = 8 * (len(self) + k) + 64
+        need = POOL_PER_TUPLE * (len(self) + k) + 64
         if len(self._v_ts) < need:
             self._repool(max(2 * len(self._v_ts), need))
 
@@ -410,8 +416,8 @@ class EagerExtent(WindowExtent):
         g = self._group_code(group)
         number = self._exact_number(value)
         x = key[0]
-        if len(self._v_ts) - self._v_top < 6 * (len(self) + 1):
-            self._repool(len(self._v_ts))
+        if len(self._v_ts) - self._v_top < 6 * (len(self) + 1):  # as the kernel compacts
+            self._repool(max(len(self._v_ts), POOL_PER_TUPLE * (len(self) + 1) + 64))
         self._place(x, g)
         same, counters = self.equivalence.same, self._counters
         # the group's coalesced tuple c whose vector x lands in or after (-1: before all)

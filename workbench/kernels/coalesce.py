@@ -294,7 +294,7 @@ def eager_push(
     on coalesced tuples with timestamp vectors (addTuple, mergeTuples, splitTuple, detach:
     Appendix A); which rows were too late, and the new ``t_max``.
 
-    The caller leaves room for two new tuples per row, and a pool at least eight times the
+    The caller leaves room for two new tuples per row, and a pool at least sixteen times the
     window plus the batch: a row finding fewer than six free entries per live one compacts
     the pool first.
     """
