@@ -99,10 +99,12 @@ def wjoin_capacity_sweep(
     start_rate: float = 250.0,
     max_rate: float = 64_000.0,
     engine: Engine = "python",
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """Capacity of an m-way uniform-clique join at doubling aggregate arrival rates (W-join
     performance study, maximum throughput), run by ``engine`` with its calls
-    (:func:`~workbench.experiments.harness.engine_calls`).
+    (:func:`~workbench.experiments.harness.engine_calls`), timed by ``clock`` (on a shared
+    machine ``time.thread_time``, the joining thread's CPU time, leaves other work out).
 
     The rate doubles from ``start_rate`` until the measured capacity (tuples/s of processing,
     after one window of warm-up) no longer covers it (that rate is the last row) or
@@ -122,7 +124,8 @@ def wjoin_capacity_sweep(
         batch = engine_calls(op)
         if batch > 1:
             warm_up(op, wtuples(stream))
-        cap = wjoin_measures(op, stream, warm_ms=workload.window_ms, batch=batch)["capacity"]
+        r = wjoin_measures(op, stream, warm_ms=workload.window_ms, clock=clock, batch=batch)
+        cap = r["capacity"]
         rows.append({"rate": rate, "capacity": cap, "throughput": min(rate, cap)})
         if cap < rate:
             break
@@ -169,7 +172,10 @@ def wjoin_response(
 
 
 def wjoin_variants(
-    rng: np.random.Generator, rate: float = 2000.0, workload: WJoinWorkload = VARIANTS_WORKLOAD
+    rng: np.random.Generator,
+    rate: float = 2000.0,
+    workload: WJoinWorkload = VARIANTS_WORKLOAD,
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """GCA vs LCA on a 4-way non-uniform clique and conservative vs modified BEW on a 4-way
     path (nested loop; W-join Section 5): capacity, comparisons per tuple and results, one
@@ -196,7 +202,7 @@ def wjoin_variants(
     rows = []
     for form, wc, cls, strategy in cases:
         op = cls(constraints=wc, max_delay=[0.0] * 4, strategy=strategy)
-        r = wjoin_measures(op, stream, warm_ms=workload.window_ms)
+        r = wjoin_measures(op, stream, warm_ms=workload.window_ms, clock=clock)
         rows.append(
             {
                 "form": form,
@@ -220,6 +226,7 @@ def wjoin_streams_sweep(
     start_rate: float = 250.0,
     max_rate: float = 64_000.0,
     engine: Engine = "python",
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """Maximum throughput of BEW and FEW against the number of joined streams (W-join
     Section 4.2, Figure 6: (a) hash, (b) nested loop): one capacity sweep
@@ -239,7 +246,7 @@ def wjoin_streams_sweep(
     for m in ways:
         for cls in (BEWJoin, FEWJoin):
             sweep = wjoin_capacity_sweep(
-                cls, m, implementation, rng, workload, start_rate, max_rate, engine
+                cls, m, implementation, rng, workload, start_rate, max_rate, engine, clock
             )
             rows.append(
                 {
@@ -258,6 +265,7 @@ def wjoin_window_sweep(
     windows_ms: Sequence[float] = (25.0, 50.0, 100.0, 200.0, 400.0),
     rate: float = 2000.0,
     workload: WJoinWorkload = VARIANTS_WORKLOAD,
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """GCA vs LCA and conservative vs modified BEW (:func:`wjoin_variants`, W-join Section
     5) at each window size: the cases' windows scale with ``window_ms`` (the non-uniform
@@ -271,9 +279,9 @@ def wjoin_window_sweep(
     """
     span_ms = 3.0 * max(windows_ms)
     parts = [
-        wjoin_variants(rng, rate, replace(workload, window_ms=w, windows=span_ms / w)).assign(
-            window_ms=w
-        )
+        wjoin_variants(
+            rng, rate, replace(workload, window_ms=w, windows=span_ms / w), clock
+        ).assign(window_ms=w)
         for w in windows_ms
     ]
     frame = pd.concat(parts, ignore_index=True)
@@ -285,6 +293,7 @@ def wjoin_retail(
     workload: RetailWorkload = RETAIL_WORKLOAD,
     engine: Engine = "python",
     points: int = 20,
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """Execution time against output tuples on the retail stand-in (W-join Section 4.4,
     Figure 8's experiment; :class:`~workbench.experiments.workloads.RetailWorkload` replaces
@@ -308,7 +317,7 @@ def wjoin_retail(
         batch = max(1, min(engine_calls(op), len(rows) // points))
         if batch > 1:
             warm_up(op, tuples)
-        p = profile_wjoin(op, rows, batch=batch)
+        p = profile_wjoin(op, rows, clock=clock, batch=batch)
         ends = np.unique(np.linspace(0, len(p.service_s) - 1, points + 1).round().astype(int))
         parts.append(
             pd.DataFrame(
@@ -328,6 +337,7 @@ def wjoin_mechanisms(
     m: int = 3,
     rate: float = 4000.0,
     workload: WJoinWorkload = MECHANISMS_WORKLOAD,
+    clock: Clock = time.perf_counter,
 ) -> pd.DataFrame:
     """Today's fast mechanisms against the paper's (W-join Sections 3.1 and 3.2: BEW testing
     every buffered tuple against its period, FEW's mode 1 plane sweep), BEW and FEW, nested
@@ -357,7 +367,7 @@ def wjoin_mechanisms(
                     mechanism=mechanism,
                     engine="python",
                 )
-                r = wjoin_measures(op, stream, warm_ms=workload.window_ms)
+                r = wjoin_measures(op, stream, warm_ms=workload.window_ms, clock=clock)
                 rows.append(
                     {
                         "algorithm": cls.__name__,
