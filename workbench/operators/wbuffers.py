@@ -321,7 +321,15 @@ class HashBuffers:
 
     def test_each(self, s: int, lo: float, hi: float, key: int) -> tuple[int, list[Tuple]]:
         """The paper's hash probe (W-join Section 3.1.1): every tuple of the key's bucket of
-        stream s tested against the period ``[lo, hi]``: the tests made, and those inside."""
+        stream s tested against the period ``[lo, hi]``: the tests made, and those inside.
+
+        >>> buf = HashBuffers(1)
+        >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
+        ...     buf.insert(0, t)
+        >>> tests, found = buf.test_each(0, 4.0, 9.0, key=1)
+        >>> tests, [t[2] for t in found]   # the bucket of key 1 holds two tuples
+        (2, [12])
+        """
         if key >= self.buckets.shape[1]:
             return 0, []
         out, tests = [], 0
