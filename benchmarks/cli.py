@@ -24,7 +24,8 @@ def parser() -> argparse.ArgumentParser:
         "stime": "stime tables vs the scalar binary search",
         "ptjoin": "PTJoin naive/loose/tight vs the band join floor",
         "interval": "the five interval correlation algorithms",
-        "wjoin": "BEW vs FEW, GCA vs LCA, modified BEW",
+        "wjoin": "BEW vs FEW by rate and by streams, GCA vs LCA and modified BEW across windows, "
+        "the retail stand-in, fast vs paper mechanisms",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
         "month": "the whole simulated month through tight PTJoin, at each delta",
         "spark": "joins by time ranges vs the write floor and the stream-stream queries, per "

@@ -9,6 +9,7 @@ run, and the ratio is printed beside the goal.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
@@ -27,11 +28,15 @@ from workbench.experiments import (
     ENGINES,
     EXAMPLE5,
     INTERVAL_QUERY,
+    MECHANISMS_WORKLOAD,
     PAPER_LIKE_COSTS,
     RESPONSE_WORKLOAD,
+    RETAIL_WORKLOAD,
     VARIANTS_WORKLOAD,
     Example5Workload,
     IntervalWorkload,
+    RetailWorkload,
+    WJoinWorkload,
     coalesce_rates,
     coalescing_rows,
     cost_grid_of,
@@ -49,15 +54,16 @@ from workbench.experiments import (
     table5_selection,
     table6_selection,
     timed,
-    wjoin_capacity_sweep,
+    wjoin_mechanisms,
     wjoin_response,
-    wjoin_variants,
+    wjoin_retail,
+    wjoin_streams_sweep,
+    wjoin_window_sweep,
 )
 from workbench.experiments.coalescing_memory import held_bytes_by_cp
 from workbench.experiments.cost_surfaces import figure_surfaces, surface_summary
 from workbench.experiments.month import delta_sweep, month_join
 from workbench.operators import PTJoin
-from workbench.operators.wjoin import BEWJoin, FEWJoin
 from workbench.paper_examples import Example5Setting
 
 __all__ = [
@@ -215,9 +221,11 @@ def _sweep_line(name: str, sweep: pd.DataFrame, max_rate: float) -> str:
 def bench_wjoin(
     max_rate: float = 64_000.0, compiled_max_rate: float = 8_192_000.0, seed: int = 0
 ) -> BenchReport:
-    """BEW vs FEW (nested and hash), GCA vs LCA, conservative vs modified BEW (W-join paper,
-    Sections 3-5 and its performance study), capacities by the python reference and the
-    compiled kernels.
+    """BEW vs FEW (nested and hash) against the number of streams, GCA vs LCA and
+    conservative vs modified BEW across window sizes, the retail stand-in's execution time
+    against output tuples, and the fast mechanisms against the paper's (W-join paper,
+    Sections 3-5 and its performance study), by the python reference and the compiled
+    kernels.
 
     For each join the aggregate arrival rate doubles from 250 tuples/s until the measured
     capacity (tuples/s of processing, after one window of warm-up) no longer covers it, or
@@ -236,30 +244,43 @@ def bench_wjoin(
         f"of stream time per run (seed {seed})",
         "  capacity (tuples/s processed in steady state) at doubling aggregate arrival rates;",
         "  max sustainable = the highest rate whose capacity still covers it;",
-        f"  python: one push per tuple; compiled: push_batch of {COMPILED_BATCH:,} tuples",
+        f"  python: one push per tuple; compiled: push_batch of {COMPILED_BATCH:,} tuples;",
+        "  busy time is the joining thread's CPU time (time.thread_time: other work on the",
+        "  machine left out), except in the response times, which model the wall clock",
     ]
+    cpu = time.thread_time
     limits = {"python": max_rate, "compiled": compiled_max_rate}
     sustained: dict[str, dict[str, float]] = {}
-    impls, classes = ("nested", "hash"), (BEWJoin, FEWJoin)
-    stages = Stages("bench wjoin", len(impls) * len(ways) * len(classes) * len(limits) + 2)
+    streams: list[pd.DataFrame] = []
+    impls = ("nested", "hash")
+    stages = Stages("bench wjoin", len(impls) * len(limits) + 5)
     with stages:
         for impl in impls:
             lines.append(f"  {impl}:")
-            for ways_m in ways:
-                for cls in classes:
-                    for engine, limit in limits.items():
-                        name = f"{ways_m}-way {cls.__name__} {engine}"
-                        stages.begin(f"{impl} {name}")
-                        sweep = wjoin_capacity_sweep(
-                            cls, ways_m, impl, rng, w, max_rate=limit, engine=engine
-                        )
-                        sustained.setdefault(impl, {})[name] = max_sustainable(sweep)
-                        lines.append(_sweep_line(name, sweep, limit))
+            for engine, limit in limits.items():
+                stages.begin(f"{impl} {engine}, {ways[0]}- to {ways[-1]}-way")
+                table = wjoin_streams_sweep(
+                    impl, rng, ways, w, max_rate=limit, engine=engine, clock=cpu
+                )
+                for row in table.itertuples():
+                    name = f"{row.ways}-way {row.algorithm} {engine}"
+                    sustained.setdefault(impl, {})[name] = row.max_sustainable
+                    lines.append(_sweep_line(name, row.sweep, limit))
+                streams.append(
+                    table.drop(columns="sweep").assign(implementation=impl, engine=engine)
+                )
         stages.begin(f"response times, hash, {m}-way")
         response = wjoin_response(rates, rng, m, RESPONSE_WORKLOAD)
         v, rate = VARIANTS_WORKLOAD, 2000.0
-        stages.begin("4-way variants")
-        variants = wjoin_variants(rng, rate, v)
+        stages.begin("4-way variants across window sizes")
+        window_sweep = wjoin_window_sweep(rng, rate=rate, workload=v, clock=cpu)
+        stages.begin("retail stand-in")
+        retail = pd.concat(
+            wjoin_retail(rng, RETAIL_WORKLOAD, engine, clock=cpu).assign(engine=engine)
+            for engine in ENGINES
+        )
+        stages.begin(f"fast vs paper mechanisms, {m}-way")
+        mechanisms = wjoin_mechanisms(rng, m, clock=cpu)
     ratios = {
         impl: {
             cls: sustained[impl][f"3-way {cls} compiled"] / sustained[impl][f"3-way {cls} python"]
@@ -280,26 +301,71 @@ def bench_wjoin(
     lines.append("  " + " " * 10 + "".join(f"{rate:>11,.0f}/s" for rate in rates))
     for name, frame in response.groupby("algorithm", sort=False):
         lines.append(f"  {name:10s}" + "".join(f"{c:13,.1f}" for c in frame["response_ms"]))
-    short, long_ = v.window_ms / 5, v.window_ms
-    lines.append(
-        f"  4-way non-uniform clique ({short:g} ms, {long_:g} ms between S3 and S1, S2) and "
-        f"4-way path ({short:g} ms per edge), nested loop, {rate:,.0f} tuples/s, keys "
-        f"0..{v.keys - 1}:"
-    )
-    for row in variants.itertuples():
-        lines.append(
-            f"    {row.form:12s} {row.algorithm:8s} {row.strategy:18s} capacity "
-            f"{row.capacity:9,.0f}/s  comparisons/tuple {row.comparisons:8.1f}  "
-            f"results {row.results:,}"
-        )
+    lines += _window_sweep_lines(window_sweep, v, rate)
+    lines += _retail_lines(retail, RETAIL_WORKLOAD)
+    lines += _mechanism_lines(mechanisms, m)
     figures = {
         "workload": asdict(w),
         "max_sustainable": sustained,
+        "streams": pd.concat(streams, ignore_index=True),
         "compiled_over_python_3way": ratios,
         "response_ms": response,
-        "variants": variants,
+        "window_sweep": window_sweep,
+        "retail": retail,
+        "mechanisms": mechanisms,
     }
     return BenchReport("wjoin", tuple(lines), figures)
+
+
+def _window_sweep_lines(sweep: pd.DataFrame, v: WJoinWorkload, rate: float) -> list[str]:
+    """GCA vs LCA and conservative vs modified BEW, one line per case and window size."""
+    lines = [
+        f"  4-way non-uniform clique (windows W/5, W between S3 and S1, S2) and 4-way path "
+        f"(W/5 per edge), nested loop, {rate:,.0f} tuples/s, keys 0..{v.keys - 1}, the same "
+        "stream time at every W:"
+    ]
+    for row in sweep.itertuples():
+        lines.append(
+            f"    W {row.window_ms:6g} ms {row.form:12s} {row.algorithm:8s} {row.strategy:18s} "
+            f"capacity {row.capacity:9,.0f}/s  comparisons/tuple {row.comparisons:8.1f}  "
+            f"results {row.results:,}"
+        )
+    return lines
+
+
+def _retail_lines(retail: pd.DataFrame, r: RetailWorkload) -> list[str]:
+    """The retail stand-in's busy seconds at its last output count, per algorithm and engine."""
+    lines = [
+        f"  retail stand-in (synthetic, the Wal-Mart logs' shape): {r.stores}-way hash join on "
+        f"the item, window {r.window_ms / 3.6e6:g} h, {r.sales_per_hour:g} sales/h per store, "
+        f"{r.hours:g} h from {r.start_hour:g}:00, items Zipf({r.skew:g}) over {r.items:,}:"
+    ]
+    for (engine, algorithm), part in retail.groupby(["engine", "algorithm"], sort=False):
+        last = part.iloc[-1]
+        lines.append(
+            f"    {algorithm:8s} {engine:8s} {last['output tuples']:9,} output tuples from "
+            f"{last['input tuples']:,} sales in {last['seconds']:7.3f} s"
+        )
+    return lines
+
+
+def _mechanism_lines(mechanisms: pd.DataFrame, m: int) -> list[str]:
+    """Fast vs paper mechanisms: capacity, comparisons per tuple and the ratio."""
+    w = MECHANISMS_WORKLOAD
+    lines = [
+        f"  fast vs paper mechanisms (python engine, one push per tuple), {m}-way, window "
+        f"{w.window_ms:g} ms, keys 0..{w.keys - 1}:"
+    ]
+    for (algorithm, impl), part in mechanisms.groupby(["algorithm", "implementation"], sort=False):
+        fast, paper = (part[part["mechanism"] == k].iloc[0] for k in ("fast", "paper"))
+        ratio = paper["capacity"] / fast["capacity"]
+        lines.append(
+            f"    {algorithm:8s} {impl:6s} capacity fast {fast['capacity']:9,.0f}/s  paper "
+            f"{paper['capacity']:9,.0f}/s  paper / fast {ratio:5.2f}x"
+            f"   comparisons/tuple fast {fast['comparisons']:8.1f}  paper "
+            f"{paper['comparisons']:8.1f}   results {fast['results']:,} = {paper['results']:,}"
+        )
+    return lines
 
 
 def bench_month(

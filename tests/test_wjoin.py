@@ -357,3 +357,132 @@ def test_user_predicate_runs_the_reference_path_in_both_engines():
         ops = [cls(constraints=wc, max_delay=[2.0] * 3, predicate=close, engine=e) for e in ENGINES]
         outs = [Emitted.concat([op.push_batch(batch), op.flush()], 3) for op in ops]
         assert outs[0] == outs[1] and len(outs[0]) and ops[0].counters == ops[1].counters
+
+
+# -- the paper's mechanisms (Sections 3.1 and 3.2) beside the fast ones -----------------------
+
+
+def _grid_rows(rng, m, n, delays, empty):
+    """Hard cases on an integer grid: ties within and across streams, gaps exactly on the
+    windows (integer too), delayed and late tuples, stream ``empty`` (-1: none) empty."""
+    rows = []
+    for k in range(n):
+        s = int(rng.integers(0, m))
+        if s == empty:
+            continue
+        ts = float(rng.integers(0, n + 1))
+        late = bool(rng.random() < 0.1)
+        delay = float(rng.integers(0, int(delays[s]) + 1)) + (delays[s] + 1 if late else 0)
+        rows.append((ts + delay, s, k, int(rng.integers(0, 2)), ts, late))
+    rows.sort()
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    m=st.integers(2, 4),
+    form=st.sampled_from(FORMS),
+    n=st.integers(0, 24),
+    delayed=st.booleans(),
+    one_empty=st.booleans(),
+)
+def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, delayed, one_empty):
+    """BEW testing every tuple against its period and FEW's plane sweep (the paper's
+    mechanisms) find the oracle's results once each, as the fast mechanisms do; BEW's
+    emissions, buffers and drops agree push by push, FEW's results come no later."""
+    rng = np.random.default_rng(seed)
+    if m == 2 and form in ("path", "graph"):
+        form = "non-uniform clique"
+    windows = _random_constraints(rng, m, form).windows
+    constraints = WindowConstraints(np.where(np.isfinite(windows), np.round(windows / 2), np.inf))
+    delays = [float(d) for d in rng.integers(0, 4, m)] if delayed else [0.0] * m
+    rows = _grid_rows(rng, m, n, delays, int(rng.integers(0, m)) if one_empty else -1)
+    expected = _oracle(rows, constraints)
+    for cls, strategy, impl in _variants(constraints.form):
+        config = dict(constraints=constraints, max_delay=delays, strategy=strategy)
+        fast, paper = (
+            cls(**config, implementation=impl, mechanism=mech, engine="python")
+            for mech in ("fast", "paper")
+        )
+        emitted_at = {}
+        for k, (arrival, s, i, v, ts, _) in enumerate(rows):
+            want, got = fast.push(s, i, v, ts, arrival), paper.push(s, i, v, ts, arrival)
+            for op, out in ((fast, want), (paper, got)):
+                for ids in map(tuple, out.ids.tolist()):
+                    emitted_at.setdefault(op, {})[ids] = k
+            if cls is BEWJoin:
+                assert got == want and _state(paper) == _state(fast)
+        ends = [op.flush() for op in (fast, paper)]
+        if cls is BEWJoin:
+            assert ends[1] == ends[0] and paper.counters.dropped == fast.counters.dropped
+        for op, end in zip((fast, paper), ends, strict=True):
+            for ids in map(tuple, end.ids.tolist()):
+                emitted_at.setdefault(op, {})[ids] = len(rows)
+        when = [emitted_at.get(op, {}) for op in (fast, paper)]
+        assert set(when[1]) == set(when[0]) == expected, (cls.__name__, strategy, impl)
+        assert paper.counters.results_out == len(expected)
+        assert all(when[1][r] <= when[0][r] for r in expected), (cls.__name__, strategy, impl)
+        assert paper.counters.buffered == (0,) * m
+
+
+def test_paper_bew_tests_every_buffered_tuple_against_its_period():
+    """Section 3.1: the paper's nested loop tests each buffered tuple against the period
+    (and the key of each one inside); the fast one binary-searches the period."""
+    wc = WindowConstraints.uniform(2, 10.0)
+    ops = {
+        mech: BEWJoin(constraints=wc, max_delay=[30.0, 30.0], mechanism=mech, engine="python")
+        for mech in ("fast", "paper")
+    }
+    for op in ops.values():
+        for k, ts in enumerate([0.0, 5.0, 30.0]):  # delay 30 keeps 0 and 5 buffered at 31
+            op.push(0, k, "a", ts, 30.0)
+        assert op.push(1, 9, "a", 31.0, 31.0).ids.tolist() == [[2, 9]]
+    # period [21, 41]: fast scans the one tuple inside; paper tests 3, then one key test
+    assert ops["fast"].counters.comparisons == 1
+    assert ops["paper"].counters.comparisons == 4
+
+
+def test_paper_few_sweep_drops_a_starting_tuple_without_partners():
+    """Section 3.2, mode 1: a stream whose oldest tuple is newer than the period (and that
+    can get no tuple inside it any more) drops the starting tuple unsearched."""
+    wc = WindowConstraints.uniform(3, 5.0)
+    op = FEWJoin(constraints=wc, max_delay=[0.0] * 3, mechanism="paper", engine="python")
+    out = []
+    for s, k, ts in [(0, 1, 0.0), (1, 2, 2.0), (2, 3, 9.0), (0, 4, 10.0), (1, 5, 11.0)]:
+        out += op.push(s, k, "a", ts, ts).ids.tolist()
+    assert out == [[4, 5, 3]]
+    # at 9, tuple 1's sweep meets stream 2's oldest, 9 > 0 + 5, and tuple 2's meets it too,
+    # 9 > 2 + 5: both dropped unsearched; tuple 3 waited for streams 0 and 1, then opened
+    assert op.counters.dropped == 2 and op.counters.buffered == (1, 1, 1)
+    # on the boundary: at 1, stream 1 may still get a tuple at 0 + 1, so tuple 1 waits
+    op = FEWJoin(constraints=WindowConstraints.uniform(3, 1.0), max_delay=[0.0] * 3,
+                 mechanism="paper", engine="python")  # fmt: skip
+    out = []
+    for s, k, ts in [(0, 1, 0.0), (2, 2, 1.0), (1, 3, 1.0)]:
+        out += op.push(s, k, "a", ts, ts).ids.tolist()
+    assert out == [[1, 3, 2]]
+
+
+def test_paper_mechanisms_run_the_reference_path_in_both_engines():
+    rng = np.random.default_rng(23)
+    wc = WindowConstraints.uniform(3, 6.0)
+    rows = _streams(rng, 3, 40, mean_gap=1.0, delays=[2.0] * 3, keys=3, late_fraction=0.1)
+    arrival, s, i, v, ts, _ = (np.array(c) for c in zip(*rows, strict=True))
+    batch = WTuples(s, i, v, ts, arrival)
+    for cls in (BEWJoin, FEWJoin):
+        for impl in ("nested", "hash"):
+            ops = [
+                cls(
+                    constraints=wc,
+                    max_delay=[2.0] * 3,
+                    implementation=impl,
+                    mechanism="paper",
+                    engine=e,
+                )
+                for e in ENGINES
+            ]
+            outs = [Emitted.concat([op.push_batch(batch), op.flush()], 3) for op in ops]
+            assert outs[0] == outs[1] and ops[0].counters == ops[1].counters
+    with pytest.raises(ValueError, match="mechanism = 'quick' is not fast or paper"):
+        BEWJoin(constraints=wc, max_delay=[0.0] * 3, mechanism="quick")

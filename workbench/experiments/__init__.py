@@ -8,7 +8,9 @@ dashboard.
   the W-join paper's integer streams, the deployment replay, coalescing streams;
 - :mod:`~workbench.experiments.timing_joins`: PTJoin and interval timing correlation runs,
   tables and response curves;
-- :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps, response times, GCA/LCA;
+- :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps (against the rate and the
+  number of streams), response times, GCA/LCA across window sizes, the retail stand-in,
+  fast vs paper mechanisms;
 - :mod:`~workbench.experiments.coalescing`: coalescing throughput, the model's cost surfaces
   (Figures 3 and 4), the deployment;
 - :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs measured per (cp, oop);
@@ -57,13 +59,19 @@ from workbench.experiments.timing_joins import (
 )
 from workbench.experiments.wjoin import (
     CAPACITY_WORKLOAD,
+    MECHANISMS_WORKLOAD,
     RESPONSE_WORKLOAD,
+    RETAIL_WORKLOAD,
     VARIANTS_WORKLOAD,
     max_sustainable,
     wjoin_capacity_sweep,
     wjoin_measures,
+    wjoin_mechanisms,
     wjoin_response,
+    wjoin_retail,
+    wjoin_streams_sweep,
     wjoin_variants,
+    wjoin_window_sweep,
 )
 from workbench.experiments.workloads import (
     EXAMPLE5,
@@ -72,6 +80,7 @@ from workbench.experiments.workloads import (
     Example5Workload,
     IntervalQuery,
     IntervalWorkload,
+    RetailWorkload,
     WJoinWorkload,
     as_intervals,
     coalescing_rows,
@@ -84,8 +93,10 @@ __all__ = [
     "ENGINES",
     "EXAMPLE5",
     "INTERVAL_QUERY",
+    "MECHANISMS_WORKLOAD",
     "PAPER_LIKE_COSTS",
     "RESPONSE_WORKLOAD",
+    "RETAIL_WORKLOAD",
     "VARIANTS_WORKLOAD",
     "Clock",
     "DeploymentReplay",
@@ -93,6 +104,7 @@ __all__ = [
     "IntervalQuery",
     "IntervalWorkload",
     "JoinProfile",
+    "RetailWorkload",
     "WJoinWorkload",
     "as_intervals",
     "coalesce_deployment",
@@ -123,7 +135,11 @@ __all__ = [
     "warm_up",
     "wtuples",
     "wjoin_capacity_sweep",
+    "wjoin_mechanisms",
     "wjoin_measures",
     "wjoin_response",
+    "wjoin_retail",
+    "wjoin_streams_sweep",
     "wjoin_variants",
+    "wjoin_window_sweep",
 ]

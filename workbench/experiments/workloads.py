@@ -6,7 +6,7 @@
   interval timing paper (Section 4: lengths of a few ms, a low and a high arrival rate) and
   its correlation;
 - :class:`WJoinWorkload`: synthetic integer streams with exponential gaps (W-join paper,
-  performance study);
+  performance study); :class:`RetailWorkload`: a synthetic stand-in for its Wal-Mart sales;
 - :func:`deployment_replay`: the (simulated) Intel Lab's west and east halves as two
   out-of-order streams, folded to higher rates;
 - :func:`coalescing_rows`: a coalescing stream with a given cp and oop (coalescing paper,
@@ -38,6 +38,7 @@ __all__ = [
     "Example5Workload",
     "IntervalQuery",
     "IntervalWorkload",
+    "RetailWorkload",
     "WJoinWorkload",
     "as_intervals",
     "coalescing_rows",
@@ -173,15 +174,84 @@ class WJoinWorkload:
         streams, times in ms, every tuple arriving at its timestamp."""
         gap_ms = 1000.0 * m / rate
         per_stream = max(1, int(self.windows * self.window_ms / gap_ms))
-        parts = []
-        for s in range(m):
-            ts = np.cumsum(rng.exponential(gap_ms, per_stream))
-            values = rng.integers(0, self.keys, per_stream)
-            ids = s * per_stream + np.arange(per_stream)
-            parts.append(pd.DataFrame({"stream": s, "id": ids, "value": values, "ts": ts}))
-        rows = pd.concat(parts, ignore_index=True)
-        rows = rows.sort_values(["ts", "stream", "id"], kind="stable", ignore_index=True)
-        return rows.assign(arrival=rows["ts"])
+        stamps, values = [], []
+        for _ in range(m):
+            stamps.append(np.cumsum(rng.exponential(gap_ms, per_stream)))
+            values.append(rng.integers(0, self.keys, per_stream))
+        return _wjoin_rows(stamps, values)
+
+
+def _wjoin_rows(stamps: list[np.ndarray], values: list[np.ndarray]) -> pd.DataFrame:
+    """Each stream's timestamps and values as multi-way join tuples (``stream``, ``id``,
+    ``value``, ``ts``, ``arrival``) in arrival order: ids numbered stream after stream, every
+    tuple arriving at its timestamp (valid time, W-join Section 2.1)."""
+    parts, first = [], 0
+    for s, (ts, value) in enumerate(zip(stamps, values, strict=True)):
+        ids = first + np.arange(len(ts))
+        first += len(ts)
+        parts.append(pd.DataFrame({"stream": s, "id": ids, "value": value, "ts": ts}))
+    rows = pd.concat(parts, ignore_index=True)
+    rows = rows.sort_values(["ts", "stream", "id"], kind="stable", ignore_index=True)
+    return rows.assign(arrival=rows["ts"])
+
+
+@dataclass(frozen=True)
+class RetailWorkload:
+    """A synthetic stand-in for the W-join paper's real data (performance study, "output
+    execution time on real time series data"): the Wal-Mart sales logs are not public, so
+    this generates streams of the shape the paper describes, and only that shape.
+
+    What the paper says: one stream per store; a tuple is an item sold in a customer
+    transaction (item number, description, unit price, quantity, date and time), stamped
+    with the transaction's time (valid time); the query is Section 2's uniform clique over
+    department stores ("sales of the same item in every store within one hour"), an
+    equality join on the item number with a one-hour window, hash implementation.  What it
+    does not say, and is assumed here: the rates, the item numbers' distribution and the
+    day's profile.  Each store sells ``sales_per_hour`` items an hour on average, as a
+    Poisson process whose rate follows a shopping day (a lunchtime bump at 12:00 and a
+    higher evening peak at 17:30 over a floor, stores open 8:00-22:00), from ``start_hour``
+    for ``hours``; item numbers 0..``items - 1`` are Zipf-distributed (rank r sold with
+    probability proportional to ``1 / (r + 1) ** skew``: a few best sellers, a long tail),
+    the same ranking in every store.  Times are in ms.
+
+    >>> rows = RetailWorkload(sales_per_hour=100.0, hours=2.0).streams(np.random.default_rng(0))
+    >>> sorted(rows["stream"].unique().tolist()), bool(rows["ts"].is_monotonic_increasing)
+    ([0, 1, 2, 3], True)
+    >>> bool(rows["ts"].min() >= 10 * 3.6e6), bool(rows["ts"].max() <= 12 * 3.6e6)
+    (True, True)
+    """
+
+    stores: int = 4
+    sales_per_hour: float = 1000.0
+    items: int = 20_000
+    skew: float = 0.6
+    start_hour: float = 10.0
+    hours: float = 4.0
+    window_ms: float = 3_600_000.0
+
+    def profile(self, hour: np.ndarray) -> np.ndarray:
+        """The shopping day's relative sales rate at each hour (0 while the store is shut)."""
+        bumps = 0.6 * np.exp(-(((hour - 12.0) / 1.2) ** 2)) + np.exp(-(((hour - 17.5) / 2.0) ** 2))
+        return np.where((hour >= 8.0) & (hour < 22.0), 0.3 + bumps, 0.0)
+
+    def streams(self, rng: np.random.Generator) -> pd.DataFrame:
+        """One stream of sold items per store, as multi-way join tuples in arrival order."""
+        grid = np.linspace(self.start_hour, self.start_hour + self.hours, 1025)
+        weight = self.profile(grid)
+        # sales_per_hour is the open day's mean: the replayed hours' share follows the profile
+        day_mean = float(self.profile(np.linspace(8.0, 22.0, 1025)).mean())
+        cdf = np.concatenate([[0.0], np.cumsum((weight[1:] + weight[:-1]) / 2)])
+        expected = self.sales_per_hour * cdf[-1] * (grid[1] - grid[0]) / day_mean
+        popularity = 1.0 / np.arange(1, self.items + 1) ** self.skew
+        popularity /= popularity.sum()
+        stamps, values = [], []
+        for _ in range(self.stores):
+            n = int(rng.poisson(expected))
+            # times by inverting the day's cumulative profile: a Poisson process of that rate
+            hour = np.interp(np.sort(rng.uniform(0.0, cdf[-1], n)), cdf, grid)
+            stamps.append(hour * 3_600_000.0)
+            values.append(rng.choice(self.items, size=n, p=popularity))
+        return _wjoin_rows(stamps, values)
 
 
 @dataclass(frozen=True)

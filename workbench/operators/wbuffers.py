@@ -156,6 +156,26 @@ class FifoBuffers:
         hits = i + np.flatnonzero(self.key[s, i:j] == key)
         return j - i, [self._tuples(s, k, k + 1)[0] for k in hits.tolist()]
 
+    def test_each(self, s: int, lo: float, hi: float, key: int | None) -> tuple[int, list[Tuple]]:
+        """The paper's nested loop (W-join Section 3.1): every tuple of stream s's queue tested
+        against the period ``[lo, hi]``, and the key of each one inside: the tests made, and
+        the tuples inside with the key (all of them for ``key=None``).
+
+        >>> buf = FifoBuffers(1)
+        >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
+        ...     buf.insert(0, t)
+        >>> tests, found = buf.test_each(0, 4.0, 9.0, key=1)
+        >>> tests, [t[2] for t in found]   # 3 period tests, 2 key tests
+        (5, [12])
+        """
+        head, end = self.span[s].tolist()
+        ts = self.ts[s, head:end]
+        inside = np.flatnonzero((ts >= lo) & (ts <= hi))
+        if key is None:
+            return end - head, [self._tuples(s, head + k, head + k + 1)[0] for k in inside.tolist()]
+        hits = head + inside[self.key[s, head + inside] == key]
+        return end - head + len(inside), [self._tuples(s, k, k + 1)[0] for k in hits.tolist()]
+
     def oldest(self, s: int) -> Tuple | None:
         """Stream s's tuple with the smallest (ts, seq), if any."""
         head, end = self.span[s].tolist()
@@ -298,6 +318,28 @@ class HashBuffers:
                 out.append(self._tuple(slot))
             slot = int(self.ints[slot, self.B_NEWER])
         return len(out), out
+
+    def test_each(self, s: int, lo: float, hi: float, key: int) -> tuple[int, list[Tuple]]:
+        """The paper's hash probe (W-join Section 3.1.1): every tuple of the key's bucket of
+        stream s tested against the period ``[lo, hi]``: the tests made, and those inside.
+
+        >>> buf = HashBuffers(1)
+        >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
+        ...     buf.insert(0, t)
+        >>> tests, found = buf.test_each(0, 4.0, 9.0, key=1)
+        >>> tests, [t[2] for t in found]   # the bucket of key 1 holds two tuples
+        (2, [12])
+        """
+        if key >= self.buckets.shape[1]:
+            return 0, []
+        out, tests = [], 0
+        slot = int(self.buckets[s, key, 0])
+        while slot != NIL:
+            tests += 1
+            if lo <= self.ts[slot] <= hi:
+                out.append(self._tuple(slot))
+            slot = int(self.ints[slot, self.B_NEWER])
+        return tests, out
 
     def oldest(self, s: int) -> Tuple | None:
         """Stream s's tuple with the smallest (ts, seq), if any."""

@@ -26,6 +26,7 @@ from workbench.records import Columns, Counters
 __all__ = [
     "FEWConfig",
     "Form",
+    "Mechanism",
     "Predicate",
     "Strategy",
     "WJoinConfig",
@@ -145,6 +146,12 @@ Strategy = Literal["uniform", "gca", "lca", "modified"]
 """How windows are evaluated: one uniform window, GCA or LCA filter-and-refine, or modified
 BEW (each pair's own bound)."""
 Implementation = Literal["nested", "hash"]
+Mechanism = Literal["fast", "paper"]
+"""How BEW and FEW find the tuples they test.  ``fast``: BEW binary-searches each stream's
+time-ordered buffer for its period, FEW opens the oldest buffered tuple's period once nothing
+older can come.  ``paper``: BEW tests every buffered tuple against its period (Section 3.1),
+FEW's mode 1 sweeps the streams' oldest tuples for starting tuples that share a period
+(Section 3.2).  Same results; the paper's mechanisms run in Python in both engines."""
 Predicate = Literal["equal"] | Callable[[tuple[Hashable, ...]], bool]
 
 
@@ -193,7 +200,8 @@ class WTuples(Columns):
 class WJoinConfig(OperatorConfig):
     """A multi-way join's configuration: window constraints, each stream's delay bound D_s,
     the predicate (equality of the key, or a function of the m values), the window strategy
-    (Section 5.1), the implementation (nested loop or hash) and the bad-record policy.
+    (Section 5.1), the implementation (nested loop or hash), the mechanism (:data:`Mechanism`:
+    today's fast one or the paper's) and the bad-record policy.
 
     >>> WJoinConfig(constraints=WindowConstraints.uniform(2, 5.0), max_delay=[1, 2]).max_delay
     (1.0, 2.0)
@@ -204,6 +212,7 @@ class WJoinConfig(OperatorConfig):
     predicate: Predicate = "equal"
     strategy: Strategy = "uniform"
     implementation: Implementation = "nested"
+    mechanism: Mechanism = "fast"
 
     def __post_init__(self) -> None:
         m = self.constraints.m
@@ -215,6 +224,8 @@ class WJoinConfig(OperatorConfig):
             raise ValueError(f"strategy = {self.strategy!r} is not uniform, gca, lca, modified")
         if self.implementation not in ("nested", "hash"):
             raise ValueError(f"implementation = {self.implementation!r} is not nested or hash")
+        if self.mechanism not in ("fast", "paper"):
+            raise ValueError(f"mechanism = {self.mechanism!r} is not fast or paper")
         if self.implementation == "hash" and self.predicate != "equal":
             raise ValueError("implementation = 'hash' needs the equality predicate")
         if self.predicate != "equal" and not callable(self.predicate):

@@ -10,7 +10,14 @@ import pandas as pd
 
 from workbench.viz.coalesce import SCHEME_COLORS
 
-__all__ = ["atomic_cost_maps", "cost_bars", "rate_curves", "scheme_map", "surface_maps"]
+__all__ = [
+    "atomic_cost_maps",
+    "cost_bars",
+    "paired_bars",
+    "rate_curves",
+    "scheme_map",
+    "surface_maps",
+]
 
 
 def rate_curves(
@@ -22,17 +29,19 @@ def rate_curves(
     xlabel: str = "arrival rate (events/s)",
     ylabel: str | None = None,
     logy: bool = False,
+    logx: bool = True,
 ) -> hv.Overlay:
     """One line with markers per value of ``by``: ``y`` against ``x`` on a log x axis
-    (throughput or response time against arrival rate, as the papers plot them)."""
+    (throughput or response time against arrival rate, as the papers plot them), or a
+    linear one (``logx=False``: against the number of streams or of output tuples)."""
     layers = []
     for name, part in frame.groupby(by, sort=False):
         data = part[[x, y]].sort_values(x)
         layers.append(hv.Curve(data, x, y, label=str(name)))
         layers.append(hv.Scatter(data, x, y, label=str(name)).opts(size=6))
     return hv.Overlay(layers).opts(
-        hv.opts.Curve(logx=True, logy=logy, line_width=2),
-        hv.opts.Scatter(logx=True, logy=logy),
+        hv.opts.Curve(logx=logx, logy=logy, line_width=2),
+        hv.opts.Scatter(logx=logx, logy=logy),
         hv.opts.Overlay(
             title=title,
             xlabel=xlabel,
@@ -41,6 +50,14 @@ def rate_curves(
             height=330,
             legend_position="top_left",
         ),
+    )
+
+
+def paired_bars(frame: pd.DataFrame, x: str, by: str, y: str, title: str, ylabel: str) -> hv.Bars:
+    """Bars of ``y`` for each ``x``, side by side for each value of ``by`` (one measure of
+    two variants of each algorithm, such as the fast and the paper's mechanism)."""
+    return hv.Bars(frame, [x, by], y).opts(
+        title=title, ylabel=ylabel, xlabel="", width=620, height=330, tools=["hover"]
     )
 
 

@@ -30,6 +30,12 @@ The paper's text survives without its symbols; the choices made here where it is
   constraints of path and graph joins are bounded by shortest paths first (Section 5.2).
   The *modified BEW* for path/graph joins shrinks the period per stream with each pair's own
   bound (the window or the shortest path), so it needs no refinement step.
+- **Mechanisms** (``mechanism``): ``fast`` as above; ``paper`` follows the text where the
+  fast one departs from it: BEW tests every buffered tuple (or every tuple of the key's
+  bucket) against its period instead of binary-searching the time-ordered buffer, and FEW's
+  mode 1 is the plane sweep of Section 3.2 over the streams' oldest tuples (a period opens
+  once every stream has a tuple inside it; a starting tuple no stream can match is dropped
+  unsearched).  Same results; Python only (the kernel runs the fast mechanism).
 - **Implementations**: nested loop (ordered FIFO buffers scanned over the period, the key
   tested per tuple) and hash (one probe of the key's bucket per stream; equality only).
   Values are factorized to int64 key codes (:class:`~workbench.operators.wbuffers.KeyCodes`)

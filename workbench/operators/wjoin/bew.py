@@ -13,6 +13,14 @@ __all__ = ["BEWJoin"]
 class BEWJoin(MultiWayJoin):
     """BEW-join: every new tuple is joined at once by backward evaluation (Section 3.1).
 
+    The period starts as ``[ts - W, ts + W]`` around the new tuple and shrinks to each chosen
+    tuple's window.  ``mechanism="fast"`` binary-searches every stream's time-ordered buffer
+    for the period; ``mechanism="paper"`` tests every buffered tuple (nested loop) or every
+    tuple of the key's bucket (hash) against the period as Section 3.1 describes, each test a
+    comparison.  Both drop expired tuples right after each new tuple (the paper drops them as
+    it meets them building a later period, by the same bound), so their buffers and results
+    agree and only the search differs.
+
     >>> from workbench.operators import WindowConstraints
     >>> wc = WindowConstraints.uniform(3, 10.0)
     >>> join = BEWJoin(constraints=wc, max_delay=[0, 0, 0])
@@ -34,7 +42,7 @@ class BEWJoin(MultiWayJoin):
             hi = min(t[0] + f[r, s] for r, t in fixed.items())
             return lo, hi
 
-        self._search({stream: item}, order, period, out)
+        self._search({stream: item}, order, period, out, each=self.mechanism == "paper")
         self.buffers.insert(stream, item)
         self._expire()
         return out

@@ -86,6 +86,7 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     constraints = from_config("constraints", "The window constraints.")
     predicate = from_config("predicate", "The join predicate.")
     strategy = from_config("strategy", "The window strategy.")
+    mechanism = from_config("mechanism", "Today's fast mechanism or the paper's.")
 
     @property
     def _delays(self) -> tuple[float, ...]:
@@ -145,9 +146,9 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     def _push_valid(self, batch: WTuples) -> Emitted:
         """Valid tuples through the compiled kernel (:func:`~workbench.kernels.wjoin.
         wjoin_batch`), on the same buffers as ``push``, for the equality predicate (values
-        factorized to key codes); a user predicate, a Python function of the values, runs the
-        reference path (``push`` per tuple)."""
-        if self.predicate != "equal":
+        factorized to key codes); a user predicate, a Python function of the values, and the
+        paper's mechanisms run the reference path (``push`` per tuple)."""
+        if not self._compiled():
             return super()._push_valid(batch)
         late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
         return self._batch_done(batch, late, self._kernel(batch, late, -math.inf))
@@ -190,6 +191,15 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         self._counters.dropped += int(state[DROPPED])
         return out[: state[N_OUT]]
 
+    def _compiled(self) -> bool:
+        """Whether the kernel runs: the compiled engine, the equality predicate, the fast
+        mechanism (the paper's mechanisms are Python only)."""
+        return (
+            self._config.engine == "compiled"
+            and self.predicate == "equal"
+            and self.mechanism == "fast"
+        )
+
     def _open_period(self) -> tuple[int, Tuple | None]:
         """FEW's open period: its starting tuple's stream (-1 when none) and the tuple."""
         return -1, None
@@ -199,7 +209,7 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
 
     def _accept(self, record: WTuple) -> Emitted:
         s, event_id, value, ts, arrival = record
-        if self._config.engine == "compiled" and self.predicate == "equal":
+        if self._compiled():
             # the compiled engine runs one admitted tuple through the batch kernel
             column = np.empty(1, dtype=object)
             column[0] = value
@@ -245,8 +255,11 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         order: list[int],
         ranges: Callable[[dict[int, Tuple], int], tuple[float, float]],
         out: list[tuple[int, ...]],
+        each: bool = False,
     ) -> None:
-        """Extend ``fixed`` with one tuple per stream of ``order`` inside ``ranges``; emit."""
+        """Extend ``fixed`` with one tuple per stream of ``order`` inside ``ranges``; emit.
+        ``each``: test every buffered tuple against the range (the paper's BEW, Section 3.1)
+        rather than search the time-ordered buffer for it."""
         equal = self.predicate == "equal"
         key = next(iter(fixed.values()))[3]
         if equal and any(t[3] != key for t in fixed.values()):
@@ -270,8 +283,10 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
             lo, hi = ranges(fixed, s)
             if lo > hi:
                 return
-            # every tuple scanned in the period is one comparison (its key, or the window)
-            scanned, found = self.buffers.scan(s, lo, hi, key if equal else None)
+            # every tuple scanned in the period is one comparison (its key, or the window);
+            # testing each tuple, every period test and key test is one
+            scan = self.buffers.test_each if each else self.buffers.scan
+            scanned, found = scan(s, lo, hi, key if equal else None)
             self._counters.comparisons += scanned
             for cand in found:
                 fixed[s] = cand

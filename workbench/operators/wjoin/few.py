@@ -23,6 +23,17 @@ _NO_TUPLES = WTuples(
 class FEWJoin(MultiWayJoin):
     """FEW-join: periods opened at starting tuples, blind joins inside them (Section 3.2).
 
+    A result is found through its oldest tuple, the starting tuple of a period: mode 2 joins
+    blindly the tuples inside the period (predicate tests only).  Mode 1 picks the next
+    starting tuple, the oldest buffered one once nothing older can come.
+    ``mechanism="fast"`` opens its period straight away, searching streams that may hold no
+    partner.  ``mechanism="paper"`` first sweeps the time axis as Section 3.2's mode 1 does:
+    each other stream's oldest tuple is tested against the period (one comparison each); the
+    period opens when every stream has a tuple inside it, and the starting tuple is dropped
+    unsearched when a stream has none and can get none in time (the paper's "older than the
+    current period: dropped").  Same results, emitted no later (a stream without a tuple in
+    the period makes both wait; the paper's drops the starting tuple sooner).
+
     >>> from workbench.operators import WindowConstraints
     >>> wc = WindowConstraints.uniform(2, 10.0)
     >>> join = FEWJoin(constraints=wc, max_delay=[0, 0])
@@ -86,15 +97,40 @@ class FEWJoin(MultiWayJoin):
                 self.buffers.pop_oldest(k)  # the period closes: drop its starting tuple
                 self._counters.dropped += 1
                 self._start_tuple = None
-            # mode 1: the oldest buffered tuple starts the next period once nothing older comes
+            start = self._mode1()
+            if start is None:
+                return out
+            self._start_tuple, self._start_stream = start
+            self._join_start({start[1]: start[0]}, out)
+
+    def _mode1(self) -> tuple[Tuple, int] | None:
+        """Mode 1 (Section 3.2): the next starting tuple and its stream, None while it must
+        wait.  The oldest buffered tuple starts the next period once nothing older can come;
+        the paper's plane sweep first tests the other streams' oldest tuples (round robin
+        from k + 1) against its period, and drops it when a stream has no tuple inside and
+        can get none in time: no result holds it."""
+        f = self._filter
+        while True:
             heads = [(self.buffers.oldest(s), s) for s in range(self.m) if self.buffers.size(s)]
             if not heads:
-                return out
+                return None
             oldest, k = min(heads, key=lambda h: (h[0][0], h[1], h[0][1]))
             if not self._now > oldest[0] + max(self._delays):
-                return out
-            self._start_tuple, self._start_stream = oldest, k
-            self._join_start({k: oldest}, out)
+                return None
+            if self.mechanism == "fast":
+                return oldest, k
+            for j in [*range(k + 1, self.m), *range(k)]:
+                self._counters.comparisons += 1
+                head = self.buffers.oldest(j)
+                if head is not None and head[0] <= oldest[0] + f[k, j]:
+                    continue  # inside the period
+                if not self._now > oldest[0] + f[k, j] + self._delays[j]:
+                    return None  # a tuple of stream j inside the period may still arrive
+                self.buffers.pop_oldest(k)  # older than anything stream j can offer: dropped
+                self._counters.dropped += 1
+                break
+            else:
+                return oldest, k
 
     def _tick(self) -> Emitted:
         if self._compiled():
@@ -105,10 +141,6 @@ class FEWJoin(MultiWayJoin):
         if self._compiled():
             return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), math.inf))
         return super()._drain()
-
-    def _compiled(self) -> bool:
-        """Whether time passing runs the kernel: the compiled engine, equality predicate."""
-        return self._config.engine == "compiled" and self.predicate == "equal"
 
     def _pending(self) -> list[tuple[int, ...]]:
         now, self._now = self._now, math.inf  # nothing can arrive: every period opens, closes
