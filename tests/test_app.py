@@ -368,3 +368,24 @@ def test_a_served_page_builds_a_tab_when_it_is_first_opened():
     assert tabs.built() == ["Templates", "Satisfaction probability"]
     switcher.active = 0  # back: the same tab, not a second one
     assert tabs.built() == ["Templates", "Satisfaction probability"]
+
+
+def test_a_tab_once_opened_is_kept_in_the_page_and_not_rendered_again():
+    """Coming back to an opened tab changes only which tab shows: the document keeps the
+    same models (nothing rendered on the server, the plots keep their state), and no tab
+    is built twice."""
+    from bokeh.document import Document
+
+    from workbench.app.dashboard import TAB_BUILDERS, DashboardTabs, build_dashboard
+
+    tabs, doc = DashboardTabs(), Document()
+    page = build_dashboard(tabs)
+    pn.panel(page).server_doc(doc)
+    switcher, names = page.switcher, list(TAB_BUILDERS)
+    switcher.active = names.index("Partition regions")
+    switcher.active = names.index("Coalescing")
+    opened = {id(m) for m in doc.models}
+    for name in ("Templates", "Partition regions", "Coalescing", "Templates"):
+        switcher.active = names.index(name)
+        assert {id(m) for m in doc.models} == opened, name
+    assert tabs.built() == ["Templates", "Partition regions", "Coalescing"]

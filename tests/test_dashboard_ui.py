@@ -78,7 +78,7 @@ def _largest(pattern: str) -> str:
 
 
 PUSHED = _largest("/([0-9,]+) of [0-9,]+ readings pushed/")
-PAIRS = _largest("/([0-9,]+) pairs joined/")
+PAIRS = _largest("/([0-9,]+) pairs joined ·/")  # the live tab's (the month says "over")
 MONTH = rf"""() => {{
   const found = ({ROOT_TEXTS})()
     .map((t) => t.match(/[0-9,]+ pairs joined over .*? events\/s\)/)).filter(Boolean);
@@ -152,8 +152,8 @@ def offline(page):
 
 def open_tab(page, tab: str) -> None:
     page.locator(".bk-tab").filter(has_text=re.compile(f"^{re.escape(tab)}$")).click()
-    page.get_by_text(READY[tab], exact=False).first.wait_for(state="visible")
-    page.locator(".bk-panel-models-layout-Column canvas, canvas").first.wait_for(state="visible")
+    page.get_by_text(READY[tab], exact=False).filter(visible=True).first.wait_for()
+    page.locator("canvas:visible").first.wait_for(state="visible")  # opened tabs stay in the page
 
 
 def test_every_tab_renders_offline_and_is_saved(page, screenshots):
@@ -173,7 +173,7 @@ def test_delta_slider_moves_the_markers(page):
     open_tab(page, "Satisfaction probability")
     page.wait_for_function(f"() => ({MARKERS})() !== null")
     before = page.evaluate(MARKERS)
-    handle = page.locator(".noUi-handle").first  # the delta slider comes first
+    handle = page.locator(".noUi-handle >> visible=true").first  # the delta slider comes first
     handle.focus()
     for _ in range(10):
         handle.press("ArrowLeft")
@@ -183,7 +183,7 @@ def test_delta_slider_moves_the_markers(page):
     # a lower delta widens the join: LH and LL move left, RL and RH right
     assert after["LH"] < before["LH"] and after["LL"] < before["LL"]
     assert after["RL"] > before["RL"] and after["RH"] > before["RH"]
-    page.get_by_text("0.70", exact=True).first.wait_for()  # the slider's label
+    page.get_by_text("0.70", exact=True).filter(visible=True).first.wait_for()  # the slider's label
 
 
 def test_switching_the_coalescing_scheme_changes_the_extent(page):
@@ -212,10 +212,10 @@ def test_the_stream_runs_without_blocking(page):
 
 def test_an_invalid_template_edit_shows_its_message(page):
     open_tab(page, "Templates")
-    page.locator("textarea").first.fill("0, 10, 0.5\n10, 5, 0.5")
+    page.locator("textarea >> visible=true").first.fill("0, 10, 0.5\n10, 5, 0.5")
     page.get_by_role("button", name="Apply").click()
     page.get_by_text("Rejected: edges[1] = 10.0 and edges[2] = 5.0").wait_for()
-    page.locator("textarea").first.fill("0, 10, 0.5\n10, 30, 0.5")
+    page.locator("textarea >> visible=true").first.fill("0, 10, 0.5\n10, 30, 0.5")
     page.get_by_role("button", name="Apply").click()
     page.get_by_text("Stored phi_0 of stream A").wait_for()
 

@@ -75,7 +75,7 @@ def test_a_multiway_run_ending_on_its_hidden_tab_keeps_the_dashboards_styles_loc
     session_doc,
 ):
     """The dashboard's case: a run ends (its status and measures change) after its user left
-    the tab."""
+    the tab, which the page keeps (its models stay in the session's document)."""
     keep_styles_local()
     page = build_dashboard()
     root = pn.panel(page).get_root(session_doc)
@@ -87,8 +87,8 @@ def test_a_multiway_run_ending_on_its_hidden_tab_keeps_the_dashboards_styles_loc
     wjoin.model.param.update(running=True)
     results, message = wjoin.model.compute()
     wjoin.model.param.update(results=results, message=message, running=False)
-    detached = [m for m, _ in wjoin.status_pane._models.values()]
-    assert detached and all(m.document is None for m in detached)
-    assert all(message in m.text for m in detached)
-    urls = _style_urls(session_doc, *detached)
+    kept = [m for m, _ in wjoin.status_pane._models.values()]
+    assert kept and all(m.document is session_doc for m in kept)  # the tab stays in the page
+    assert all(message in m.text for m in kept)
+    urls = _style_urls(session_doc, *kept)
     assert urls and not any(url.startswith(CDN_DIST) for url in urls), urls

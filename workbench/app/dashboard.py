@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import panel as pn
+import param
 from panel.io.resources import get_dist_path
 from panel.io.state import set_curdoc
 
@@ -155,20 +156,29 @@ to every component, which cost each tab switch about a third more in the browser
 
 class Dashboard(pn.viewable.Viewer):
     """The served page: a header bar (the title and the data, :func:`header_text`) above the
-    tabs (:attr:`switcher`), each built when first opened."""
+    tabs (:attr:`switcher`), each built when first opened and then kept in the page: coming
+    back to a tab renders nothing on the server, and its plots keep their state."""
 
     def __init__(self, tabs: DashboardTabs, header: pn.pane.Markdown) -> None:
         super().__init__()
         self.tabs, self.header = tabs, header
+        first, *rest = TAB_BUILDERS
         self.switcher = pn.Tabs(
-            *((name, self._lazy(name)) for name in TAB_BUILDERS),
-            dynamic=True,
+            (first, self._lazy(first)),
+            *((name, pn.Spacer(name=name)) for name in rest),
             sizing_mode="stretch_width",
         )
+        self.switcher.param.watch(self._open, "active")
 
     def _lazy(self, name: str) -> pn.param.ParamFunction:
-        """The tab ``name``, built when first shown."""
+        """The tab ``name``, built when first rendered (the page's first tab)."""
         return pn.param.ParamFunction(lambda: self.tabs[name], lazy=True)
+
+    def _open(self, event: param.parameterized.Event) -> None:
+        """Build a tab the first time it is shown, in place of its placeholder."""
+        name, tab = list(TAB_BUILDERS)[event.new], self.switcher[event.new]
+        if isinstance(tab, pn.Spacer):
+            self.switcher[event.new] = (name, self.tabs[name])
 
     def __panel__(self) -> pn.Column:
         bar = pn.Row(
