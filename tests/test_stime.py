@@ -166,3 +166,22 @@ def test_table_equals_scalar_property(ha, hb, delta):
         for u, a in enumerate(ha):
             for v, b in enumerate(hb):
                 assert table[u, v] == pytest.approx(stime(a, b, delta, side), abs=1e-6)
+
+
+def _quantile(h: HistogramTimestamp, q: float) -> float:
+    cdf = np.concatenate([[0.0], np.cumsum(h.probs)])
+    return float(np.interp(q, cdf, h.edges))
+
+
+@given(histograms(max_buckets=12), histograms(max_buckets=12), deltas)
+def test_the_quantile_range_of_section_3_1_holds_the_satisfaction_time(hi, hj, delta):
+    """The range the stime search is pruned to (PTJoin Section 3.1, after Definition 8):
+    max(min(Hi) - t_j, t_i - max(Hj)) <= x* <= min(max(Hi) - t_j, t_i - min(Hj)), x* the
+    shift with prob(Hi - x* >= Hj) = delta, t_i and t_j Hi's (1 - delta)- and Hj's
+    delta-quantiles; each end within a rounding of the times."""
+    x = stime(hi, hj, delta) - hj.max
+    t_i, t_j = _quantile(hi, 1 - delta), _quantile(hj, delta)
+    lo = max(hi.min - t_j, t_i - hj.max)
+    up = min(hi.max - t_j, t_i - hj.min)
+    slack = 1e-9 * (abs(hi.min) + abs(hi.max) + abs(hj.min) + abs(hj.max) + 1)
+    assert lo - slack <= x <= up + slack

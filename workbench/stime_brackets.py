@@ -2,9 +2,10 @@
 Definition 8, Lemma 3): the brackets behind :func:`workbench.stime.stime_table` and
 :class:`workbench.stime.StimeTable`.
 
-Vectorised over the pairs: writing ``f(x) = 1/2 * sum_kl a_k b_l * max(e_ik - e_jl - x, 0)**2``
-with ``a``/``b`` the density jumps at the edges (the four corners of Lemma 1 regrouped by edge),
-every configuration's quadratic follows from suffix sums over the sorted breakpoints.
+Writing ``f(x) = 1/2 * sum_kl a_k b_l * max(e_ik - e_jl - x, 0)**2`` with ``a``/``b`` the
+density jumps at the edges (the four corners of Lemma 1 regrouped by edge), the configuration
+bounding the level is found by a compiled binary search over the breakpoints inside the
+paper's quantile range (:mod:`workbench.kernels.stime`), and its quadratic solved.
 
 **Certified.**  A float stime is only an estimate.  :func:`stime_brackets` encloses the exact
 one: around each estimate x it evaluates f at ``x - eta`` and ``x + eta`` with the proven error
@@ -17,7 +18,6 @@ or the exact double).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
@@ -27,6 +27,7 @@ import numpy as np
 
 from workbench.decision import UNIT_ROUNDOFF, LocalTemplates, ge_bound, ge_shift
 from workbench.exact import stime_bracket
+from workbench.kernels.stime import stime_estimates
 from workbench.probability import ge_batch
 from workbench.templates import TemplateSet
 from workbench.timestamps import pack_histograms
@@ -83,90 +84,43 @@ def _local_jumps(ts: TemplateSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return edges, probs, np.diff(padded, axis=1)  # dens_k - dens_{k-1} at edge k
 
 
+def _quantiles(edges: np.ndarray, probs: np.ndarray, q: float) -> np.ndarray:
+    """Where each template's CDF reaches ``q`` (its buckets uniform)."""
+    cdf = np.concatenate([np.zeros((len(probs), 1)), np.cumsum(probs, axis=1)], axis=1)
+    return np.array([np.interp(q, cdf[r], edges[r]) for r in range(len(probs))])
+
+
 def _stime_estimates(
     ha: TemplateSet, hb: TemplateSet, level: float, side: Side
 ) -> tuple[np.ndarray, np.ndarray]:
     """Float estimates of x* = stime - max(phi_u) for every pair (flat, u-major) and |f'(x*)|
-    (NaN where unknown); vectorised as the module docstring describes."""
+    (NaN where unknown): the compiled binary search over the breakpoints inside the paper's
+    quantile range (:func:`workbench.kernels.stime.stime_estimates`)."""
     ea, pa, ja = _local_jumps(ha)
     eb, pb, jb = _local_jumps(hb)
-    # Hi's edges enter with the negated jump (Lemma 1: +i2, -i1), Hj's with the jump itself
-    ja = -ja
-    n_a, n_b = len(ha), len(hb)
-    terms = ea.shape[1] * eb.shape[1]
-    out = np.empty(n_a * n_b)
-    fprime = np.full(n_a * n_b, np.nan)
-    shaky: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (pairs, c_k, c_k+1)
-    chunk = min(_CHUNK_PAIRS, n_a * n_b)
-    # buffers reused across a thread's chunks, term-major (terms, ..., pairs) so the suffix
-    # sums below add whole rows; fresh arrays per chunk would cost more than the arithmetic
-    local = threading.local()
+    ja = -ja  # Hi's edges enter with the negated jump (Lemma 1: +i2, -i1)
+    n = len(ha) * len(hb)
+    t_i, t_j = _quantiles(ea, pa, 1 - level), _quantiles(eb, pb, level)
+    out, fprime, ck, ck1 = (np.empty(n) for _ in range(4))
+    flagged = np.zeros(n, dtype=bool)
 
     def estimate(start: int) -> None:
-        if not hasattr(local, "sums"):
-            local.sums = np.empty((terms, 3, chunk))
-            local.c, local.f, local.w = (np.empty((terms, chunk)) for _ in range(3))
-        sums_buf, c_buf, f_buf, w_buf = local.sums, local.c, local.f, local.w
-        pair = np.arange(start, min(start + chunk, n_a * n_b))
-        n = len(pair)
-        u, v = np.divmod(pair, n_b)
-        c = (ea[u][:, :, None] - eb[v][:, None, :]).reshape(n, terms)
-        w = (0.5 * ja[u][:, :, None] * jb[v][:, None, :]).reshape(n, terms)
-        # sort every pair's breakpoints
-        order = np.argsort(c, axis=1)
-        order += (np.arange(n) * terms)[:, None]
-        sums, ct, f = sums_buf[:, :, :n], c_buf[:, :n], f_buf[:, :n]
-        ct[:] = np.take(c.ravel(), order).T
-        sums[:, 0] = np.take(w.ravel(), order).T
-        w_sorted = w_buf[:, :n]
-        w_sorted[:] = sums[:, 0]
-        # suffix sums over the terms at or after each breakpoint: a = sum w, b = sum w c,
-        # s = sum w c^2; then f(c_k) = a c_k^2 - 2 b c_k + s (a term's own share is 0 there)
-        np.multiply(sums[:, 0], ct, out=sums[:, 1])
-        np.multiply(sums[:, 1], ct, out=sums[:, 2])
-        for k in range(terms - 2, -1, -1):
-            sums[k] += sums[k + 1]
-        a, b = sums[:, 0], sums[:, 1]
-        np.multiply(a, ct, out=f)
-        f -= 2 * b
-        f *= ct
-        f += sums[:, 2]
-        if side == "right":  # last breakpoint with f >= level
-            k = np.clip((f >= level - _LEVEL_TOL).sum(axis=0) - 1, 0, terms - 2)
-        else:  # last breakpoint with f > level
-            k = np.clip((f > level + _LEVEL_TOL).sum(axis=0), 1, terms - 1) - 1
-        cols = np.arange(n)
-        ck, ck1 = ct[k, cols], ct[k + 1, cols]
-        # on [c_k, c_k+1]: f(c_k + y) = a1 y^2 - 2 slope y + f_k; f_k and the slope are summed
-        # again around c_k, which keeps the digits the global sums above cancel away
-        reach = np.maximum(ct - ck, 0.0, out=f)  # f is no longer needed: reuse its buffer
-        reach *= w_sorted
-        slope = reach.sum(axis=0)
-        reach *= np.maximum(ct - ck, 0.0)
-        fk = reach.sum(axis=0)
-        rounding = _EPS_SUM * np.abs(reach).sum(axis=0)  # bound on the rounding error of f_k
-        a1 = a[k + 1, cols]
-        gap = np.where(fk - level > _LEVEL_TOL, fk - level, 0.0)
-        denom = slope + np.sqrt(np.maximum(slope * slope - a1 * gap, 0.0))
-        y = np.clip(np.divide(gap, denom, out=np.zeros_like(gap), where=denom > 0), 0, ck1 - ck)
-        out[pair] = ck + y
-        fprime[pair] = 2 * np.abs(slope - a1 * y)
-        # where that error, over the slope at the root, could move stime by more than
-        # _TIME_TOL, the configuration is solved again from exact Lemma 1 values
-        flagged = rounding > _TIME_TOL * 2 * np.abs(slope - a1 * y)
-        if flagged.any():
-            shaky.append((pair[flagged], ck[flagged], ck1[flagged]))
+        stop = min(start + _CHUNK_PAIRS, n)
+        stime_estimates(
+            ea, ja, eb, jb, t_i, t_j, level, side == "right", _LEVEL_TOL, _TIME_TOL, _EPS_SUM,
+            start, stop, out, fprime, flagged, ck, ck1,
+        )  # fmt: skip
 
-    _in_threads(estimate, range(0, n_a * n_b, chunk))
-    if shaky:
-        pair, lo, hi = (np.concatenate(x) for x in zip(*shaky, strict=True))
-        u, v = np.divmod(pair, n_b)
+    _in_threads(estimate, range(0, n, _CHUNK_PAIRS))
+    pair = np.flatnonzero(flagged)  # rounding could move x*: solved again from Lemma 1 values
+    if pair.size:
+        u, v = np.divmod(pair, len(hb))
+        lo, hi = ck[pair], ck1[pair]
 
         def f(x: np.ndarray) -> np.ndarray:
             return ge_batch(ea[u] - x[:, None], pa[u], eb[v], pb[v])
 
-        f_lo, f_mid, f_hi = f(lo), f((lo + hi) / 2), f(hi)
-        t = _quadratic_crossing(f_lo, f_mid, f_hi, np.full(lo.shape, level))
+        t = _quadratic_crossing(f(lo), f((lo + hi) / 2), f(hi), np.full(lo.shape, level))
         out[pair] = lo + t * (hi - lo)
         fprime[pair] = np.nan  # unknown: certification starts from a generic width
     return out, fprime
