@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import statistics
 import time
@@ -167,11 +168,15 @@ def run_room(
 
 
 def _median(values: Sequence[float]) -> float:
+    """The median of ``values``' numbers (a session that failed has no page time: NaN)."""
+    values = [v for v in values if not math.isnan(v)]
     return statistics.median(values) if values else float("nan")
 
 
 def _p95(values: Sequence[float]) -> float:
-    """The 95th percentile of ``values`` (between the closest ranks; one value is its own)."""
+    """The 95th percentile of ``values``' numbers (between the closest ranks; one value is
+    its own)."""
+    values = [v for v in values if not math.isnan(v)]
     if len(values) < 2:
         return values[0] if values else float("nan")
     return statistics.quantiles(values, n=20, method="inclusive")[18]

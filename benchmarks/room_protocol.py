@@ -47,6 +47,7 @@ __all__ = [
     "ProtocolUser",
     "bench_protocol_room",
     "protocol_verdicts",
+    "report_lines",
     "run_protocol_room",
     "websocket_url",
 ]
@@ -126,11 +127,15 @@ class ProtocolUser:
         arrived."""
         from bokeh.protocol import Protocol
         from bokeh.util.token import generate_jwt_token, generate_session_id
+        from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
 
         start = time.perf_counter()
         token = generate_jwt_token(generate_session_id())
-        self._socket = await websocket_connect(self.url, subprotocols=["bokeh", token])
+        # a busy server answers the upgrade late: wait as long as for any change, not
+        # tornado's 20 s (a browser waits longer still)
+        request = HTTPRequest(self.url, connect_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S)
+        self._socket = await websocket_connect(request, subprotocols=["bokeh", token])
         self._socket.protocol.set_nodelay(True)  # as a browser's: no frame waits for an ACK
         self._reader = asyncio.create_task(self._read())
         await self._wait(start, lambda m: m.msgtype == "ACK")
@@ -352,6 +357,34 @@ def _described(rooms: dict[int, dict]) -> list[str]:
     return lines
 
 
+def report_lines(
+    rooms: dict[int, dict], floors: dict[int, dict], procs: int, think: float = 0.0
+) -> list[str]:
+    """The protocol room's report: each room's figures (:func:`bench_protocol_room`), the
+    floor's and the ratios to it when measured, the verdicts."""
+    pausing = f"pausing {think:g} s (0.5-1.5x) before each action" if think else "no pause"
+    server_text = "one server" + (f" of {procs} processes" if procs > 1 else "")
+    lines = [
+        f"Dashboard for a room of protocol clients (Bokeh's websocket protocol, no browser): "
+        f"{server_text}, {', '.join(map(str, rooms))} sessions at once, {pausing}"
+    ]
+    lines += _described(rooms)
+    if floors:
+        lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")
+        lines += _described(floors)
+        for n, room in rooms.items():
+            ratios = [
+                f"{key.split('_')[0]} {room[key] / floors[n][key]:.1f}x"
+                for key in ("page_s", "switch_ms", "move_ms")
+            ]
+            cpu = server_per_interaction(room) / server_per_interaction(floors[n])
+            lines.append(
+                f"  {n} session(s), dashboard / floor: {', '.join(ratios)}, "
+                f"server CPU an interaction {cpu:.2f}x"
+            )
+    return lines + protocol_verdicts(rooms, procs, floors)
+
+
 def bench_protocol_room(
     sessions: Sequence[int] = (8, 32),
     moves: int = 3,
@@ -380,26 +413,6 @@ def bench_protocol_room(
         if floor:
             with floor_server(Path(tmp)) as (url, server):
                 floors = measure_rooms(url, server.pid, *args, run=run_protocol_room)
-    pausing = f"pausing {think:g} s (0.5-1.5x) before each action" if think else "no pause"
-    server_text = "one server" + (f" of {procs} processes" if procs > 1 else "")
-    lines = [
-        f"Dashboard for a room of protocol clients (Bokeh's websocket protocol, no browser): "
-        f"{server_text}, {', '.join(map(str, rooms))} sessions at once, {pausing}"
-    ]
-    lines += _described(rooms)
-    if floors:
-        lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")
-        lines += _described(floors)
-        for n, room in rooms.items():
-            ratios = [
-                f"{key.split('_')[0]} {room[key] / floors[n][key]:.1f}x"
-                for key in ("page_s", "switch_ms", "move_ms")
-            ]
-            cpu = server_per_interaction(room) / server_per_interaction(floors[n])
-            lines.append(
-                f"  {n} session(s), dashboard / floor: {', '.join(ratios)}, "
-                f"server CPU an interaction {cpu:.2f}x"
-            )
-    lines += protocol_verdicts(rooms, procs, floors)
+    lines = report_lines(rooms, floors, procs, think)
     data = {"clients": "protocol", "think_s": think, "rooms": rooms, "floor": floors or None}
     return BenchReport("room", tuple(lines), data)
