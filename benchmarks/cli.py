@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
         "spark": "joins by time ranges vs the write floor and the stream-stream queries, per "
         "master and workload (100,000 events per stream unless --events)",
         "live": "per-record latency of the live timing join on Spark over a replay",
-        "room": "page, tab switch and slider latency for 1 and N browser sessions at once",
+        "room": "page, tab switch and slider latency for 1 and N sessions at once (browsers, "
+        "or protocol-level clients: the server measured alone)",
         "soak": "a 20-minute live PTJoin over the simulated month: state rows, memory and "
         "latency over time",
     }
@@ -132,10 +133,24 @@ def parser() -> argparse.ArgumentParser:
     sk.add_argument("--master", help="local[N] or spark://h:p")
     sk.add_argument("--sample-seconds", type=float, help="seconds between samples")
     sk.add_argument("--out", metavar="DIR", help="also write the samples to DIR/soak.csv")
-    rm.add_argument("--sessions", type=int, help="browser sessions at once")
+    rm.add_argument(
+        "--sessions",
+        type=int,
+        action="append",
+        help="sessions at once, after one alone; repeat for several rooms (default: 8 for "
+        "browsers; 8 and 32 for protocol clients)",
+    )
+    rm.add_argument(
+        "--clients",
+        choices=("browser", "protocol"),
+        help="who the users are: headless Chromium (default; what a person sees) or clients "
+        "speaking Bokeh's websocket protocol (the server measured alone)",
+    )
     rm.add_argument("--moves", type=int, help="slider moves per analytical tab and session")
     rm.add_argument(
-        "--cycles", type=int, help="sessions opened and closed one after another (memory check)"
+        "--cycles",
+        type=int,
+        help="sessions opened and closed one after another (memory check; browser room only)",
     )
     rm.add_argument(
         "--floor",

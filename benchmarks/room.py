@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import statistics
 import time
@@ -26,9 +27,11 @@ __all__ = [
     "CpuSplit",
     "SLIDER_TABS",
     "SessionTimes",
+    "WALK",
     "WATCH",
     "bench_room",
     "cpu_split",
+    "measure_rooms",
     "run_room",
 ]
 
@@ -39,6 +42,9 @@ SLIDER_TABS = (
     "Deployment (simulated)",
 )
 """The analytical tabs whose first slider changes a plot's data at once."""
+WALK = tuple(t for t in READY if t != "Live join (Spark)")
+"""The tabs a room's user opens, in the page's order (the live join's runs need Spark: a room
+measures the page, not Spark)."""
 WATCH = (Path(__file__).with_name("room_watch.js")).read_text()
 """Each session's clock, inside its page (a script run before the page's own; ``FIRST``: the
 labels awaited from the start, a JSON list).  A label *shows* in the first frame in which a
@@ -153,21 +159,32 @@ async def _room(
 
 
 def run_room(
-    url: str, sessions: int, tabs: Sequence[str] = tuple(READY), moves: int = 3, think: float = 0.0
+    url: str, sessions: int, tabs: Sequence[str] = WALK, moves: int = 3, think: float = 0.0
 ) -> list[SessionTimes]:
-    """``sessions`` users at once on the page at ``url``: each session's times.  ``think``:
-    the seconds a user pauses before each tab switch and slider move, on average (0: none,
-    every session acts again as soon as its page has answered)."""
-    tabs = [t for t in tabs if t != "Live join (Spark)"]
+    """``sessions`` browser users at once on the page at ``url``: each session's times.
+    ``think``: the seconds a user pauses before each tab switch and slider move, on average
+    (0: none, every session acts again as soon as its page has answered)."""
     return asyncio.run(_room(url, sessions, tabs, moves, think))
 
 
 def _median(values: Sequence[float]) -> float:
+    """The median of ``values``' numbers (a session that failed has no page time: NaN)."""
+    values = [v for v in values if not math.isnan(v)]
     return statistics.median(values) if values else float("nan")
 
 
+def _p95(values: Sequence[float]) -> float:
+    """The 95th percentile of ``values``' numbers (between the closest ranks; one value is
+    its own)."""
+    values = [v for v in values if not math.isnan(v)]
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=20, method="inclusive")[18]
+
+
 def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
-    """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms)."""
+    """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms);
+    the 95th percentiles of page, switch and move over every session's waits."""
     tabs = dict.fromkeys(t for s in room for t in s.switch_ms)
     moved = dict.fromkeys(t for s in room for t in s.moves_ms)
     pages = [s.page_s for s in room]
@@ -179,11 +196,14 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
         "mean_wait_s": statistics.fmean(pages + [v / 1000 for v in switches + moves]),
         "page_s": _median(pages),
         "page_max_s": max(pages),
+        "page_p95_s": _p95(pages),
         "switch_ms": _median(switches),
+        "switch_p95_ms": _p95(switches),
         "switch_ms_by_tab": {
             t: _median([s.switch_ms[t] for s in room if t in s.switch_ms]) for t in tabs
         },
         "move_ms": _median(moves),
+        "move_p95_ms": _p95(moves),
         "move_ms_by_tab": {
             t: _median([v for s in room for v in s.moves_ms.get(t, [])]) for t in moved
         },
@@ -195,13 +215,16 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
 class CpuSplit:
     """Where a room's CPU went: wall time, the server's CPU time (its processes and children:
     Spark's JVM), its Python processes' own (each serves its sessions on one thread) and the
-    rest of the machine's (the browsers, mostly), all in seconds, and the machine's cores."""
+    rest of the machine's (the browsers, mostly), all in seconds, and the machine's cores;
+    ``bench_s``, part of the rest: the bench's own process (the protocol room's clients, the
+    browser room's Playwright driver)."""
 
     wall_s: float
     server_s: float
     own_s: float
     others_s: float
     cores: int
+    bench_s: float
 
 
 @contextmanager
@@ -222,6 +245,7 @@ def cpu_split(server_pid: int) -> Iterator[list[CpuSplit]]:
 
     out: list[CpuSplit] = []
     start, machine, before = time.perf_counter(), busy(), tree()
+    bench = time.process_time()
     yield out
     spent = {pid: (t - before.get(pid, (0.0, py))[0], py) for pid, (t, py) in tree().items()}
     server_s = sum(t for t, _ in spent.values())
@@ -232,6 +256,7 @@ def cpu_split(server_pid: int) -> Iterator[list[CpuSplit]]:
             sum(t for t, py in spent.values() if py),
             busy() - machine - server_s,
             psutil.cpu_count() or 1,
+            time.process_time() - bench,
         )
     )
 
@@ -365,17 +390,24 @@ def server_wait(room: dict, think: float = 0.0) -> float:
     return _littles_wait(room["sessions"], server_per_interaction(room), room["procs"], think)
 
 
-def _measured(
-    url: str, server_pid: int, sessions: int, moves: int, think: float = 0.0, procs: int = 1
+def measure_rooms(
+    url: str,
+    server_pid: int,
+    sessions: Sequence[int],
+    moves: int,
+    think: float = 0.0,
+    procs: int = 1,
+    run: Callable[..., list[SessionTimes]] = run_room,
 ) -> dict[int, dict]:
-    """:func:`summary` of one session, then of ``sessions`` at once, each with its
+    """:func:`summary` of one session, then of each of ``sessions`` at once, each with its
     :class:`CpuSplit`, on the warmed page at ``url`` served by ``procs`` processes
-    (``think``: the seconds each user pauses before an action, on average)."""
-    run_room(url, 1, tabs=("Templates",), moves=0)  # the server's first page: warm
+    (``think``: the seconds each user pauses before an action, on average; ``run``: the room's
+    users, :func:`run_room`'s browsers or another runner taking its arguments)."""
+    run(url, 1, tabs=WALK[:1], moves=0)  # the server's first page: warm
     rooms = {}
-    for n in (1, sessions):
+    for n in dict.fromkeys((1, *sessions)):
         with cpu_split(server_pid) as cpu:
-            room = run_room(url, n, moves=moves, think=think)
+            room = run(url, n, moves=moves, think=think)
         rooms[n] = {**summary(room), "cpu": asdict(cpu[0]), "procs": procs}
     return rooms
 
@@ -417,38 +449,47 @@ def _described(rooms: dict[int, dict], think: float) -> list[str]:
 
 
 def bench_room(
-    sessions: int = 8,
+    sessions: Sequence[int] | None = None,
     moves: int = 3,
     cycles: int = 20,
     floor: bool = False,
     think: float = 0.0,
     procs: int = 1,
+    clients: str = "browser",
 ) -> BenchReport:
-    """One session, then ``sessions`` at once, on one ``workbench dashboard`` server: the page,
-    tab switches and slider moves as each user waits them, and where the CPU went; then
-    ``cycles`` sessions one after another, the server's memory and threads after them; the
-    verdicts (:func:`verdicts`).  ``floor``: the same rooms on the floor page
-    (:mod:`benchmarks.room_floor`), and each median's ratio to it.  ``think``: the seconds
-    each user pauses before a switch or move, on average (0: none, the issue's room).
+    """One session, then each of ``sessions`` at once (8 by default), on one ``workbench
+    dashboard`` server: the page, tab switches and slider moves as each user waits them, and
+    where the CPU went; then ``cycles`` sessions one after another, the server's memory and
+    threads after them; the verdicts (:func:`verdicts`).  ``floor``: the same rooms on the
+    floor page (:mod:`benchmarks.room_floor`), and each median's ratio to it.  ``think``: the
+    seconds each user pauses before a switch or move, on average (0: none, the issue's room).
     ``procs``: the dashboard server's processes (``WORKBENCH_SERVER_PROCS``; the floor's is
-    one)."""
+    one).  ``clients``: ``browser`` (headless Chromium, what a person sees) or ``protocol``
+    (:func:`benchmarks.room_protocol.bench_protocol_room`: the server measured alone, rooms
+    of 1, 8 and 32 by default, no open/close cycles)."""
     import tempfile
 
     from benchmarks.room_floor import floor_server
 
+    if clients == "protocol":
+        from benchmarks.room_protocol import bench_protocol_room
+
+        return bench_protocol_room(sessions or (8, 32), moves, floor, think, procs)
+    sessions = sessions or (8,)
     if headless_shell() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")
     with tempfile.TemporaryDirectory() as tmp:
         with dashboard_server(Path(tmp) / "server.txt", warm=True, procs=procs) as (url, server):
-            rooms = _measured(url, server.pid, sessions, moves, think, procs)
+            rooms = measure_rooms(url, server.pid, sessions, moves, think, procs)
             cycled = open_close_cycles(url, server.pid, cycles) if cycles else None
         floors = {}
         if floor:
             with floor_server(Path(tmp)) as (url, server):
-                floors = _measured(url, server.pid, sessions, moves, think)
+                floors = measure_rooms(url, server.pid, sessions, moves, think)
     pausing = f"pausing {think:g} s (0.5-1.5x) before each switch or move" if think else "no pause"
     server = "one server" + (f" of {procs} processes" if procs > 1 else "")
-    lines = [f"Dashboard for a room: {server}, 1 then {sessions} sessions at once, {pausing}"]
+    rooms_text = ", ".join(map(str, sessions))
+    lines = [f"Dashboard for a room: {server}, 1 then {rooms_text} sessions at once, {pausing}"]
     lines += _described(rooms, think)
     if floors:
         lines.append("The floor: the same rooms on a page of one figure and four sliders per tab")

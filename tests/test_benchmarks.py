@@ -103,6 +103,11 @@ def test_bench_spark_accepts_every_option_it_parses():
             "bench_soak",
         ),
         (["room", "--sessions", "2", "--moves", "1"], "benchmarks.room", "bench_room"),
+        (
+            ["room", "--clients", "protocol", "--sessions", "8", "--sessions", "32", "--floor"],
+            "benchmarks.room",
+            "bench_room",
+        ),
     ],
 )
 def test_bench_soak_and_room_options_are_their_keyword_arguments(argv, module, function):

@@ -1,0 +1,34 @@
+"""The protocol room's users (``./dev bench room --clients protocol``): a client speaking
+Bokeh's websocket protocol opens a session on the floor page, switches a tab and moves its
+slider, and sees each change arrive; its figures come from the bench, not from here."""
+
+from __future__ import annotations
+
+import math
+
+from benchmarks.room import WALK
+from benchmarks.room_floor import floor_server
+from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
+
+
+def test_a_protocol_user_opens_switches_and_moves(tmp_path):
+    with floor_server(tmp_path) as (url, _):
+        (times,) = run_protocol_room(url, 1, tabs=WALK[:2], moves=2)
+    assert times.errors == []
+    assert math.isfinite(times.page_s)
+    assert list(times.switch_ms) == [WALK[1]]  # the tab's content (its ready label) arrived
+    assert len(times.moves_ms[WALK[1]]) == 2  # each move changed the plot's data
+    assert all(v > 0 for v in [*times.switch_ms.values(), *times.moves_ms[WALK[1]]])
+
+
+def test_protocol_verdicts_are_issue_39s_goals():
+    cpu = {"own_s": 2.0}
+    room = {"interactions": 20, "cpu": cpu, "errors": [], "page_s": 1.2, "switch_ms": 250.0}
+    room |= {"move_ms": 350.0, "switch_p95_ms": 900.0, "move_p95_ms": 1200.0}
+    floor = {"interactions": 20, "cpu": {"own_s": 1.0}}
+    lines = protocol_verdicts({8: room, 32: {**room, "errors": ["x"]}}, 1, {8: floor})
+    assert "PASS 8 session(s), 1 process(es): page median 1.20 s (goal 1.5 s)" in lines
+    assert "FAIL 8 session(s), 1 process(es): move median 350 ms (goal 300 ms)" in lines
+    assert "FAIL 8 session(s), 1 process(es): move p95 1200 ms (goal 1000 ms)" in lines
+    assert lines[-2].startswith("FAIL 8 session(s), 1 process(es): server CPU an interaction 2.00x")
+    assert lines[-1] == "FAIL 32 session(s), 1 process(es): 1 errors"  # no goals for procs 1
