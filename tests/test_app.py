@@ -87,6 +87,11 @@ def test_deployment_explorer_on_the_simulated_default():
     assert len(view.layers["coalesced"].columns["x0"]) == coarser.stored
     assert app.map_figure().select_one({"name": "motes"}) is not None
     assert pn.panel(app).get_root() is not None
+    fills = []
+    app._fill_extents = lambda own=app._fill_extents: fills.append(1) or own()
+    app.quantum = 1.0  # the plot and the summary follow: the extents are filled once
+    app.extent_view(), app.summary()
+    assert len(fills) == 1 and app.extents()[0].stored < eager.stored
 
 
 # -- the dashboard's tabs ----------------------------------------------------------------------

@@ -56,7 +56,16 @@ class DeploymentExplorer(pn.viewable.Viewer):
         return self.readings[self.readings["mote"] == self.mote].dropna(subset=["temperature"])
 
     def extents(self) -> tuple[EagerExtent, LazyExtent, pd.Timestamp]:
-        """The selected mote's temperature through eager and lazy extents."""
+        """The selected mote's temperature through eager and lazy extents, computed once per
+        setting (the plot and the summary both show them)."""
+        key = (self.mote, self.quantum, self.window_hours, self.readings)
+        cached = getattr(self, "_extents_for", None)
+        if cached is None or cached[0][:3] != key[:3] or cached[0][3] is not key[3]:
+            self._extents_for = (key, self._fill_extents())
+        return self._extents_for[1]
+
+    def _fill_extents(self) -> tuple[EagerExtent, LazyExtent, pd.Timestamp]:
+        """Push the selected mote's temperature through fresh eager and lazy extents."""
         rows = self._rows()
         start = rows["time"].min() if len(rows) else pd.Timestamp(0)
         window = Window("time", self.window_hours * 3600.0)
