@@ -270,7 +270,11 @@ def _join_month(page) -> None:
 
 def _race(page) -> None:
     """Start the race, pause it once it ran a while (the slider then steers the paused race),
-    the eight agreeing so far."""
+    the eight agreeing so far.  At 500x real time the replay lasts about 45 s, so a page
+    that lags behind a busy server still pauses it before it ends."""
+    speed = page.locator("input[type=text] >> visible=true").first  # the replay's speed
+    speed.fill("500")
+    speed.press("Enter")
     toggle = page.get_by_role("button", name="Start / pause")
     toggle.click()
     page.get_by_text(re.compile(r"[0-9,]+ of [0-9,]+ events \(running\)")).wait_for()

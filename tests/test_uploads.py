@@ -253,8 +253,8 @@ def _live_tab_with_csv(page, url: str) -> None:
     page.goto(url)
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
     page.locator(".bk-tab").filter(has_text="Live join (Spark)").click()
-    page.get_by_text("speed (x real time)").first.wait_for(state="visible")
-    page.locator("select").first.select_option("CSV file")
+    page.get_by_text("speed (x real time)").filter(visible=True).first.wait_for()
+    page.locator("select >> visible=true").first.select_option("CSV file")
     page.locator("input[type=file]").first.wait_for(state="attached")
 
 
