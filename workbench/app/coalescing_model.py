@@ -149,6 +149,17 @@ def _cost_grid(k: int, window: int, atomic: Atomic, weights: Weights) -> tuple[n
     return grids
 
 
+def _custom_cost(name: str, what: str) -> param.Number:
+    """A custom atomic cost of Table 4, starting at the paper-like value."""
+    return param.Number(
+        getattr(PAPER_LIKE_COSTS, name),
+        bounds=(0.0, None),
+        step=0.1,
+        label=f"C_{name}",
+        doc=f"Custom cost of {what} (Table 4).",
+    )
+
+
 def _held(extent: EagerExtent | LazyExtent) -> str:
     """What an extent holds (``held_bytes``), in all and per raw reading of its window."""
     held = extent.held_bytes()
@@ -233,62 +244,14 @@ class CoalescingModel(param.Parameterized):
         doc="Table 4's atomic costs: the custom values below, or measured on this machine per "
         "(cp, oop) cell from real runs of the extents (Section 7.2).",
     )
-    c_read = param.Number(
-        PAPER_LIKE_COSTS.read,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_read",
-        doc="Custom cost of reading a tuple in a scan (Table 4).",
-    )
-    c_insert = param.Number(
-        PAPER_LIKE_COSTS.insert,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_insert",
-        doc="Custom cost of inserting a tuple at its position (Table 4).",
-    )
-    c_delete = param.Number(
-        PAPER_LIKE_COSTS.delete,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_delete",
-        doc="Custom cost of deleting the oldest tuple (Table 4).",
-    )
-    c_attach = param.Number(
-        PAPER_LIKE_COSTS.attach,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_attach",
-        doc="Custom cost of attaching a timestamp to a tuple (Table 4).",
-    )
-    c_detach = param.Number(
-        PAPER_LIKE_COSTS.detach,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_detach",
-        doc="Custom cost of detaching the oldest timestamp from its vector (Table 4).",
-    )
-    c_merge = param.Number(
-        PAPER_LIKE_COSTS.merge,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_merge",
-        doc="Custom cost of finding the target tuple and merging into it (mergeTuples) (Table 4).",
-    )
-    c_split = param.Number(
-        PAPER_LIKE_COSTS.split,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_split",
-        doc="Custom cost of finding the target tuple and splitting it (splitTuple) (Table 4).",
-    )
-    c_coalesce = param.Number(
-        PAPER_LIKE_COSTS.coalesce,
-        bounds=(0.0, None),
-        step=0.1,
-        label="C_coalesce",
-        doc="Custom cost of coalescing a tuple during a lazy scan (Table 4).",
-    )
+    c_read = _custom_cost("read", "reading a tuple in a scan")
+    c_insert = _custom_cost("insert", "inserting a tuple at its position")
+    c_delete = _custom_cost("delete", "deleting the oldest tuple")
+    c_attach = _custom_cost("attach", "attaching a timestamp to a tuple")
+    c_detach = _custom_cost("detach", "detaching the oldest timestamp from its vector")
+    c_merge = _custom_cost("merge", "finding the target tuple and merging into it (mergeTuples)")
+    c_split = _custom_cost("split", "finding the target tuple and splitting it (splitTuple)")
+    c_coalesce = _custom_cost("coalesce", "coalescing a tuple during a lazy scan")
     running = param.Boolean(False, doc="Whether the stream is advancing.")
     speed = param.Integer(
         150,
