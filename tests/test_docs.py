@@ -38,13 +38,15 @@ CARDS = ("intro", "controls_page")
 def test_the_docs_build_without_a_warning(tmp_path):
     """sphinx-build -W: a broken reference, docstring or include fails the test. The notebooks
     are rendered without executing them here (nb_execution_mode=off): nbmake runs each one in
-    the same suite; ``./dev docs`` builds them executed."""
+    the same suite; ``./dev docs`` builds them executed.  Sphinx's plain ``basic`` theme: furo's
+    navigation tree, rebuilt for each of the 150 pages, was 40 % of the build (91 -> 55 s)
+    and checks nothing the references do not."""
     path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}  # this checkout's package
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q"]
-        + ["-D", "nb_execution_mode=off", "-d", str(tmp_path / "doctrees"), str(DOCS)]
-        + [str(tmp_path / "html")],
+        + ["-D", "nb_execution_mode=off", "-D", "html_theme=basic"]
+        + ["-d", str(tmp_path / "doctrees"), str(DOCS), str(tmp_path / "html")],
         cwd=ROOT,
         env=env,
         capture_output=True,

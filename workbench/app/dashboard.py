@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import panel as pn
 import param
@@ -106,15 +106,17 @@ def dashboard_tabs() -> list[tuple[str, pn.viewable.Viewer]]:
     return [(name, tabs[name]) for name in TAB_BUILDERS]
 
 
-def warm_tabs() -> dict[str, float]:
-    """Build and render every tab once, into a document no one sees, and return the seconds
-    each took: run at server start (:func:`setup_server`), so the imports, compiled kernels and
-    shared caches a tab needs are ready before its first user opens it.  A tab that fails is
-    logged and left out; the server still starts, and the tab shows its error when opened."""
+def warm_tabs(names: Iterable[str] = TAB_BUILDERS) -> dict[str, float]:
+    """Build and render the tabs ``names`` (every tab by default) once, into a document no one
+    sees, and return the seconds each took: run at server start (:func:`setup_server`), so the
+    imports, compiled kernels and shared caches a tab needs are ready before its first user
+    opens it (``./dev setup`` runs it once per kernel change to fill numba's on-disk cache).
+    A tab that fails is logged and left out; the server still starts, and the tab shows its
+    error when opened."""
     from bokeh.document import Document
 
     tabs, took = DashboardTabs(), {}
-    for name in TAB_BUILDERS:
+    for name in names:
         start = time.perf_counter()
         try:
             doc = Document()
