@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,14 @@ def _changes_data(message: Any) -> bool:
     )
 
 
+def _edits(changes: Iterable[tuple[str | None, str, object]]) -> list[dict]:
+    """``changes`` (model id, property, new value) as the patch's events BokehJS sends."""
+    return [
+        {"kind": "ModelChanged", "model": {"id": model}, "attr": attr, "new": new}
+        for model, attr, new in changes
+    ]
+
+
 @dataclass
 class _Slider:
     """What a user knows of a Slider model: its id and the state it moves."""
@@ -112,12 +120,16 @@ class _Slider:
 @dataclass
 class ProtocolUser:
     """One user's session on the server at ``url`` (its websocket): the walk's times, the Tabs
-    model and each tab's sliders, as their patches arrive."""
+    model, the current tab's sliders and every model its page or switch brought, as their
+    patches arrive."""
 
     url: str
     times: SessionTimes = field(default_factory=SessionTimes)
     tabs_id: str | None = None
     sliders: list[_Slider] = field(default_factory=list)
+    models: dict[str, tuple[str, dict]] = field(default_factory=dict)
+    """Each model the latest page or switch brought: its id -> its type's name and
+    attributes, as they arrived."""
     _socket: Any = None
     _inbox: asyncio.Queue = field(default_factory=asyncio.Queue)
     _reader: asyncio.Task | None = None
@@ -164,6 +176,36 @@ class ProtocolUser:
         changes = [(slider.id, "value", value), (slider.id, "value_throttled", value)]
         return await self._change(changes, _changes_data)
 
+    @property
+    def address(self) -> tuple[str, int]:
+        """The client's end of the websocket's connection (address, port)."""
+        return self._socket.protocol.stream.socket.getsockname()[:2]
+
+    def find(self, name: str, **attrs: object) -> str:
+        """The id of a model of type ``name`` (``Slider``, ``FileInput``, ...) whose attributes
+        include ``attrs``, among those the latest page or switch brought (:attr:`models`)."""
+        for model_id, (kind, values) in self.models.items():
+            if kind == name and all(values.get(k) == v for k, v in attrs.items()):
+                return model_id
+        raise LookupError(f"no {name} with {attrs} in the session's document")
+
+    async def set(self, model_id: str, **values: object) -> None:
+        """Change a model's properties in one patch, as BokehJS sends a widget's edit."""
+        await self._patch(_edits((model_id, attr, new) for attr, new in values.items()))
+
+    async def click(self, model_id: str) -> None:
+        """Press the button ``model_id``: the event BokehJS sends for a click."""
+        model = ["model", {"id": model_id}]
+        values = {"type": "map", "entries": [model]}
+        event = {"type": "event", "name": "button_click", "values": values}
+        await self._patch([{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}])
+
+    async def until(self, test: Callable[[Any], bool], timeout: float = TIMEOUT_S) -> Any:
+        """The first message not yet waited for that passes ``test`` (a TimeoutError after
+        ``timeout`` seconds)."""
+        _, message = await self._wait(0.0, test, timeout)
+        return message
+
     async def close(self) -> None:
         """Close the websocket and stop reading."""
         if self._reader is not None:
@@ -173,15 +215,16 @@ class ProtocolUser:
 
     def _shows(self, tab: str) -> Callable[[Any], bool]:
         """A test of a message: whether it holds ``tab``'s ready label; a page's or switch's
-        message also tells the Tabs model and the tab's sliders (reset: a new tab's)."""
+        message also tells the Tabs model, the tab's sliders and models (reset: a new tab's)."""
         needle = json.dumps(READY[tab])[1:-1]
-        self.sliders = []
+        self.sliders, self.models = [], {}
 
         def shows(message: Any) -> bool:
             if message.msgtype not in ("PULL-DOC-REPLY", "PATCH-DOC"):
                 return False
             for model in _objects(message.content):
                 name, attrs = model["name"], model["attributes"]
+                self.models[model["id"]] = (name, attrs)
                 if name.endswith("Tabs"):
                     self.tabs_id = model["id"]
                 elif name == "Slider" and "value" in attrs:
@@ -203,12 +246,7 @@ class ProtocolUser:
         """Send ``changes`` (model id, property, new value) in one patch, as BokehJS does;
         seconds until a message passing ``test`` arrived."""
         sent = time.perf_counter()
-        await self._patch(
-            [
-                {"kind": "ModelChanged", "model": {"id": model}, "attr": attr, "new": new}
-                for model, attr, new in changes
-            ]
-        )
+        await self._patch(_edits(changes))
         stamp, _ = await self._wait(sent, test)
         return stamp - sent
 
@@ -243,9 +281,12 @@ class ProtocolUser:
             self._inbox.put_nowait((stamp, message))
         self._inbox.put_nowait((time.perf_counter(), None))
 
-    async def _wait(self, since: float, test: Callable[[Any], bool]) -> tuple[float, Any]:
-        """The first message after ``since`` that passes ``test``, and its arrival time."""
-        deadline = since + TIMEOUT_S
+    async def _wait(
+        self, since: float, test: Callable[[Any], bool], timeout: float = TIMEOUT_S
+    ) -> tuple[float, Any]:
+        """The first message after ``since`` that passes ``test``, and its arrival time (a
+        TimeoutError ``timeout`` seconds after ``since``, or from now when ``since`` is 0)."""
+        deadline = (since or time.perf_counter()) + timeout
         while True:
             left = deadline - time.perf_counter()
             stamp, message = await asyncio.wait_for(self._inbox.get(), timeout=max(left, 0.0))

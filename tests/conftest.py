@@ -39,6 +39,7 @@ ENGINE_FILES = frozenset(
         "tests/test_lab_ui.py",
         "tests/test_room.py",
         "tests/test_room_browsers.py",
+        "tests/test_room_procs.py",
         "tests/test_spark_bench.py",
         "tests/test_spark_coalesce.py",
         "tests/test_spark_damage.py",

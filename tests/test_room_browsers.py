@@ -39,18 +39,3 @@ def test_eight_sessions_move_sliders_at_once(tmp_path):
         assert sorted(session.switch_ms) == sorted(TABS[1:])
         assert {t: len(ms) for t, ms in session.moves_ms.items()} == dict.fromkeys(moved, MOVES)
         assert all(math.isfinite(v) for values in session.moves_ms.values() for v in values)
-
-
-def test_a_server_of_two_processes_serves_every_session(tmp_path):
-    """``WORKBENCH_SERVER_PROCS=2``: each process warms its tabs, and sessions on either
-    get their pages and their own plot data."""
-    if chromium() is None:
-        pytest.skip("chromium not found on PATH (./dev installs Debian's chromium as root)")
-    log = tmp_path / "server.txt"
-    with dashboard_server(log, ["--spark-at-start", "no"], procs=2) as (url, _):
-        room = run_room(url, 4, tabs=TABS[:2], moves=1)
-        assert log.read_text().count(TABS_WARM) == 2
-    assert summary(room)["errors"] == []
-    for session in room:
-        assert math.isfinite(session.page_s) and list(session.switch_ms) == [TABS[1]]
-        assert all(math.isfinite(v) for values in session.moves_ms.values() for v in values)

@@ -28,6 +28,7 @@ __all__ = [
     "free_port",
     "headless_shell",
     "serving",
+    "serving_process",
 ]
 
 READY = {
@@ -78,6 +79,20 @@ def end_group(proc: subprocess.Popen) -> None:
         with suppress(ProcessLookupError):
             os.killpg(group, signal.SIGKILL)
     proc.wait()
+
+
+def serving_process(server: subprocess.Popen, client: tuple[str, int]) -> int:
+    """The pid of the server's process (``server`` or one it forked: ``--procs``) at the other
+    end of the TCP connection from ``client`` (address, port): the process that accepted it,
+    which serves the Bokeh session on it."""
+    import psutil
+
+    root = psutil.Process(server.pid)
+    for proc in [root, *root.children(recursive=True)]:
+        with suppress(psutil.NoSuchProcess):
+            if any(c.raddr and tuple(c.raddr) == client for c in proc.net_connections("tcp")):
+                return proc.pid
+    raise LookupError(f"no process of the server {server.pid} is connected to {client}")
 
 
 @contextmanager
