@@ -19,7 +19,7 @@ from workbench.app.dashboard import TABS_WARM
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
 SESSIONS = 8
-MOVES = 2
+MOVES = 1
 TABS = ("Templates", "Satisfaction probability", "Deployment (simulated)")
 
 

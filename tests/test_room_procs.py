@@ -123,7 +123,8 @@ async def _live_join(user: ProtocolUser, delta: float, slot_taken: asyncio.Event
     )
     await user.click(user.find("panel.models.widgets.Button", label="Start"))
     held = await user.until(
-        _says("Waiting for Spark (", "Starting the join queries", "Running:"), SPARK_TIMEOUT_S
+        _says("first Spark run: about half", "Starting the join queries", "Running:"),
+        SPARK_TIMEOUT_S,
     )
     slot_taken.set()  # its run holds a slot from here on
     if "Running:" not in held.content_json:

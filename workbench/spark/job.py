@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.config import run_folder
+from workbench.config import settings as workbench_settings
 from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, window_range
 from workbench.operators import StreamSpec
@@ -260,7 +261,11 @@ class LiveSession(Worker):
         replay.mkdir()
         delta, speed = settings.delta, settings.speed
         spark_slots().acquire(self, self.closing, self._waiting_for_slot)
-        self.stage = "Waiting for Spark (it starts with the server: about half a minute)"
+        self.stage = (
+            "Waiting for Spark (it starts with the server: about half a minute)"
+            if workbench_settings().spark_at_start
+            else "Starting Spark (the server's first Spark run: about half a minute)"
+        )
         self._live = (settings.live_factory or spark_live_join)(
             source_dir=replay,
             streams=specs,
