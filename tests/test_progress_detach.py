@@ -52,8 +52,8 @@ def _end(log: ProgressLog, query_id: str, after: float) -> threading.Thread:
 
 def test_over_connect_the_listener_goes_once_its_query_end_has_arrived():
     spark, log = _session("pyspark.sql.connect.session"), _watching("q-1")
+    start = time.monotonic()  # before the delivery's clock starts: it cannot end sooner
     delivery = _end(log, "q-1", after=0.2)
-    start = time.monotonic()
     detach_progress(spark, log, timeout=10.0)
     delivery.join()
     assert spark.streams.removed == [(log, True)]
