@@ -64,10 +64,13 @@ numbers the page keeps: :data:`WATCH`)."""
 
 @dataclass
 class SessionTimes:
-    """What one session's user waited: the page (s), each tab switch and slider move (ms)."""
+    """What one session's user waited: the page (s), each tab switch and slider move (ms),
+    and each return to a tab opened before (ms; the browser room's users return to every
+    tab once after their walk)."""
 
     page_s: float = float("nan")
     switch_ms: dict[str, float] = field(default_factory=dict)
+    return_ms: dict[str, float] = field(default_factory=dict)
     moves_ms: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -127,6 +130,9 @@ async def _session(
                 for _ in range(moves):
                     await asyncio.sleep(pause())
                     times.moves_ms.setdefault(tab, []).append(await _move_slider(page))
+        for tab in tabs[:-1]:  # back to each tab opened before: kept in the page
+            await asyncio.sleep(pause())
+            times.return_ms[tab] = await _open_tab(page, tab)
         alerts = page.locator(".bk-notification, .notyf__toast--error")
         if await alerts.count():
             times.errors.append(f"notification: {await alerts.first.inner_text()}")
@@ -183,13 +189,15 @@ def _p95(values: Sequence[float]) -> float:
 
 
 def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
-    """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms);
-    the 95th percentiles of page, switch and move over every session's waits."""
+    """Medians over a room's sessions: page (s), tab switch (ms), slider move per tab (ms),
+    return to an opened tab (ms); the 95th percentiles of page, switch, move and return over
+    every session's waits. Returns are not interactions: they ask the server for nothing."""
     tabs = dict.fromkeys(t for s in room for t in s.switch_ms)
     moved = dict.fromkeys(t for s in room for t in s.moves_ms)
     pages = [s.page_s for s in room]
     switches = [v for s in room for v in s.switch_ms.values()]
     moves = [v for s in room for vs in s.moves_ms.values() for v in vs]
+    returns = [v for s in room for v in s.return_ms.values()]
     return {
         "sessions": len(room),
         "interactions": len(pages) + len(switches) + len(moves),
@@ -207,6 +215,8 @@ def summary(room: Sequence[SessionTimes]) -> dict[str, object]:
         "move_ms_by_tab": {
             t: _median([v for s in room for v in s.moves_ms.get(t, [])]) for t in moved
         },
+        "return_ms": _median(returns),
+        "return_p95_ms": _p95(returns),
         "errors": [e for s in room for e in s.errors],
     }
 
@@ -427,6 +437,11 @@ def _described(rooms: dict[int, dict], think: float) -> list[str]:
             f"    CPU: server {c['server_s']:.1f} s, the rest of the machine (the browsers) "
             f"{c['others_s']:.1f} s, in {c['wall_s']:.1f} s on {c['cores']} cores"
         )
+        if not math.isnan(s["return_ms"]):
+            lines.append(
+                f"    return to an opened tab: {s['return_ms']:.0f} ms median, "
+                f"{s['return_p95_ms']:.0f} ms p95"
+            )
         for tab, ms in s["switch_ms_by_tab"].items():
             move = s["move_ms_by_tab"].get(tab)
             extra = f", slider {move:.0f} ms" if move is not None else ""

@@ -341,6 +341,111 @@ def test_the_whole_month_rejoins_on_every_slider_move(page):
     assert page.page_errors == []
 
 
+TITLES = """() => {
+  const out = [];
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (m.constructor.__name__ === "Title")
+        out.push(m.text);
+  return out.sort().join("|");
+}"""
+"""Every plot title in the page."""
+LOADING = """() => {
+  const busy = (root) => {
+    for (const n of root.querySelectorAll("*"))
+      if (n.classList.contains("pn-loading") || (n.shadowRoot && busy(n.shadowRoot))) return true;
+    return false;
+  };
+  return busy(document);
+}"""
+"""Whether any part of the page shows Panel's loading overlay (a stale figure)."""
+
+
+def _settled(page) -> str:
+    """Wait until no figure is marked stale and the plots' data and titles hold still for
+    half a second; what they then are."""
+    state = f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()"
+    last = None
+    for _ in range(120):
+        page.wait_for_function(f"() => !({LOADING})()", timeout=60_000)
+        now = page.evaluate(state)
+        if now == last:
+            return now
+        last = now
+        page.wait_for_timeout(500)
+    raise AssertionError("the page never settled")
+
+
+def _press(page, key: str, wait: bool) -> None:
+    """``key`` on the tab's first visible slider; with ``wait``, until some plot changed."""
+    before = page.evaluate(f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()")
+    handle = page.locator(".noUi-handle >> visible=true").first
+    handle.focus()
+    handle.press(key)
+    if wait:
+        page.wait_for_function(
+            f"(b) => ({DATA_SIGNATURE})() + '#' + ({TITLES})() !== b", arg=before
+        )
+
+
+QUICK_TABS = {  # each tab whose first slider's moves recompute what it shows, and its action
+    "Satisfaction probability": None,
+    "Partition regions": None,
+    "Coalescing": None,
+    "Multi-way join": None,
+    "Deployment (simulated)": None,
+    "Whole month": _join_month,
+}
+
+
+@pytest.mark.parametrize("tab", list(QUICK_TABS))
+def test_quick_moves_end_on_what_the_last_setting_shows(page, tab):
+    """Five key presses on a slider without waiting, then, once the page is idle, everything
+    shown (plot data, plot titles) is what one deliberate step away and back shows: nothing
+    describes a setting the user passed over (the newest request wins)."""
+    open_tab(page, tab)
+    if QUICK_TABS[tab] is not None:
+        QUICK_TABS[tab](page)
+    for _ in range(5):
+        _press(page, "ArrowRight", wait=False)
+    quick = _settled(page)
+    _press(page, "ArrowRight", wait=True)
+    _press(page, "ArrowLeft", wait=True)
+    assert _settled(page) == quick
+    if tab == "Whole month":  # the readout, the title and the chart tell of one re-join
+        said = page.evaluate(MONTH)
+        pairs = int(re.search(r"([0-9,]+) pairs", said)[1].replace(",", ""))
+        delta = re.search(r"delta = ([0-9.]+)", said)[1]
+        assert page.evaluate(TITLED, f"Pairs per hour, delta = {delta},")
+        per_hour = page.evaluate(f"() => ({SOURCES_WITH})('y')")
+        assert pairs in [round(sum(y)) for y in per_hour]
+    assert page.page_errors == []
+
+
+def test_a_multiway_result_made_stale_by_a_move_says_so(page, screenshots):
+    """Moves while a run joins do not reach it; once it ends, the page says which settings
+    moved since, and a new run clears that."""
+    open_tab(page, "Multi-way join")
+    page.get_by_role("button", name="Run", exact=True).click()
+    for _ in range(5):
+        _press(page, "ArrowRight", wait=False)  # the window (s), during the run
+    stale = page.get_by_text("These results are stale: window (s) changed since this run")
+    stale.filter(visible=True).first.wait_for()
+    _settled(page)
+    window = page.evaluate(
+        """() => { for (const doc of Bokeh.documents) for (const m of doc.all_models)
+                     if (m.title === "window (s)") return m.value; }"""
+    )
+    labels = page.evaluate(f"() => ({SOURCES_WITH})('text')")
+    assert [f"{window:g} s"] * 3 in labels, (window, labels)  # the graph's edges
+    page.mouse.move(0, 0)
+    for folder in screenshots:
+        page.screenshot(path=str(folder / "7-multi-way-stale.png"))
+    _run_multiway(page)
+    assert not page.evaluate(SHOWN, "These results are stale")
+    assert page.page_errors == []
+
+
 @pytest.mark.spark
 def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     open_tab(page, "Live join (Spark)")

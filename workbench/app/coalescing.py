@@ -281,6 +281,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                             redrawn(self, self.extent_view, extent),
                             sizing_mode="stretch_width",
                             height=340,
+                            loading=self.model.newest.param.pending,  # refilled: stale
                         ),
                         self.readout_pane,
                         sizing_mode="stretch_width",

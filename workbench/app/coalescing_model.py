@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from workbench.app.newest import Newest
 from workbench.coalesce import (
     AdaptiveCoalescing,
     Coalesced,
@@ -109,6 +110,11 @@ def _push(extents: Extents, query: Query, feed_ts: np.ndarray, rows: list, span:
         lazy.push(ts, value, group)
         adaptive.push(ts, row)
     return len(span)
+
+
+def _filled(feed: _Feed) -> Extents:
+    """Extents of their own, copied from the ones :func:`_fed` built for ``feed``."""
+    return copy.deepcopy(_fed(feed))
 
 
 @lru_cache(maxsize=16)
@@ -266,6 +272,7 @@ class CoalescingModel(param.Parameterized):
         if "readings" not in params:
             params["readings"] = default_readings()
         super().__init__(**params)
+        self.newest = Newest(self._feed, _filled, self._install)
         self._select_rows()
         self._rebuild(upto=min(PRELOAD, len(self._ts)))
 
@@ -314,12 +321,13 @@ class CoalescingModel(param.Parameterized):
 
     @param.depends("measure", *EXTENT_INPUTS, watch=True)
     def _reconfigure(self) -> None:
-        self._rebuild(upto=self.position)
+        self.newest.request()
 
-    def _rebuild(self, upto: int) -> None:
-        """Fresh extents fed with the latest readings up to ``upto`` (at most REPLAY_CAP),
-        copied from the ones :func:`_fed` built for this data and configuration."""
-        feed = _Feed(
+    def _feed(self, upto: int | None = None) -> _Feed:
+        """The latest readings up to ``upto`` (the position by default; at most REPLAY_CAP)
+        into extents of the configuration now."""
+        upto = self.position if upto is None else upto
+        return _Feed(
             self._digest,
             self.query(),
             self.window(),
@@ -330,11 +338,22 @@ class CoalescingModel(param.Parameterized):
             self._ts,
             self._rows,
         )
-        self.eager, self.lazy, self._adaptive = copy.deepcopy(_fed(feed))
-        if self.position == upto:  # the views read the new extents: one update, when filled
+
+    def _rebuild(self, upto: int) -> None:
+        """Fresh extents fed with the latest readings up to ``upto`` (blocking)."""
+        feed = self._feed(upto)
+        self._install(feed, _filled(feed))
+
+    def _install(self, feed: _Feed, extents: Extents) -> None:
+        """``extents``, filled by ``feed``, in place of the current ones; readings pushed
+        since the feed was taken (the stream ran while they were filled) follow them."""
+        self.eager, self.lazy, self._adaptive = extents
+        if self.position > feed.stop:
+            _push(extents, feed.query, self._ts, self._rows, range(feed.stop, self.position))
+        if self.position >= feed.stop:  # the views read the new extents: one update
             self.param.trigger("position")
         else:
-            self.position = upto
+            self.position = feed.stop
 
     def step(self, n: int | None = None) -> int:
         """Push the next ``n`` readings (``speed`` by default); return how many were pushed."""

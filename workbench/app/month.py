@@ -14,6 +14,7 @@ import pandas as pd
 import panel as pn
 import param
 
+from workbench.app.newest import Newest
 from workbench.app.panes import ReadTable, confidence_delta, following_view, intro, plot_key
 from workbench.data.streams import MONTH_DAYS, ReplayedStreams, month_streams
 from workbench.experiments.month import MonthJoin, month_join
@@ -27,6 +28,11 @@ AREA = "#4c78a8"
 
 HISTORY = {"delta": "float64", "d (ms)": "float64", "pairs": "int64", "re-join (s)": "float64"}
 """The columns of the re-join history table."""
+
+
+def _rejoin(setting: tuple[ReplayedStreams, float, float]) -> MonthJoin:
+    """A move's re-join, in a worker thread (:class:`~workbench.app.newest.Newest`)."""
+    return month_join(*setting)
 
 
 class MonthExplorer(pn.viewable.Viewer):
@@ -59,6 +65,7 @@ class MonthExplorer(pn.viewable.Viewer):
             height=220,
         )
         super().__init__(**params)
+        self.newest = Newest(self._setting, _rejoin, lambda _setting, run: self._show(run))
 
     def run(self) -> MonthJoin:
         """Build the month's streams if needed, then re-join it (blocking)."""
@@ -78,31 +85,40 @@ class MonthExplorer(pn.viewable.Viewer):
                     "server, about 15 s)..."
                 )
                 self.streams = await asyncio.to_thread(month_streams)
-            self.rejoin()
         finally:
             self.running = False
+        self.newest.request()
 
     @param.depends("delta", "d", watch=True)
     def _moved(self) -> None:
         if self.streams is not None and not self.running:
-            self.rejoin()
+            self.newest.request()
 
     def rejoin(self) -> MonthJoin:
-        """Every event of the month through a fresh compiled tight PTJoin at delta and d."""
+        """Every event of the month through a fresh compiled tight PTJoin at delta and d
+        (blocking)."""
         run = month_join(self.streams, self.d, self.delta)
+        self._show(run)
+        return run
+
+    def _setting(self) -> tuple[ReplayedStreams, float, float]:
+        return self.streams, self.d, self.delta
+
+    def _show(self, run: MonthJoin) -> None:
+        """``run`` in the history, the readout and the chart: each says the run's own delta
+        and d, never the controls' (they may have moved since)."""
         row = pd.DataFrame(
-            [[self.delta, self.d, len(run.pairs), round(run.seconds, 3)]], columns=list(HISTORY)
+            [[run.delta, run.d, len(run.pairs), round(run.seconds, 3)]], columns=list(HISTORY)
         )
         self.history.value = pd.concat([row, self.history.value], ignore_index=True).head(12)
         events = len(self.streams.events)
         self.param.update(
             last=run,
-            message=f"**{len(run.pairs):,} pairs joined** over {MONTH_DAYS:g} days: "
-            f"{events:,} events, re-joined in {run.join_s:.2f} s (stime tables "
-            f"{run.install_s:.2f} s) by the compiled tight PTJoin "
-            f"({events / max(run.join_s, 1e-9):,.0f} events/s).",
+            message=f"**{len(run.pairs):,} pairs joined** over {MONTH_DAYS:g} days at delta = "
+            f"{run.delta:g}, d = {run.d:g} ms: {events:,} events, re-joined in "
+            f"{run.join_s:.2f} s (stime tables {run.install_s:.2f} s) by the compiled tight "
+            f"PTJoin ({events / max(run.join_s, 1e-9):,.0f} events/s).",
         )
-        return run
 
     def per_hour_view(self) -> View:
         """Pairs per hour of the month (by the A event's detection), as an area over its days."""
@@ -112,7 +128,7 @@ class MonthExplorer(pn.viewable.Viewer):
         else:
             days = self.last.per_hour.index.to_numpy() / 24.0
             pairs = self.last.per_hour.to_numpy()
-            title = f"Pairs per hour, delta = {self.delta:g}, d = {self.d:g} ms"
+            title = f"Pairs per hour, delta = {self.last.delta:g}, d = {self.last.d:g} ms"
         end = max(float(MONTH_DAYS), float(days[-1]) if len(days) else 0.0)
         area = Layer("varea", {"x": days, "y": pairs}, {"color": AREA, "fill_alpha": 0.8})
         top = float(pairs.max()) if len(pairs) else 0.0
@@ -140,6 +156,10 @@ class MonthExplorer(pn.viewable.Viewer):
             width=300,
         )
         key = plot_key([(fill_swatch(AREA, 0.8), "pairs joined in each hour of the month")])
+        chart = following_view(
+            self, self.per_hour_view, ["last"], "day", "pairs per hour", 380, "linear"
+        )
+        chart.loading = self.newest.param.pending  # stale while a newer setting re-joins
         return pn.Column(
             intro(
                 "The whole simulated month, about 2.6 million readings of 54 motes, as two "
@@ -151,15 +171,7 @@ class MonthExplorer(pn.viewable.Viewer):
             pn.Row(
                 controls,
                 pn.Column(
-                    following_view(
-                        self,
-                        self.per_hour_view,
-                        ["last"],
-                        "day",
-                        "pairs per hour",
-                        height=380,
-                        x_axis="linear",
-                    ),
+                    chart,
                     key,
                     pn.pane.Markdown("**Recent re-joins** (newest first)"),
                     self.history,

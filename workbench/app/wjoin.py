@@ -16,7 +16,7 @@ import param
 from workbench.app.panes import ReadTable, intro
 from workbench.app.redraw import redrawn
 from workbench.app.spark_section import SparkSection
-from workbench.app.wjoin_model import WJoinModel
+from workbench.app.wjoin_model import SETTINGS, WJoinModel
 from workbench.app.wjoin_spark import WJoinSpark
 from workbench.viz.figures import View, view_figure
 from workbench.viz.wjoin import (
@@ -97,14 +97,27 @@ class WJoinExplorer(pn.viewable.Viewer):
     def _spark_readout(self) -> str:
         return self.spark.readout()
 
-    @param.depends("model.results", "model.message", "model.running", watch=True)
+    @param.depends(
+        "model.results",
+        "model.message",
+        "model.running",
+        *(f"model.{name}" for name in SETTINGS),
+        watch=True,
+    )
     def _show_status(self) -> None:
-        """The run's outcome in the status box and the measures table."""
+        """The run's outcome in the status box and the measures table; results whose settings
+        have moved since are said to be stale."""
         m = self.model
         if m.running:
             text, kind = f"Running {' and '.join(m.algorithms)}...", "info"
         elif m.message.startswith("Cannot run"):
             text, kind = m.message, "danger"
+        elif changed := m.changed_since_run():
+            text = (
+                f"{m.message} These results are stale: {', '.join(changed)} changed since "
+                "this run. Press **Run** to join at the current settings."
+            )
+            kind = "warning"
         elif m.message:
             text, kind = m.message, "success"
         else:
@@ -166,7 +179,12 @@ class WJoinExplorer(pn.viewable.Viewer):
         over_time = view_figure(self.results_view(), "stream time", "results", PLOT_HEIGHT, "s")
         over_time.legend.location = "top_left"
         figures.append(redrawn(self, self.results_view, over_time))
-        return [pn.pane.Bokeh(f, sizing_mode="stretch_width", height=PLOT_HEIGHT) for f in figures]
+        return [
+            pn.pane.Bokeh(
+                f, sizing_mode="stretch_width", height=PLOT_HEIGHT, loading=self.model.param.running
+            )
+            for f in figures
+        ]
 
     def __panel__(self) -> pn.viewable.Viewable:
         w, m = pn.widgets, self.model.param
@@ -206,7 +224,13 @@ class WJoinExplorer(pn.viewable.Viewer):
                     pn.Row(
                         pn.pane.Bokeh(graph, width=320, height=300),
                         pn.Column(
-                            self.status_pane, self.results_table, sizing_mode="stretch_width"
+                            self.status_pane,
+                            pn.Column(
+                                self.results_table,
+                                loading=self.model.param.running,
+                                sizing_mode="stretch_width",
+                            ),
+                            sizing_mode="stretch_width",
                         ),
                         sizing_mode="stretch_width",
                     ),

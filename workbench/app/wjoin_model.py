@@ -8,13 +8,16 @@ the same tuples and measured (W-join paper, Sections 3-5).
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import param
 
+from workbench.app.newest import on_page
 from workbench.data.streams import default_readings
 from workbench.experiments import Clock, profile_wjoin
 from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
@@ -105,6 +108,20 @@ def run_join(
     )
 
 
+SETTINGS = (
+    "motes",
+    "graph",
+    "window",
+    "quantum",
+    "hours",
+    "implementation",
+    "bew_strategy",
+    "few_strategy",
+    "algorithms",
+)
+"""The parameters a run joins at: a move of one after a run makes its results stale."""
+
+
 class WJoinModel(param.Parameterized):
     """Motes as streams under a constraint graph; BEW and FEW run on the same tuples and
     measured (module docstring)."""
@@ -148,6 +165,9 @@ class WJoinModel(param.Parameterized):
     )
     running = param.Boolean(False, doc="Whether a run is in progress.")
     results = param.List(default=[], item_type=RunResult, doc="Results of the last run.")
+    ran_with = param.Dict(
+        default={}, doc="The settings the last run joined at (:meth:`setting`); empty before it."
+    )
     message = param.String("", doc="Outcome of the last run, or why it could not run.")
     readings = param.DataFrame(doc="Readings (time, mote, temperature, arrival).")
 
@@ -155,6 +175,7 @@ class WJoinModel(param.Parameterized):
         if "readings" not in params:
             params["readings"] = default_readings()
         super().__init__(**params)
+        self._started = False
 
     def constraints(self) -> WindowConstraints:
         """The window constraints of the chosen graph over the chosen motes."""
@@ -202,10 +223,22 @@ class WJoinModel(param.Parameterized):
             made["FEW"] = FEWJoin(strategy="uniform" if uniform else self.few_strategy, **kw)
         return made
 
+    def setting(self) -> dict[str, object]:
+        """The settings a run joins at (:data:`SETTINGS`), copied."""
+        return {name: copy.copy(getattr(self, name)) for name in SETTINGS}
+
+    def changed_since_run(self) -> list[str]:
+        """The labels of the settings moved since the last run (none before the first)."""
+        if not self.ran_with:
+            return []
+        now = self.setting()
+        return [self.param[n].label for n in SETTINGS if now[n] != self.ran_with[n]]
+
     def run(self) -> list[RunResult]:
         """Run the chosen algorithms on the same rows (blocking); store and return results."""
+        setting = self.setting()
         results, message = self.compute()
-        self.param.update(results=results, message=message)
+        self.param.update(results=results, message=message, ran_with=setting)
         return results
 
     def compute(self) -> tuple[list[RunResult], str]:
@@ -224,16 +257,27 @@ class WJoinModel(param.Parameterized):
         return out, f"{len(rows):,} tuples from {len(self.motes)} motes joined: {found}."
 
     async def run_async(self) -> None:
-        """Run in a worker thread, so the server keeps serving meanwhile; the outcome is set
-        back on the server's loop."""
-        if self.running:
+        """Run in a worker thread, so the server keeps serving meanwhile, on a copy of the
+        settings as they were when Run was pressed (controls moved meanwhile do not reach the
+        run); the outcome is set on the page's next tick (:func:`~workbench.app.newest.on_page`)."""
+        if self._started:
             return
-        self.running = True
+        self._started = True
+        on_page(partial(setattr, self, "running", True))
+        setting = self.setting()
+        frozen = WJoinModel(readings=self.readings, **setting)
         try:
-            results, message = await asyncio.to_thread(self.compute)
-            self.param.update(results=results, message=message)
+            results, message = await asyncio.to_thread(frozen.compute)
+        except BaseException:
+            on_page(partial(setattr, self, "running", False))
+            raise
         finally:
-            self.running = False
+            self._started = False
+        on_page(
+            partial(
+                self.param.update, results=results, message=message, ran_with=setting, running=False
+            )
+        )
 
     def measures(self) -> pd.DataFrame:
         """Per algorithm: results, throughput, mean and 95th-percentile response time (three

@@ -75,13 +75,14 @@ class WJoinSpark(ReplayControl):
             return
         job = self.begin(STARTING)
         self.model.running = True
-        job.submit(self.model.compute, self._computed)
+        frozen = type(self.model)(readings=self.model.readings, **self.model.setting())
+        job.submit(frozen.compute, partial(self._computed, frozen.setting()))
         rate = len(tuples) / self.replay_seconds
         job.submit(partial(job.start, tuples, constraints, delays, rate), self.started)
 
-    def _computed(self, outcome: tuple[list[RunResult], str]) -> None:
+    def _computed(self, setting: dict, outcome: tuple[list[RunResult], str]) -> None:
         results, message = outcome
-        self.model.param.update(results=results, message=message, running=False)
+        self.model.param.update(results=results, message=message, ran_with=setting, running=False)
 
     def fail(self, exc: Exception) -> None:
         """A failure of the run: it is torn down; say why (first line); the page stays."""

@@ -21,10 +21,12 @@ __all__ = ["MonthJoin", "delta_sweep", "month_join"]
 
 @dataclass(frozen=True)
 class MonthJoin:
-    """One re-join of a whole replay: the pairs (a, b ids), the seconds to install the query
-    (stime tables) and to join (events in, pairs out as NumPy arrays), and the pairs per hour
-    of the A event's detection."""
+    """One re-join of a whole replay at window ``d`` (ms) and confidence ``delta``: the pairs
+    (a, b ids), the seconds to install the query (stime tables) and to join (events in, pairs
+    out as NumPy arrays), and the pairs per hour of the A event's detection."""
 
+    d: float
+    delta: float
     pairs: np.ndarray
     install_s: float
     join_s: float
@@ -50,7 +52,7 @@ def month_join(streams: ReplayedStreams, d: float, delta: float) -> MonthJoin:
     op, install_s = timed(lambda: PTJoin(streams=streams.specs(), d=d, threshold=delta))
     events = streams.events
     out, join_s = timed(lambda: Emitted.concat([op.push_batch(events), op.flush()], 2))
-    return MonthJoin(out.ids, install_s, join_s, _per_hour(events, out.a_ids))
+    return MonthJoin(d, delta, out.ids, install_s, join_s, _per_hour(events, out.a_ids))
 
 
 def _per_hour(events, a_ids: np.ndarray) -> pd.Series:
