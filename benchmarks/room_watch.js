@@ -12,13 +12,16 @@
     const walk = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
     for (let text = walk.nextNode(); text; text = walk.nextNode()) hold(text);
   };
+  // a kept tab's hidden content keeps its boxes (hidden by visibility, not display): only
+  // checkVisibility tells it is not shown
+  const shown = (el) => el.checkVisibility({visibilityProperty: true});
   let framing = false, later = 0;
   const look = () => {
     framing = false;
     for (const [text, label] of candidates) {
       const el = text.parentElement;
       if (!want.has(label)) candidates.delete(text);
-      else if (text.isConnected && el && el.getClientRects().length) {
+      else if (text.isConnected && el && shown(el)) {
         room.shown[label] = performance.now();
         want.delete(label);
         candidates.delete(text);
@@ -45,6 +48,7 @@
   };
   observe(document);
   room.want = (label) => {
+    delete room.shown[label];  // a label seen before (a return, another tab's) is waited anew
     want.add(label);
     const roots = [document];
     while (roots.length) for (const el of roots.pop().querySelectorAll("*")) {
