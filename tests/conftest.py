@@ -128,14 +128,20 @@ def spark():
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     """The dashboard served by the project's launcher on a free localhost port, one for every
-    browser test that needs the default server (each opens its own page: its own session).
+    browser test that needs the default server (each opens its own page: its own session);
+    at the end, its log holds no error from Panel.
 
     Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
     up and block the server."""
     from tests.support.server import dashboard_server
 
-    with dashboard_server(tmp_path_factory.mktemp("server") / "stderr.txt") as (url, _):
+    log = tmp_path_factory.mktemp("server") / "stderr.txt"
+    with dashboard_server(log) as (url, _):
         yield url
+    # a session's callback that failed is logged by Panel, the page going on as if nothing
+    # happened: the tests' pages then pass on what they saw
+    failed = [line for line in log.read_text().splitlines() if "ERROR: panel" in line]
+    assert failed == [], f"the served dashboard logged errors: {failed}"
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import pandas as pd
 import panel as pn
 import param
 
+from workbench.app.newest import on_page
 from workbench.app.panes import ReadTable, intro
 from workbench.app.redraw import redrawn
 from workbench.app.spark_section import SparkSection
@@ -84,8 +85,8 @@ class WJoinExplorer(pn.viewable.Viewer):
     async def run_async(self, *_: object) -> None:
         """The Run button: the model's run in a worker thread; on Spark, also the Spark run
         (:meth:`~workbench.app.wjoin_spark.WJoinSpark.run`)."""
-        if self.spark.run_on == "Spark":
-            self.spark.run()
+        if self.spark.run_on == "Spark":  # its changes under the document's lock (on_page)
+            on_page(self.spark.run)
             return
         await self.model.run_async()
 
