@@ -312,6 +312,7 @@ def test_after_its_action_and_a_slider_move_a_tab_looks_sound(page, screenshots,
     if MAIN_ACTIONS[tab] is not None:
         MAIN_ACTIONS[tab](page)
     _move_first_slider(page)
+    _settled(page)  # the move's whole outcome, not its first patch
     problems = layout_problems(page)
     name = f"{TABS.index(tab) + 1}-{tab.split()[0].lower()}-after-action.png"
     page.mouse.move(0, 0)  # off the clicked button: its tooltip would cover the controls
