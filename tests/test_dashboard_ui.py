@@ -15,6 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -167,6 +168,21 @@ def test_every_tab_renders_offline_and_is_saved(page, screenshots):
         for k, t in enumerate(TABS)
     )
     assert page.page_errors == []
+
+
+def test_the_floor_plan_draws_nothing_left_of_its_axis(page):
+    """No dark mark at the Deployment floor plan's left edge, where a title wider than the
+    figure's first paint left a column of its first letter (darkest channel 115; a trace of
+    the grid's first pixels, 235 on white, remains)."""
+    import io
+
+    from PIL import Image
+
+    open_tab(page, "Deployment (simulated)")
+    box = page.locator("canvas:visible").first.bounding_box()
+    shot = page.screenshot(clip={"x": box["x"], "y": box["y"], "width": 3, "height": 80})
+    darkest = int(np.asarray(Image.open(io.BytesIO(shot)).convert("RGB")).min())
+    assert darkest >= 200, f"a mark at the floor plan's left edge (darkest channel {darkest})"
 
 
 def test_delta_slider_moves_the_markers(page):

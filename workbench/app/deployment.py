@@ -83,7 +83,7 @@ class DeploymentExplorer(pn.viewable.Viewer):
         return mote_map(
             self._positions,
             mean,
-            f"Motes on the lab's floor plan ({self.source})",
+            "Motes on the lab's floor plan",
             clabel="mean temperature (C)",
         )
 
