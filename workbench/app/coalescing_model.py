@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -112,9 +113,17 @@ def _push(extents: Extents, query: Query, feed_ts: np.ndarray, rows: list, span:
     return len(span)
 
 
+_FEEDING = threading.Lock()
+"""One fill at a time: sessions asking for the same feed at once (a room moving alike) then
+build it once and share it, as they did when fills ran on the server's loop."""
+
+
 def _filled(feed: _Feed) -> Extents:
-    """Extents of their own, copied from the ones :func:`_fed` built for ``feed``."""
-    return copy.deepcopy(_fed(feed))
+    """Extents of their own, copied from the ones :func:`_fed` built for ``feed`` (in a
+    worker thread: :class:`~workbench.app.newest.Newest`)."""
+    with _FEEDING:
+        fed = _fed(feed)
+    return copy.deepcopy(fed)
 
 
 @lru_cache(maxsize=16)
