@@ -97,7 +97,7 @@ class MonthExplorer(pn.viewable.Viewer):
     def rejoin(self) -> MonthJoin:
         """Every event of the month through a fresh compiled tight PTJoin at delta and d
         (blocking)."""
-        run = month_join(self.streams, self.d, self.delta)
+        run = _rejoin(self._setting())
         self._show(run)
         return run
 

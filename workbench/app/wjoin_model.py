@@ -227,6 +227,10 @@ class WJoinModel(param.Parameterized):
         """The settings a run joins at (:data:`SETTINGS`), copied."""
         return {name: copy.copy(getattr(self, name)) for name in SETTINGS}
 
+    def frozen(self) -> WJoinModel:
+        """A model of its own at the settings now, for a run that later moves do not reach."""
+        return WJoinModel(readings=self.readings, **self.setting())
+
     def changed_since_run(self) -> list[str]:
         """The labels of the settings moved since the last run (none before the first)."""
         if not self.ran_with:
@@ -264,8 +268,8 @@ class WJoinModel(param.Parameterized):
             return
         self._started = True
         on_page(partial(setattr, self, "running", True))
-        setting = self.setting()
-        frozen = WJoinModel(readings=self.readings, **setting)
+        frozen = self.frozen()
+        setting = frozen.setting()
         try:
             results, message = await asyncio.to_thread(frozen.compute)
         except BaseException:

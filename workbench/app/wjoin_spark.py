@@ -75,7 +75,7 @@ class WJoinSpark(ReplayControl):
             return
         job = self.begin(STARTING)
         self.model.running = True
-        frozen = type(self.model)(readings=self.model.readings, **self.model.setting())
+        frozen = self.model.frozen()
         job.submit(frozen.compute, partial(self._computed, frozen.setting()))
         rate = len(tuples) / self.replay_seconds
         job.submit(partial(job.start, tuples, constraints, delays, rate), self.started)
