@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.gated_join import GatedPTJoin
 from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.coalesce import Window
 from workbench.data.event_files import write_event_folder
@@ -52,7 +53,8 @@ from workbench.spark.coalesce import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-DRIVER = Path(__file__).parent / "support" / "fault_driver.py"
+ROOT = Path(__file__).parent.parent
+DRIVER = ROOT / "tests" / "support" / "fault_driver.py"
 KILL_AFTER = 2  # committed batches before the kill: join state and shuffle output to lose
 TIMEOUT = 300.0  # s for a driver to start or a query to finish (a busy 2-core machine)
 
@@ -103,6 +105,10 @@ def driver(tmp_path_factory) -> Iterator[Driver]:  # noqa: ANN001
     jobs.mkdir()
     with pytest.MonkeyPatch.context() as env:
         env.setenv("SPARK_WORKER_DIR", str(base / "work"))
+        # the driver and the executors' Python workers import tests.support.gated_join
+        env.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        )
         with (
             standalone_cluster(cores=1, memory="1g", log_dir=base, workers=2) as cluster,
             (base / "driver.log").open("wb") as log,
@@ -188,16 +194,18 @@ D = 400.0  # the coalescing replay's max delay (ms)
 
 
 def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
-    """A SIGKILL of one worker's executor once the rejects pass is done and tasks run (the
-    planning job or the join's operators): Spark reruns the lost tasks and stages and the pairs
+    """A SIGKILL of one worker's executor once the rejects pass is done and the join's tasks
+    run, held at a gate until the kill: Spark reruns the lost tasks and stages and the pairs
     the tasks wrote are exactly the in-process operator's, none twice."""
     w = Example5Workload(Example5Setting(templates=40), events_per_stream=60_000, seed=2)
     streams, events = w.build()
     op = PTJoin(streams=streams, d=w.setting.d, threshold=w.setting.delta)
+    gate = tmp_path / "gate"
+    gated = GatedPTJoin(gate, streams=streams, d=w.setting.d, threshold=w.setting.delta)
     write_event_folder(tmp_path / "in", streams, events)
     work, worker = tmp_path / "work", driver.cluster.processes[1]
     log_start = driver.log.stat().st_size
-    driver.submit("ranges", (op,), tmp_path / "in", work)
+    driver.submit("ranges", (gated,), tmp_path / "in", work)
 
     def finished() -> bool:
         now = _read_json(work / "status.json")
@@ -210,6 +218,7 @@ def test_the_range_join_survives_a_killed_executor(driver, tmp_path):
     _wait(joining, TIMEOUT, "the range join's tasks")
     assert not finished(), "the join ended before the kill"
     kill_executor(worker)
+    gate.touch()
     _wait(finished, TIMEOUT, "the join by time ranges")
     final = _read_json(work / "status.json")
     assert "error" not in final, final["error"]
