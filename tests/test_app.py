@@ -82,7 +82,7 @@ def test_deployment_explorer_on_the_simulated_default():
     app.quantum = 2.0
     coarser, _, _ = app.extents()
     assert coarser.stored < eager.stored
-    assert "same view: yes" in app.summary().object
+    assert "same view: yes" in app.summary()
     view = app.extent_view()
     assert len(view.layers["coalesced"].columns["x0"]) == coarser.stored
     assert app.map_figure().select_one({"name": "motes"}) is not None
@@ -191,7 +191,7 @@ def test_template_editor_shows_templates_and_adjusted_histograms():
         assert np.array_equal(data["left"], points[:-1])
         assert np.allclose(data["top"] * widths, p)
     assert "phi_3 (A) and phi_5 (B)" in adjusted.title.text
-    assert "P(Xi >= Xj)" in ed.pair_summary().object
+    assert "P(Xi >= Xj)" in ed.pair_summary()
 
 
 def test_a_template_legend_names_the_picked_template_only_where_it_is_drawn():
@@ -394,3 +394,38 @@ def test_a_tab_once_opened_is_kept_in_the_page_and_not_rendered_again():
         switcher.active = names.index(name)
         assert {id(m) for m in doc.models} == opened, name
     assert tabs.built() == ["Templates", "Partition regions", "Coalescing"]
+
+
+def _step(widget: pn.widgets.Widget) -> None:
+    """Move a slider or number input one step (back one at its end)."""
+    if not hasattr(widget, "start"):  # a discrete slider: its next option
+        options = list(widget.values)
+        widget.value = options[(options.index(widget.value) + 1) % len(options)]
+        return
+    step = widget.step or 1
+    up = widget.value + step
+    widget.value = up if widget.end is None or up <= widget.end else widget.value - step
+
+
+def test_moving_any_tabs_slider_or_number_updates_the_page_in_place():
+    """Every slider and number input of every tab changes the data of the page's Bokeh models,
+    never the models: nothing is built, sent whole or walked by Bokeh's recompute of the
+    document's models (which costs a walk of every model of every tab opened)."""
+    from bokeh.document import Document
+    from panel.widgets.input import _SpinnerBase
+    from panel.widgets.slider import _SliderBase
+
+    from workbench.app.dashboard import TAB_BUILDERS, build_dashboard
+
+    doc = Document()
+    page = build_dashboard()
+    pn.panel(page).server_doc(doc)
+    moved = []
+    for i, name in enumerate(TAB_BUILDERS):
+        page.switcher.active = i
+        for widget in page.switcher[i].select(lambda o: isinstance(o, _SliderBase | _SpinnerBase)):
+            models = {id(m) for m in doc.models}
+            _step(widget)
+            assert {id(m) for m in doc.models} == models, f"{name}: {widget.name}"
+            moved.append(name)
+    assert set(moved) == set(TAB_BUILDERS)  # every tab has some

@@ -194,7 +194,7 @@ def test_satisfaction_marker_labels_do_not_overprint(linked, d):
 
 def test_satisfaction_summary_has_sensible_precision():
     app = PTJoinExplorer()
-    text = app.summary().object
+    text = app.summary()
     assert "exact, Theorem 3" in text
     numbers = [t for t in text.replace("|", " ").split() if "." in t and t[0].isdigit()]
     assert numbers and all(len(n.split(".")[1].rstrip("*")) <= 1 for n in numbers)
@@ -227,11 +227,11 @@ def test_template_plots_follow_every_parameter():
 def test_template_counts_say_what_they_count():
     ed = TemplateEditor()
     assert ed.param.count.label == "templates each" and ed.count == 20  # under "Generate"
-    shown = ed.shown().object
+    shown = ed.shown()
     assert "stream A **27** templates" in shown and "stream B **27** templates" in shown
     ed.param.update(count=5, max_length=100.0)
     ed.generate(ed)
-    shown = ed.shown().object
+    shown = ed.shown()
     assert "stream A **5** templates" in shown and "(pi = " in shown
     assert ed.source == "random (Example 5)"  # the source says where they came from
     (bars_a, *_) = _figures(ed)
@@ -281,7 +281,7 @@ def test_regions_labels_legend_and_obsolete_wording():
     bounds = _labels(app.regions_view(), "bound")
     assert list(bounds["bound"])[:1] == ["obsolete <"]
     _assert_apart(bounds, "bound", hi - lo)
-    text = app.summary().object
+    text = app.summary()
     vr = text.index("| VR (none join) |")
     assert text.index("of which obsolete") > vr  # obsolete partners are part of VR
     assert "e+" not in text and " ms" not in text.split("\n")[0]  # clock times, not 1.07e+7 ms

@@ -237,7 +237,7 @@ def test_a_csv_at_the_defaults_runs_with_d_from_its_templates(live_app):
     assert (
         app.model.fast_from is None
         and app.model.d == WINDOW_MS
-        and "learned" in app.model.window_note().object
+        and "learned" in app.model.window_note()
     )
     app.model.csv_file = data  # the upload: read at once, before Start
     streams = csv_streams(data, "time", "sensor", "")
@@ -245,7 +245,7 @@ def test_a_csv_at_the_defaults_runs_with_d_from_its_templates(live_app):
     assert 9_000 < widest < 11_000  # the jitter, not the 30 s period
     assert app.model.fast_from == widest and app.model.d >= widest and app.model.d == 11_000.0
     assert app.model.param.d.bounds[1] >= 20 * app.model.d
-    assert "the fast path applies" in app.model.window_note().object
+    assert "the fast path applies" in app.model.window_note()
     assert (
         "2,000 of 2,000 rows accepted" in app.model.csv_report and app.model.csv_alert == "success"
     )
@@ -267,7 +267,7 @@ def test_a_d_set_by_the_user_is_kept_and_the_page_says_which_path(live_app):
     app = live_app(source="CSV file", d=1500.0)
     app.model.csv_file = newcomer_csv()
     assert app.model.d == 1500.0 and app.model.fast_from > 9_000  # the user's d stays
-    assert "d < max(pi)" in app.model.window_note().object
+    assert "d < max(pi)" in app.model.window_note()
     app.spark.start()
     _settle(app)
     assert FakeLive.instances[0].d == 1500.0 and "exact probabilities" in app.spark.message

@@ -123,13 +123,13 @@ class DeploymentExplorer(pn.viewable.Viewer):
         )
 
     @param.depends("mote", "quantum", "window_hours", "readings")
-    def summary(self) -> pn.pane.Markdown:
-        """What each scheme stores for the same coalesced view."""
+    def summary(self) -> str:
+        """What each scheme stores for the same coalesced view (Markdown)."""
         eager, lazy, _ = self.extents()
         same = [(c.ts, c.te, c.value) for c in eager.view()] == [
             (c.ts, c.te, c.value) for c in lazy.view()
         ]
-        return pn.pane.Markdown(
+        return (
             f"**{self.source}**  \n{len(lazy):,} readings in the window; eager stores "
             f"{eager.stored:,} coalesced tuples, lazy {len(lazy):,} raw ones; same view: "
             f"{'yes' if same else 'NO'}"
@@ -160,7 +160,7 @@ class DeploymentExplorer(pn.viewable.Viewer):
             pn.widgets.IntSlider.from_param(self.param.mote),
             pn.widgets.FloatSlider.from_param(self.param.quantum),
             pn.widgets.FloatSlider.from_param(self.param.window_hours),
-            self.summary,
+            pn.pane.Markdown(self.summary),
             width=300,
         )
         return pn.Column(

@@ -301,8 +301,8 @@ class LiveJoinSettings(param.Parameterized):
             self._follow(d)
 
     @param.depends("d", "fast_from")
-    def window_note(self) -> pn.pane.Markdown:
-        """Whether d allows the fast path (PTJoin Theorem 2), in plain words."""
+    def window_note(self) -> str:
+        """Whether d allows the fast path (PTJoin Theorem 2), in plain words (Markdown)."""
         if self.fast_from is None:
             text = (
                 "The fast path (PTJoin Theorem 2) needs d >= max(pi), the widest *timing "
@@ -322,24 +322,25 @@ class LiveJoinSettings(param.Parameterized):
                 "of this data: each pair gets the exact probability, slower than the fast "
                 f"path (d >= {math.ceil(self.fast_from):,} ms)."
             )
-        return pn.pane.Markdown(text, css_classes=["live-window-note"], margin=(0, 10))
+        return text
 
-    @param.depends("csv_report", "csv_alert")
-    def csv_view(self) -> pn.pane.Alert | None:
-        """What the chosen CSV gave: accepted and rejected rows, or why it cannot be used."""
-        if not self.csv_report:
-            return None
+    def csv_view(self) -> pn.pane.Alert:
+        """What the chosen CSV gave: accepted and rejected rows, or why it cannot be used
+        (hidden before a CSV is chosen)."""
         return pn.pane.Alert(
-            self.csv_report, alert_type=self.csv_alert, css_classes=["live-csv-report"]
+            self.param.csv_report,
+            alert_type=self.param.csv_alert,
+            visible=self.param.csv_report.rx.bool(),
+            css_classes=["live-csv-report"],
         )
 
-    @param.depends("readings_report")
-    def readings_view(self) -> pn.pane.Alert | None:
-        """Why the readings file's path is refused (nothing when it is inside the data folder)."""
-        if not self.readings_report:
-            return None
+    def readings_view(self) -> pn.pane.Alert:
+        """Why the readings file's path is refused (hidden when it is inside the data folder)."""
         return pn.pane.Alert(
-            self.readings_report, alert_type="danger", css_classes=["live-readings-report"]
+            self.param.readings_report,
+            alert_type="danger",
+            visible=self.param.readings_report.rx.bool(),
+            css_classes=["live-readings-report"],
         )
 
     def widgets(self) -> list[pn.viewable.Viewable]:
@@ -352,7 +353,7 @@ class LiveJoinSettings(param.Parameterized):
             w.TextInput.from_param(self.param.csv_time, **wide),
             w.TextInput.from_param(self.param.csv_sensor, **wide),
             w.Select.from_param(self.param.csv_time_unit, **wide),
-            self.csv_view,
+            self.csv_view(),
             visible=self.param.source.rx() == "CSV file",
             **wide,
         )
@@ -360,7 +361,7 @@ class LiveJoinSettings(param.Parameterized):
             w.Select.from_param(self.param.source, **wide),
             pn.Column(
                 w.TextInput.from_param(self.param.readings_path, **wide),
-                self.readings_view,
+                self.readings_view(),
                 visible=self.param.source.rx() == READINGS_SOURCE,
                 **wide,
             ),
@@ -368,7 +369,7 @@ class LiveJoinSettings(param.Parameterized):
             w.FloatInput.from_param(self.param.speed, **wide),
             w.FloatSlider.from_param(self.param.delta, **wide),
             w.FloatInput.from_param(self.param.d, **wide),
-            self.window_note,
+            pn.pane.Markdown(self.window_note, css_classes=["live-window-note"], margin=(0, 10)),
             w.FloatInput.from_param(self.param.max_delay_a, **wide),
             w.FloatInput.from_param(self.param.max_delay_b, **wide),
             w.FloatInput.from_param(self.param.watermark, **wide),

@@ -135,13 +135,13 @@ class MonthExplorer(pn.viewable.Viewer):
         return View(title, (0.0, end), headroom(top), {"pairs per hour": area})
 
     @param.depends("message", "running")
-    def status(self) -> pn.pane.Markdown:
-        """What the tab is doing, or the latest re-join in numbers."""
+    def status(self) -> str:
+        """What the tab is doing, or the latest re-join in numbers (Markdown)."""
         text = self.message or (
             "Press **Join the whole month**: the month's streams are built once, then every "
             "move of delta or d joins all of its events again."
         )
-        return pn.pane.Markdown(text, sizing_mode="stretch_width")
+        return text
 
     def __panel__(self) -> pn.viewable.Viewable:
         button = pn.widgets.Button(
@@ -152,7 +152,7 @@ class MonthExplorer(pn.viewable.Viewer):
             button,
             pn.widgets.FloatSlider.from_param(self.param.delta),
             pn.widgets.FloatSlider.from_param(self.param.d),
-            self.status,
+            pn.pane.Markdown(self.status, sizing_mode="stretch_width"),
             width=300,
         )
         key = plot_key([(fill_swatch(AREA, 0.8), "pairs joined in each hour of the month")])

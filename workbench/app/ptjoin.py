@@ -279,8 +279,8 @@ class PTJoinExplorer(pn.viewable.Viewer):
         )
 
     @param.depends("d", "t_det", "template", "model", "table")  # delta, pi: via the table
-    def summary(self) -> pn.pane.Markdown:
-        """The four crossing points against the loose bounds, in ms."""
+    def summary(self) -> str:
+        """The four crossing points against the loose bounds, in ms (Markdown)."""
         marks = self.markers()
         loose = self.partitions()["loose"]
         exact = "exact, Theorem 3" if self.fast_path else "d < pi: loose fallback"
@@ -293,7 +293,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
                 strict=True,
             )
         ]
-        return pn.pane.Markdown(
+        return (
             f"**Range bounds, ms ({exact})**\n\n| | tight | loose (Eq. 4-6) |\n|---|---|---|\n"
             + "\n".join(rows)
             + f"\n\nSR (all join) is {marks['RL'] - marks['LL']:,.1f} ms wide, "
@@ -309,7 +309,7 @@ class PTJoinExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.t_det),
             w.IntInput.from_param(self.param.template),
             w.RadioButtonGroup.from_param(self.param.model),
-            self.summary,
+            pn.pane.Markdown(self.summary),
         ]
         shown = following_view(
             self,

@@ -182,8 +182,9 @@ class PartitionRegions(pn.viewable.Viewer):
         )
 
     @param.depends("base", "d", "max_delay", "table")  # delta: via the table it rebuilds
-    def summary(self) -> pn.pane.Markdown:
-        """Region counts over the whole partner stream and what the ranges guarantee."""
+    def summary(self) -> str:
+        """Region counts over the whole partner stream and what the ranges guarantee
+        (Markdown)."""
         c = self.counts()
         u, t = self.base_event()
         mote = self.streams.motes[0][u]
@@ -193,7 +194,7 @@ class PartitionRegions(pn.viewable.Viewer):
             if bound is not None
             else "n/a (d below max pi)"
         )
-        return pn.pane.Markdown(
+        return (
             f"**{self.streams.source}**, replayed: a_i from mote {mote} detected at {clock(t)}; "
             f"{len(self.b_max):,} partner events\n\n"
             f"| range | partner events |\n|---|---|\n| SR (all join) | {c['SR']:,} |\n"
@@ -209,7 +210,7 @@ class PartitionRegions(pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.delta),
             w.FloatSlider.from_param(self.param.d),
             w.FloatSlider.from_param(self.param.max_delay),
-            self.summary,
+            pn.pane.Markdown(self.summary),
         ]
         shown = following_view(
             self,

@@ -190,15 +190,12 @@ class TemplateEditor(pn.viewable.Viewer):
         return self.picked if self.stream == name else None
 
     @param.depends("stream_a", "stream_b")
-    def shown(self) -> pn.pane.Markdown:
-        """How many templates each stream holds now (whatever the generator's count says)."""
-        return pn.pane.Markdown(
-            "Now: "
-            + "; ".join(
-                f"stream {ts.name.split()[0]} **{len(ts)}** templates (pi = {_ms(ts.pi)})"
-                for ts in (self.stream_a, self.stream_b)
-            ),
-            css_classes=["template-counts"],
+    def shown(self) -> str:
+        """How many templates each stream holds now (whatever the generator's count says),
+        in Markdown."""
+        return "Now: " + "; ".join(
+            f"stream {ts.name.split()[0]} **{len(ts)}** templates (pi = {_ms(ts.pi)})"
+            for ts in (self.stream_a, self.stream_b)
         )
 
     def template_view(self, name: str) -> View:
@@ -238,28 +235,34 @@ class TemplateEditor(pn.viewable.Viewer):
         )
 
     @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
-    def pair_summary(self) -> pn.pane.Markdown:
-        """Exact probabilities of the pair (Theorem 1 and the band probability)."""
+    def pair_summary(self) -> str:
+        """Exact probabilities of the pair (Theorem 1 and the band probability), in
+        Markdown."""
         hi, hj = self.pair()
-        return pn.pane.Markdown(
+        return (
             f"P(Xi >= Xj) = **{ge_theorem1(hi, hj):.4f}** (a occurred no earlier than b); "
             f"P(|Xi - Xj| <= pi_B) = **{band_prob(hi, hj, self.stream_b.pi):.4f}** "
             "(within pi_B of each other)"
         )
 
-    @param.depends("message", "failed")
-    def status(self) -> pn.pane.Alert:
+    @param.depends("message")
+    def status(self) -> str:
         """The outcome of the last edit; a rejected edit shows its validation message."""
-        kind = "danger" if self.failed else "success"
-        text = self.message or "Edit the picked template's buckets and press Apply."
-        return pn.pane.Alert(text, alert_type=kind if self.message else "light")
+        return self.message or "Edit the picked template's buckets and press Apply."
+
+    @param.depends("message", "failed")
+    def status_kind(self) -> str:
+        """The status's alert type: light before the first edit, then success or danger."""
+        if not self.message:
+            return "light"
+        return "danger" if self.failed else "success"
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
         controls = pn.Column(
             "### Source",
             w.Select.from_param(self.param.source),
-            self.shown,
+            pn.pane.Markdown(self.shown, css_classes=["template-counts"]),
             "### Generate random templates",
             pn.Row(
                 w.IntInput.from_param(self.param.count, width=135),
@@ -275,7 +278,7 @@ class TemplateEditor(pn.viewable.Viewer):
             w.IntInput.from_param(self.param.picked),
             w.TextAreaInput.from_param(self.param.buckets, height=180),
             w.Button.from_param(self.param.apply, name="Apply", color="primary"),
-            self.status,
+            pn.pane.Alert(self.status, alert_type=self.status_kind),
             width=300,
         )
         pair = pn.Column(
@@ -284,7 +287,7 @@ class TemplateEditor(pn.viewable.Viewer):
                 w.IntInput.from_param(self.param.pair_v, width=120),
                 w.FloatSlider.from_param(self.param.offset, width=300),
             ),
-            self.pair_summary,
+            pn.pane.Markdown(self.pair_summary),
             pn.pane.Bokeh(self.adjusted_figure(), sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
