@@ -8,9 +8,11 @@ The server, browser, page and screenshot fixtures are those of ``test_dashboard_
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     SOURCES_WITH,
     browser,
@@ -23,6 +25,10 @@ pytestmark = [pytest.mark.ui, pytest.mark.slow, pytest.mark.spark]
 
 SPARK_WAIT = 240_000
 """ms for a Spark run on a loaded 2-core machine (the first one starts Java)."""
+
+PANE_TEXT = """e => [...(e.shadowRoot || e).children]
+    .filter(c => c.tagName !== 'STYLE' && c.tagName !== 'LINK').map(c => c.innerText).join(' ')"""
+"""A Panel pane's text (that of its shadow root, without the styles)."""
 
 
 def _button(pg, name: str):  # noqa: ANN001, ANN202
@@ -56,8 +62,16 @@ def test_the_coalescing_tab_runs_on_spark(page, screenshots):  # noqa: F811
 def test_the_multiway_join_tab_runs_on_spark(page, screenshots):  # noqa: F811
     open_tab(page, "Multi-way join")
     _button(page, "Spark").click()
+    # the server has taken the choice once it shows the replay's input: Run now runs on Spark
+    page.get_by_text("Spark replay (s)").filter(visible=True).first.wait_for()
     _button(page, "Run").click()
-    page.get_by_text("Caught up: Spark committed").wait_for(timeout=SPARK_WAIT)
+    ended = page.locator(".wjoin-spark").filter(has_text=re.compile("Caught up|failed"))
+    with contextlib.suppress(PlaywrightTimeout):  # the assertion below says what was shown
+        ended.wait_for(timeout=SPARK_WAIT)
+    readout, status = (
+        page.locator(pane).evaluate(PANE_TEXT) for pane in (".wjoin-spark", ".wjoin-status")
+    )
+    assert "Caught up: Spark committed" in readout, f"Spark: {readout!r}; status: {status!r}"
     page.get_by_text("same results as BEW: yes").wait_for()
     page.get_by_text("tuples from 3 motes").wait_for()  # the in-process BEW and FEW ran too
     page.mouse.move(0, 0)  # no tooltip over the plots

@@ -71,7 +71,7 @@ class WJoinExplorer(pn.viewable.Viewer):
         self.spark_pane = pn.pane.Markdown(
             self._spark_readout, css_classes=["wjoin-spark"], sizing_mode="stretch_width"
         )
-        self.status_pane = pn.pane.Alert(sizing_mode="stretch_width")
+        self.status_pane = pn.pane.Alert(css_classes=["wjoin-status"], sizing_mode="stretch_width")
         self.results_table = ReadTable(
             pd.DataFrame(),
             formats={
