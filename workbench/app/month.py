@@ -134,14 +134,13 @@ class MonthExplorer(pn.viewable.Viewer):
         top = float(pairs.max()) if len(pairs) else 0.0
         return View(title, (0.0, end), headroom(top), {"pairs per hour": area})
 
-    @param.depends("message", "running")
+    @param.depends("message")
     def status(self) -> str:
         """What the tab is doing, or the latest re-join in numbers (Markdown)."""
-        text = self.message or (
+        return self.message or (
             "Press **Join the whole month**: the month's streams are built once, then every "
             "move of delta or d joins all of its events again."
         )
-        return text
 
     def __panel__(self) -> pn.viewable.Viewable:
         button = pn.widgets.Button(
