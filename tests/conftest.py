@@ -129,7 +129,7 @@ def spark():
 def server(tmp_path_factory):
     """The dashboard served by the project's launcher on a free localhost port, one for every
     browser test that needs the default server (each opens its own page: its own session);
-    at the end, its log holds no error from Panel.
+    at the end, its log holds no error from Panel and no deprecation warning.
 
     Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
     up and block the server."""
@@ -140,8 +140,12 @@ def server(tmp_path_factory):
         yield url
     # a session's callback that failed is logged by Panel, the page going on as if nothing
     # happened: the tests' pages then pass on what they saw
-    failed = [line for line in log.read_text().splitlines() if "ERROR: panel" in line]
+    lines = log.read_text().splitlines()
+    failed = [line for line in lines if "ERROR: panel" in line]
     assert failed == [], f"the served dashboard logged errors: {failed}"
+    # nor deprecations (pyspark's workers printed one per micro-batch: WORKER_WARNINGS)
+    warned = sorted({line for line in lines if "FutureWarning" in line})
+    assert warned == [], f"the served dashboard logged deprecations: {warned}"
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ __all__ = [
     "LIVE_SHUFFLE_PARTITIONS",
     "SPARK_WARM",
     "STATE_STORES",
+    "WORKER_WARNINGS",
     "shared_session",
     "spark_session",
     "ui_url",
@@ -35,6 +36,11 @@ LIVE_CONF = {
 }
 """State in RocksDB with changelog checkpointing: a batch's commit writes the changes only
 (the dashboard's session; ``bench live --levers`` weighs it)."""
+WORKER_WARNINGS = "ignore::FutureWarning:pyspark.worker"
+"""The Python workers' warning filter (``spark.executorEnv.PYTHONWARNINGS``; a session's
+``conf`` may set another): pyspark's own worker pads ``applyInPandasWithState`` output with a
+pandas concatenation that pandas 2 deprecates, a warning per micro-batch and partition that
+no user of ours can act on (it filled the dashboard server's log)."""
 SPARK_WARM = "Spark is up and warm"
 """What the server's log says once the background start and warm-up have ended (a room of
 users opening the page during the warm-up shares the cores with it: about a minute of CPU)."""
@@ -68,7 +74,7 @@ def spark_session(
         }.items():
             spark.conf.set(key, value)  # session settings: the server's defaults stay
         return spark
-    for key, value in (conf or {}).items():
+    for key, value in {"spark.executorEnv.PYTHONWARNINGS": WORKER_WARNINGS, **(conf or {})}.items():
         builder = builder.config(key, value)
     return (
         builder.master(master)
