@@ -22,6 +22,11 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
     rep.add_argument("--out", default="build/reports", help="folder for the HTML and index.html")
     rep.add_argument(
+        "--paper",
+        action="store_true",
+        help="the papers' sizes (WORKBENCH_SCALE=paper; up to about an hour on 2 cores)",
+    )
+    rep.add_argument(
         "notebooks",
         nargs="*",
         metavar="PATH",
@@ -97,10 +102,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(example4().report())
     elif args.command == "reports":
+        from workbench.experiments.scale import SCALE_ENV
         from workbench.viz.reports import build_reports
 
+        if args.paper:
+            os.environ[SCALE_ENV] = "paper"  # the notebooks' kernels inherit it
         try:
-            reports = build_reports(args.out, args.notebooks)
+            reports = build_reports(
+                args.out, args.notebooks, timeout=None if args.paper else 600
+            )
         except FileNotFoundError as exc:
             print(f"workbench reports: {exc}", file=sys.stderr)
             return 2

@@ -128,11 +128,12 @@ def _title(nb: object, fallback: str) -> str:
 def build_reports(
     out: str | Path = "build/reports",
     notebooks: Sequence[str | Path] = (),
-    timeout: int = 600,
+    timeout: int | None = 600,
 ) -> list[Report]:
     """Execute ``notebooks`` (notebooks or folders of them; default: the checkout's, see
     :func:`notebook_paths`) and write one HTML report each, plus ``index.html``, into
-    ``out``.  Returns the reports in order."""
+    ``out``.  ``timeout``: seconds a cell may take (None: no limit, for the papers' sizes).
+    Returns the reports in order."""
     import nbformat
     from jinja2 import DictLoader
     from nbclient import NotebookClient
