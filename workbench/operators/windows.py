@@ -250,8 +250,16 @@ class FEWConfig(WJoinConfig):
 
 @dataclass
 class WJoinCounters(Counters):
-    """The shared counters plus a multi-way join's work: window and predicate comparisons,
-    tuples dropped from the buffers."""
+    """The shared counters plus a multi-way join's work (W-join Sections 3.1-3.2): window and
+    predicate comparisons, tuples dropped from the buffers, buffered tuples visited inside
+    and outside the period being built, and the most tuples buffered at once."""
 
     comparisons: int = 0
     dropped: int = 0
+    visited_inside: int = 0
+    """Buffered tuples the search visited that lay inside the period (candidates)."""
+    visited_outside: int = 0
+    """Buffered tuples the search visited that lay outside the period: the work the paper
+    blames for BEW's cost (Section 3.1's discussion)."""
+    peak_buffered: int = 0
+    """The most tuples buffered at once over all streams, after any tuple."""
