@@ -35,6 +35,7 @@ ENGINE_FILES = frozenset(
         "tests/test_app_spark_tabs.py",
         "tests/test_dashboard_spark_tabs.py",
         "tests/test_dashboard_ui.py",
+        "tests/test_documented_commands.py",
         "tests/test_intel_lab.py",
         "tests/test_lab_ui.py",
         "tests/test_room.py",

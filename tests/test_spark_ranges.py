@@ -5,6 +5,7 @@ ranges and salts; bad records are rejected with their reason; the ``workbench sp
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +18,8 @@ from tests.support.spark_cases import (
     tie_scenario,
 )
 from tests.support.wjoin_cases import CASES, UNIFORM, check, wjoin_rows
-from workbench.data.event_files import write_event_folder
+from workbench.data.event_files import read_stream_specs, write_event_folder
+from workbench.data.streams import csv_streams
 from workbench.events import sort_pairs
 from workbench.operators import (
     CORRELATIONS,
@@ -40,6 +42,8 @@ from workbench.spark.ranges import (
 from workbench.spark.submit import main as spark_main
 
 pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spark_pairs(spark, tmp_path, op, events, fmt="parquet") -> np.ndarray:  # noqa: ANN001
@@ -174,6 +178,28 @@ def test_the_spark_join_command_runs_on_a_prepared_folder(spark, tmp_path, capsy
     assert spark_main(["join", *args, "--output", str(tmp_path / "k"), "--d", "-1",
                        "--delta", "0.8"]) == 2  # fmt: skip
     assert "d = -1.0" in capsys.readouterr().err
+
+
+def test_a_users_csv_prepared_and_joined_on_spark_gives_the_in_process_pairs(
+    spark, tmp_path, capsys
+):
+    """Issue 49's path: ``prepare --source csv`` on the sample CSV, ``join`` on Spark, and the
+    pairs equal the in-process PTJoin's over the same events."""
+    csv = ROOT / "data" / "sample-two-sensors.csv"
+    folder = tmp_path / "mine"
+    args = ["--time-column", "time", "--sensor-column", "sensor"]
+    assert spark_main(["prepare", "--source", "csv", "--path", str(csv), "--output",
+                       str(folder), *args]) == 0  # fmt: skip
+    assert "313 events of 2 streams" in capsys.readouterr().out
+    assert spark_main(["join", "--input", str(folder), "--output", str(tmp_path / "out"),
+                       "--master", "local[2]", "--d", "60000", "--delta", "0.8"]) == 0  # fmt: skip
+    got = read_result_files(tmp_path / "out" / "pairs")
+    rep = csv_streams(csv.read_bytes(), "time", "sensor", uploaded=False)
+    op = PTJoin(streams=read_stream_specs(folder), d=60000.0, threshold=0.8)
+    assert op.streams == rep.specs()
+    out, _ = replay(op, rep.events)
+    assert len(got) > 100
+    np.testing.assert_array_equal(got, sort_pairs(out.ids))
 
 
 def test_the_spark_wjoin_command_runs_on_tuple_files(spark, tmp_path, capsys):

@@ -108,9 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.paper:
             os.environ[SCALE_ENV] = "paper"  # the notebooks' kernels inherit it
         try:
-            reports = build_reports(
-                args.out, args.notebooks, timeout=None if args.paper else 600
-            )
+            reports = build_reports(args.out, args.notebooks, timeout=None if args.paper else 600)
         except FileNotFoundError as exc:
             print(f"workbench reports: {exc}", file=sys.stderr)
             return 2

@@ -6,11 +6,35 @@ import codecs
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CsvReport", "decode_csv", "epoch_unit", "read_sensor_csv"]
+__all__ = [
+    "CLI_SETTINGS",
+    "PAGE_SETTINGS",
+    "CsvReport",
+    "CsvSettings",
+    "decode_csv",
+    "epoch_unit",
+    "read_sensor_csv",
+]
+
+
+class CsvSettings(NamedTuple):
+    """What the user calls the three CSV settings where they set them, so that a message about
+    a CSV names the setting to change: the time column, the sensor column, the time unit."""
+
+    time: str
+    sensor: str
+    unit: str
+
+
+PAGE_SETTINGS = CsvSettings("CSV time column", "CSV sensor column", "CSV time unit")
+"""The live tab's names (its inputs' labels)."""
+CLI_SETTINGS = CsvSettings("--time-column", "--sensor-column", "--time-unit")
+"""``workbench spark prepare --source csv``'s names (its flags)."""
 
 SHOWN_REJECTS = 5
 """Rejected rows a report lists by row number."""

@@ -19,7 +19,13 @@ import numpy as np
 import pandas as pd
 
 from workbench.config import settings
-from workbench.data.csv_replay import CsvReport, decode_csv, read_sensor_csv
+from workbench.data.csv_replay import (
+    PAGE_SETTINGS,
+    CsvReport,
+    CsvSettings,
+    decode_csv,
+    read_sensor_csv,
+)
 from workbench.data.intel_lab import clean, load_readings
 from workbench.data.replay import learn_templates, readings_to_events
 from workbench.data.replica import simulate_deployment
@@ -245,24 +251,34 @@ def check_upload_size(size: int) -> None:
 
 
 def csv_streams(
-    data: bytes, time: str, sensor: str, time_unit: str | None = None
+    data: bytes,
+    time: str,
+    sensor: str,
+    time_unit: str | None = None,
+    names: CsvSettings = PAGE_SETTINGS,
+    uploaded: bool = True,
 ) -> ReplayedStreams:
     """A CSV of the user's own readings (``time`` and ``sensor`` columns named), replayed like
     the replica: sensors numbered in order of their ids, epochs from :func:`with_epochs`; the
     reading report in ``report``.  The last few CSVs are kept, so checking an upload and
-    replaying it read it once.  An unusable CSV raises ValueError saying why, naming the page's
-    "CSV time unit" when the times look like epoch numbers read as something else: a file
-    above the upload limit (:func:`check_upload_size`), empty, binary (:func:`decode_csv`),
-    without the named columns (the ones it has listed), with a header only, or with no row
-    whose time and sensor parse.  Text that is not UTF-8 is read as Windows-1252 and noted in
-    the report."""
-    check_upload_size(len(data))  # before the cache: the limit in force now decides
-    return _csv_streams(data, time, sensor, time_unit)
+    replaying it read it once.  An unusable CSV raises ValueError saying why, naming the time
+    unit's setting when the times look like epoch numbers read as something else: an uploaded
+    file above the upload limit (:func:`check_upload_size`), empty, binary
+    (:func:`decode_csv`), without the named columns (the ones it has listed), with a header
+    only, or with no row whose time and sensor parse.  Text that is not UTF-8 is read as
+    Windows-1252 and noted in the report.  ``names``: what the messages call the settings (the
+    page's inputs, or the command line's flags); ``uploaded=False`` for a file read from disk
+    by the command line, which the dashboard's upload limit does not hold."""
+    if uploaded:
+        check_upload_size(len(data))  # before the cache: the limit in force now decides
+    return _csv_streams(data, time, sensor, time_unit, names)
 
 
 @lru_cache(maxsize=4)
-def _csv_streams(data: bytes, time: str, sensor: str, time_unit: str | None) -> ReplayedStreams:
-    """:func:`csv_streams` of a file within the upload limit (the last few kept)."""
+def _csv_streams(
+    data: bytes, time: str, sensor: str, time_unit: str | None, names: CsvSettings
+) -> ReplayedStreams:
+    """:func:`csv_streams` of a file already let in (the last few kept)."""
     text, notes = decode_csv(data)
     if not text.strip():
         raise ValueError(
@@ -283,8 +299,8 @@ def _csv_streams(data: bytes, time: str, sensor: str, time_unit: str | None) -> 
         text = f"the CSV cannot be read: {exc}"
         if "are not in the CSV" in str(exc):
             text += (
-                ". Set CSV time column and CSV sensor column to the names of your CSV's time "
-                "and sensor columns"
+                f". Set {names.time} and {names.sensor} to the names of your CSV's time and "
+                "sensor columns"
             )
         raise ValueError(text) from exc
     report = replace(report, notes=notes)
@@ -295,7 +311,7 @@ def _csv_streams(data: bytes, time: str, sensor: str, time_unit: str | None) -> 
             "reading is needed"
         )
     if readings.empty:
-        why = report.describe("CSV time unit", sep=" ")
+        why = report.describe(names.unit, sep=" ")
         raise ValueError(f"no CSV row has a parsable time and sensor. {why}")
     codes, ids = pd.factorize(readings["mote"], sort=True)
     readings = readings.assign(mote=codes + 1)
@@ -305,7 +321,7 @@ def _csv_streams(data: bytes, time: str, sensor: str, time_unit: str | None) -> 
         streams = replayed_streams(readings, days=None, epoch_seconds=period)
     except ValueError as exc:  # too few sensors or readings to replay: with what was read
         why = str(exc).rstrip(".")
-        raise ValueError(f"{why}. {report.describe('CSV time unit', sep=' ')}") from exc
+        raise ValueError(f"{why}. {report.describe(names.unit, sep=' ')}") from exc
     return replace(streams, report=report)
 
 

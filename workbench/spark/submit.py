@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from workbench.coalesce import Equivalence, Window
 from workbench.coalesce.equivalence import KINDS
 from workbench.data.event_files import EVENT_FORMATS, read_stream_specs, write_event_folder
+from workbench.experiments.workloads import WJoinWorkload
 from workbench.operators import (
     CORRELATIONS,
     BEWJoin,
@@ -43,12 +44,35 @@ from workbench.operators import (
 from workbench.operators.wjoin import MultiWayJoin
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
     from pyspark.sql import SparkSession
+
+    from workbench.data.streams import ReplayedStreams
 
 __all__ = ["PREPARE_SOURCES", "main", "parser"]
 
-PREPARE_SOURCES = ("simulated", "month", "readings", "csv", "synthetic", "intervals", "motes")
-"""What ``prepare`` can write an event folder from."""
+PREPARE_SOURCES = (
+    "simulated",
+    "month",
+    "readings",
+    "csv",
+    "synthetic",
+    "intervals",
+    "motes",
+    "tuples",
+)
+"""What ``prepare`` can write an event folder (or, ``motes`` and ``tuples``, tuple files)
+from."""
+TUPLES_WORKLOAD = WJoinWorkload(window_ms=40.0, keys=20, windows=250.0)
+"""``--source tuples``: keys 0..19, 250 windows of 40 ms (10 s of stream time)."""
+TUPLES_RATE = 600.0
+"""``--source tuples``: the streams' aggregate rate (tuples/s)."""
+TUPLES_DELAY_MS = 500.0
+"""``--source tuples``: each tuple arrives up to this long after its timestamp (out of order)."""
+TIME_UNITS = ("s", "ms", "us", "ns")
+"""``--time-unit``: a CSV's numeric times counted from 1970-01-01 in this unit (none: dates)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,6 +86,16 @@ def parser() -> argparse.ArgumentParser:
     prep.add_argument("--path", help="the readings file or CSV (readings, csv)")
     prep.add_argument("--format", choices=EVENT_FORMATS, default="parquet")
     prep.add_argument("--output", required=True, help="the event folder to write")
+    csv = prep.add_argument_group("--source csv: the CSV's columns, as the live tab asks them")
+    csv.add_argument("--time-column", default="time", help="its time column (default: time)")
+    csv.add_argument("--sensor-column", default="sensor", help="its sensor id (default: sensor)")
+    csv.add_argument(
+        "--time-unit",
+        choices=TIME_UNITS,
+        help="numeric times since 1970-01-01 in this unit (default: the times are dates)",
+    )
+    tup = prep.add_argument_group("--source tuples: W-join tuples for workbench spark wjoin")
+    tup.add_argument("--streams", type=int, default=3, help="how many streams (2-6; default 3)")
     for name, text in (
         ("join", "PTJoin (Section 3) over an event folder"),
         ("correlate", "interval correlation over an event folder"),
@@ -141,7 +175,9 @@ def _prepare(args: argparse.Namespace) -> str:
     if args.source in ("readings", "csv") and not args.path:
         raise ValueError(f"--source {args.source} needs --path")
     if args.source == "motes":
-        return _prepare_tuples(args.output, args.format)
+        return _prepare_motes(args.output, args.format)
+    if args.source == "tuples":
+        return _prepare_wjoin_tuples(args.output, args.format, args.streams)
     if args.source == "intervals":
         import numpy as np
 
@@ -154,7 +190,7 @@ def _prepare(args: argparse.Namespace) -> str:
             "simulated": data.default_streams,
             "month": data.month_streams,
             "readings": lambda: data.readings_file_streams(args.path),
-            "csv": lambda: data.csv_streams(open(args.path, "rb").read()),  # noqa: SIM115
+            "csv": lambda: _csv(args),
             "synthetic": data.synthetic_streams,
         }[args.source]()
         specs, events = rep.specs(), rep.events
@@ -162,15 +198,34 @@ def _prepare(args: argparse.Namespace) -> str:
     return f"{len(events):,} events of 2 streams written to {folder}"
 
 
-def _prepare_tuples(output: str, fmt: str) -> str:
-    """The simulated deployment's temperatures as coalescing tuples (group: the mote; ms)."""
+def _csv(args: argparse.Namespace) -> ReplayedStreams:
+    """The user's CSV (``--path``) read with the columns and the time unit the flags name; its
+    problems said in the flags' words, the reading report printed."""
     from pathlib import Path
 
-    from workbench.data.streams import default_readings
-    from workbench.spark.coalesce_job import readings_records
+    from workbench.data.csv_replay import CLI_SETTINGS
+    from workbench.data.streams import csv_streams
 
-    readings = default_readings()
-    tuples = readings_records(readings, sorted(readings["mote"].unique()), "temperature")
+    path = Path(args.path)
+    if not path.is_file():
+        raise FileNotFoundError(f"--path = {args.path!r}: no such file")
+    rep = csv_streams(
+        path.read_bytes(),
+        args.time_column,
+        args.sensor_column,
+        args.time_unit,
+        names=CLI_SETTINGS,
+        uploaded=False,
+    )
+    if rep.report is not None:
+        print(rep.report.describe("--time-unit"), file=sys.stderr)
+    return rep
+
+
+def _write_tuples(tuples: pd.DataFrame, output: str, fmt: str) -> Path:
+    """Tuple files (one ``tuples.*`` file in the folder ``output``) in ``fmt``; their path."""
+    from pathlib import Path
+
     folder = Path(output)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / {"parquet": "tuples.parquet", "json": "tuples.jsonl", "csv": "tuples.csv"}[fmt]
@@ -179,8 +234,39 @@ def _prepare_tuples(output: str, fmt: str) -> str:
     elif fmt == "json":
         tuples.to_json(path, orient="records", lines=True)
     else:
-        tuples.to_csv(path, index=False)
+        tuples.to_csv(path, index=False, float_format="%.17g")
+    return path
+
+
+def _prepare_motes(output: str, fmt: str) -> str:
+    """The simulated deployment's temperatures as coalescing tuples (group: the mote; ms)."""
+    from workbench.data.streams import default_readings
+    from workbench.spark.coalesce_job import readings_records
+
+    readings = default_readings()
+    tuples = readings_records(readings, sorted(readings["mote"].unique()), "temperature")
+    path = _write_tuples(tuples, output, fmt)
     return f"{len(tuples):,} tuples of {tuples['group'].nunique()} motes written to {path}"
+
+
+def _prepare_wjoin_tuples(output: str, fmt: str, streams: int) -> str:
+    """W-join tuples (``stream, id, key, t, arrival``, ms) for ``workbench spark wjoin``:
+    :data:`TUPLES_WORKLOAD`'s integer streams (the W-join performance study's, Section 4),
+    each tuple delayed by up to :data:`TUPLES_DELAY_MS`."""
+    import numpy as np
+
+    if not 2 <= streams <= 6:
+        raise ValueError(f"--streams = {streams} must be 2 to 6 (W-join Section 2)")
+    rng = np.random.default_rng(0)
+    rows = TUPLES_WORKLOAD.streams(rng, streams, TUPLES_RATE)
+    arrival = rows["ts"] + rng.uniform(0.0, TUPLES_DELAY_MS, len(rows))
+    tuples = (
+        rows.assign(arrival=arrival)
+        .rename(columns={"value": "key", "ts": "t"})
+        .sort_values("arrival", kind="stable", ignore_index=True)
+    )
+    path = _write_tuples(tuples[["stream", "id", "key", "t", "arrival"]], output, fmt)
+    return f"{len(tuples):,} tuples of {streams} streams written to {path}"
 
 
 def _operator(args: argparse.Namespace) -> TwoStreamJoin | MultiWayJoin:
