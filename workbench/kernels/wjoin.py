@@ -489,7 +489,7 @@ def warm_up() -> None:
     the operators call it with, outside any timed region."""
     from workbench.operators.wbuffers import FifoBuffers, HashBuffers
 
-    fifo, table = FifoBuffers(2, capacity=0), HashBuffers(2, capacity=0, keys=0)
+    fifo, table = FifoBuffers(2, capacity=0), HashBuffers(2, capacity=2, keys=0)  # as _NO_HASH
     st = Store(
         False, fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
         table.ts, table.ints, table.lists, table.buckets, table.free, table.nfree,

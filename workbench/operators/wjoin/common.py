@@ -45,8 +45,10 @@ __all__ = ["MultiWayJoin"]
 
 _ON_TIME = np.zeros(1, dtype=bool)
 
-_NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=0, keys=0)
-"""Empty buffers of the kind not in use, passed to the kernel beside the real ones."""
+_NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=2, keys=0)
+"""Empty buffers of the kind not in use, passed to the kernel beside the real ones (a pool of
+two slots: its timestamp column is then strided, as every real pool's, so the kernel compiles
+once)."""
 
 
 class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
@@ -158,8 +160,8 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     def _push_valid(self, batch: WTuples) -> Emitted:
         """Valid tuples through the compiled kernel (:func:`~workbench.kernels.wjoin.
         wjoin_batch`), on the same buffers as ``push``, for the equality predicate (values
-        factorized to key codes); a user predicate, a Python function of the values, and the
-        paper's mechanisms run the reference path (``push`` per tuple)."""
+        factorized to key codes), by either mechanism; a user predicate, a Python function of
+        the values, runs the reference path (``push`` per tuple)."""
         if not self._compiled():
             return super()._push_valid(batch)
         late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
