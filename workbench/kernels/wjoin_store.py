@@ -190,7 +190,7 @@ def drop_before(st, s, bound):
 def sweep(st, s, bound):
     """FEW's trim at a restart of mode 1 (Section 3.2): stream s's tuples older than
     ``bound`` dropped one by one from the oldest, each head compared once; (dropped,
-    comparisons).  Mirrored by ``FifoBuffers.sweep`` and ``HashBuffers.sweep``."""
+    comparisons).  Mirrored by ``FEWJoin._sweep``."""
     n = 0
     while size(st, s) > 0:
         if not oldest(st, s)[0] < bound:
