@@ -155,9 +155,9 @@ def test_user_predicate():
 
     expected = _oracle(rows, constraints, close)
     assert expected
-    for cls in (BEWJoin, FEWJoin):
-        op = cls(constraints=constraints, max_delay=[2.0] * 3, predicate=close)
-        assert sorted(_run(op, rows)) == sorted(expected)
+    for cls, mech in itertools.product((BEWJoin, FEWJoin), MECHANISMS):
+        op = cls(constraints=constraints, max_delay=[2.0] * 3, predicate=close, mechanism=mech)
+        assert sorted(_run(op, rows)) == sorted(expected), (cls.__name__, mech)
 
 
 def test_bew_answers_at_once_and_few_waits_for_its_period():
