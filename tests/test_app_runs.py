@@ -101,6 +101,22 @@ def test_response_times_read_in_three_significant_digits(wjoin):
     shown = app.results_table.formats
     assert shown["mean response (ms)"] is shown["p95 response (ms)"] is response_ms
     assert shown["tuples/s"](12345.6) == "12,346"
+    assert shown["visited outside"](12345) == shown["peak buffered"](12345) == "12,345"
+
+
+def test_the_mechanism_switch_reruns_and_the_table_spins_while_running(wjoin):
+    """The fast / paper selector beside the algorithms: a move makes the run stale; the
+    measures table shows a spinner while a run is in progress."""
+    app, _, _ = wjoin
+    app.model.run()
+    app.model.mechanism = "paper"
+    assert app.status_pane.alert_type == "warning" and "Mechanism" in app.status_pane.object
+    table = app.results_table.__panel__()
+    app.model.running = True
+    assert table.loading
+    app.model.running = False
+    assert not table.loading
+    app.model.mechanism = "fast"
 
 
 def test_multiway_plots_follow_each_change(wjoin):

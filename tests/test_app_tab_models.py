@@ -168,6 +168,26 @@ def test_the_wjoin_model_runs_without_a_page():
     assert model.compute() == ([], "Cannot run: choose BEW, FEW or both")
 
 
+def test_the_wjoin_model_switches_to_the_papers_mechanism():
+    """W-join Sections 3.1-3.2: the paper's mechanism finds the same results; the measures
+    show the tuples its search visited outside the period and the peak of tuples buffered,
+    and a move of the mechanism makes a run stale."""
+    model = WJoinModel(hours=1.0, motes=[1, 2, 3, 4])
+    fast = model.run()
+    assert {"visited outside", "peak buffered"} <= set(model.measures().columns)
+    model.mechanism = "paper"
+    assert model.changed_since_run() == ["Mechanism"]
+    ops = model.operators(model.rows())
+    assert {op.mechanism for op in ops.values()} == {"paper"}
+    paper = model.run()
+    assert [r.results for r in paper] == [r.results for r in fast]
+    by = {r.algorithm: r for r in paper}
+    assert by["BEW"].visited_outside > 0 and by["BEW"].peak_buffered >= fast[0].peak_buffered
+    frame = model.measures()
+    assert frame["visited outside"].tolist() == [r.visited_outside for r in paper]
+    assert frame["peak buffered"].tolist() == [r.peak_buffered for r in paper]
+
+
 @pytest.mark.parametrize(("bew", "few"), [("modified", "gca"), ("gca", "lca"), ("lca", "gca")])
 def test_the_wjoin_model_runs_a_non_uniform_clique_by_each_strategy(bew, few):
     """W-join Section 5.1: GCA, LCA and modified BEW over a clique of distinct windows find

@@ -3,6 +3,7 @@ the brute-force oracle."""
 
 from __future__ import annotations
 
+import itertools
 import pickle
 
 import numpy as np
@@ -17,13 +18,15 @@ from workbench.protocol import BadEventError
 from workbench.records import Emitted
 
 ENGINES = ("python", "compiled")
+MECHANISMS = ("fast", "paper")
 
 
-def _streams(rng, m, n, mean_gap, delays, keys, late_fraction=0.0):
-    """m streams of n tuples: exponential gaps, integer values, arrival delay <= D."""
+def _streams(rng, m, n, mean_gap, delays, keys, late_fraction=0.0, slow=()):
+    """m streams of n tuples: exponential gaps (10x longer for the streams in ``slow``, the
+    paper's Figure 4), integer values, arrival delay <= D."""
     rows = []
     for s in range(m):
-        ts = np.cumsum(rng.exponential(mean_gap, n))
+        ts = np.cumsum(rng.exponential(mean_gap * (10 if s in slow else 1), n))
         delay = rng.uniform(0, delays[s], n)
         late = rng.random(n) < late_fraction
         delay[late] = delays[s] + rng.uniform(0.5, 5.0, int(late.sum()))
@@ -87,30 +90,45 @@ def _variants(form):
 FORMS = ["uniform clique", "non-uniform clique", "path", "graph"]
 
 
-@settings(max_examples=40)
+@settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     m=st.integers(2, 5),
     form=st.sampled_from(FORMS),
     n=st.integers(0, 14),
     delayed=st.booleans(),
+    unequal=st.booleans(),
+    engine=st.sampled_from(ENGINES),
 )
-def test_every_variant_equals_the_oracle(seed, m, form, n, delayed):
+def test_every_variant_equals_the_oracle(seed, m, form, n, delayed, unequal, engine):
+    """Every algorithm x implementation x strategy x mechanism, in either engine, on every
+    form, with delayed tuples and unequal rates (half the streams 10x slower, Figure 4)."""
     rng = np.random.default_rng(seed)
     if m == 2 and form in ("path", "graph"):
         form = "non-uniform clique"
     constraints = _random_constraints(rng, m, form)
     delays = list(rng.uniform(0, 6, m)) if delayed else [0.0] * m
-    rows = _streams(rng, m, n, mean_gap=3.0, delays=delays, keys=2, late_fraction=0.1)
+    slow = range(m // 2) if unequal else ()
+    rows = _streams(rng, m, n, mean_gap=3.0, delays=delays, keys=2, late_fraction=0.1, slow=slow)
     expected = _oracle(rows, constraints)
     for cls, strategy, impl in _variants(constraints.form):
-        op = cls(constraints=constraints, max_delay=delays, strategy=strategy, implementation=impl)
-        got = _run(op, rows)
-        assert len(got) == len(set(got)), (cls.__name__, strategy, impl, "duplicates")
-        assert set(got) == expected, (cls.__name__, strategy, impl)
-        c = op.counters
-        assert c.results_out == len(expected) and c.buffered == (0,) * m
-        assert c.late == sum(r[5] for r in rows)
+        for mech in MECHANISMS:
+            op = cls(
+                constraints=constraints,
+                max_delay=delays,
+                strategy=strategy,
+                implementation=impl,
+                mechanism=mech,
+                engine=engine,
+            )
+            got = _run(op, rows)
+            where = (cls.__name__, strategy, impl, mech)
+            assert len(got) == len(set(got)), (*where, "duplicates")
+            assert set(got) == expected, where
+            c = op.counters
+            assert c.results_out == len(expected) and c.buffered == (0,) * m
+            assert c.late == sum(r[5] for r in rows)
+            assert c.peak_buffered <= sum(not r[5] for r in rows)
 
 
 def test_six_way_uniform_clique_with_delays():
@@ -137,9 +155,9 @@ def test_user_predicate():
 
     expected = _oracle(rows, constraints, close)
     assert expected
-    for cls in (BEWJoin, FEWJoin):
-        op = cls(constraints=constraints, max_delay=[2.0] * 3, predicate=close)
-        assert sorted(_run(op, rows)) == sorted(expected)
+    for cls, mech in itertools.product((BEWJoin, FEWJoin), MECHANISMS):
+        op = cls(constraints=constraints, max_delay=[2.0] * 3, predicate=close, mechanism=mech)
+        assert sorted(_run(op, rows)) == sorted(expected), (cls.__name__, mech)
 
 
 def test_bew_answers_at_once_and_few_waits_for_its_period():
@@ -214,13 +232,13 @@ def test_operators_pickle_mid_stream():
     rng = np.random.default_rng(13)
     wc = WindowConstraints.uniform(3, 10.0)
     rows = _streams(rng, 3, 40, mean_gap=1.0, delays=[3.0] * 3, keys=2)
-    for cls in (BEWJoin, FEWJoin):
-        for impl in ("nested", "hash"):
-            op = cls(constraints=wc, max_delay=[3.0] * 3, implementation=impl)
-            for arrival, s, i, v, ts, _ in rows[:60]:
-                op.push(s, i, v, ts, arrival)
-            clone = pickle.loads(pickle.dumps(op))
-            assert sorted(_run(op, rows[60:])) == sorted(_run(clone, rows[60:]))
+    for cls, impl, mech in itertools.product((BEWJoin, FEWJoin), ("nested", "hash"), MECHANISMS):
+        op = cls(constraints=wc, max_delay=[3.0] * 3, implementation=impl, mechanism=mech)
+        for arrival, s, i, v, ts, _ in rows[:60]:
+            op.push(s, i, v, ts, arrival)
+        clone = pickle.loads(pickle.dumps(op))
+        assert sorted(_run(op, rows[60:])) == sorted(_run(clone, rows[60:]))
+        assert op.counters == clone.counters
 
 
 # -- the compiled engine against the python engine ---------------------------------------------
@@ -265,6 +283,7 @@ def _state(op):
         op.now,
         op._seq,
         None if start is None else start[:3],
+        op._newest.tolist(),
     )
 
 
@@ -293,12 +312,14 @@ def test_compiled_engine_equals_the_python_engine(seed, m, form, step, base, kin
     constraints = WindowConstraints(windows)
     delays = list(step * rng.integers(0, 4, m)) if delayed else [0.0] * m
     batch = _hard_batch(rng, m, 60, step, base, delays, kind)
-    for cls, strategy, impl in _variants(constraints.form):
+    variants = [(*v, mech) for v in _variants(constraints.form) for mech in MECHANISMS]
+    for cls, strategy, impl, mech in variants:
         config = dict(
             constraints=constraints,
             max_delay=delays,
             strategy=strategy,
             implementation=impl,
+            mechanism=mech,
             on_bad="count",
         )
         ops = [cls(**config, engine=e) for e in ("python", "compiled")]
@@ -315,9 +336,10 @@ def test_compiled_engine_equals_the_python_engine(seed, m, form, step, base, kin
                     out.append(op.set_params(max_delay=[d / 2 for d in op.config.max_delay]))
                     out.append(op.advance(op.now + step))
         got = [Emitted.concat([*out, op.flush()], m) for op, out in zip(ops, outs, strict=True)]
-        assert got[1] == got[0], (cls.__name__, strategy, impl)
-        assert ops[1].counters == ops[0].counters, (cls.__name__, strategy, impl)
-        assert _state(ops[1]) == _state(ops[0])
+        where = (cls.__name__, strategy, impl, mech)
+        assert got[1] == got[0], where
+        assert ops[1].counters == ops[0].counters, where
+        assert _state(ops[1]) == _state(ops[0]), where
 
 
 def test_compiled_engine_state_interleaves_with_push_mid_stream():
@@ -328,19 +350,18 @@ def test_compiled_engine_state_interleaves_with_push_mid_stream():
     rows = _streams(rng, 3, 60, mean_gap=1.0, delays=[2.0] * 3, keys=3, late_fraction=0.1)
     arrival, s, i, v, ts, _ = (np.array(c) for c in zip(*rows, strict=True))
     batch = WTuples(s, i, v, ts, arrival)
-    for cls in (BEWJoin, FEWJoin):
-        for impl in ("nested", "hash"):
-            config = dict(constraints=wc, max_delay=[2.0] * 3, implementation=impl)
-            ref, op = cls(**config, engine="python"), cls(**config)
-            for a in range(0, len(batch), 30):
-                part = batch[a : a + 30]
-                want = ref.push_batch(part)
-                got = (
-                    op.push_batch(part)
-                    if a % 60 == 0
-                    else Emitted.concat([op.push(*r) for r in part.rows()], 3)
-                )
-                assert got == want and _state(op) == _state(ref) and op.counters == ref.counters
+    for cls, impl, mech in itertools.product((BEWJoin, FEWJoin), ("nested", "hash"), MECHANISMS):
+        config = dict(constraints=wc, max_delay=[2.0] * 3, implementation=impl, mechanism=mech)
+        ref, op = cls(**config, engine="python"), cls(**config)
+        for a in range(0, len(batch), 30):
+            part = batch[a : a + 30]
+            want = ref.push_batch(part)
+            got = (
+                op.push_batch(part)
+                if a % 60 == 0
+                else Emitted.concat([op.push(*r) for r in part.rows()], 3)
+            )
+            assert got == want and _state(op) == _state(ref) and op.counters == ref.counters
 
 
 def test_user_predicate_runs_the_reference_path_in_both_engines():
@@ -388,9 +409,11 @@ def _grid_rows(rng, m, n, delays, empty):
     one_empty=st.booleans(),
 )
 def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, delayed, one_empty):
-    """BEW testing every tuple against its period and FEW's plane sweep (the paper's
-    mechanisms) find the oracle's results once each, as the fast mechanisms do; BEW's
-    emissions, buffers and drops agree push by push, FEW's results come no later."""
+    """The paper's BEW (newest-timestamp expiry met by the search, per-tuple period tests) and
+    the paper's FEW (one shared period, trimmed at each restart, blind joins) find the
+    oracle's results once each, as the fast mechanisms do, on ties and exact window gaps:
+    BEW's at the same pushes, the paper's FEW's no later than the fast FEW's (it joins each
+    tuple on arrival)."""
     rng = np.random.default_rng(seed)
     if m == 2 and form in ("path", "graph"):
         form = "non-uniform clique"
@@ -403,7 +426,7 @@ def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, d
         config = dict(constraints=constraints, max_delay=delays, strategy=strategy)
         fast, paper = (
             cls(**config, implementation=impl, mechanism=mech, engine="python")
-            for mech in ("fast", "paper")
+            for mech in MECHANISMS
         )
         emitted_at = {}
         for k, (arrival, s, i, v, ts, _) in enumerate(rows):
@@ -412,10 +435,8 @@ def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, d
                 for ids in map(tuple, out.ids.tolist()):
                     emitted_at.setdefault(op, {})[ids] = k
             if cls is BEWJoin:
-                assert got == want and _state(paper) == _state(fast)
+                assert got == want
         ends = [op.flush() for op in (fast, paper)]
-        if cls is BEWJoin:
-            assert ends[1] == ends[0] and paper.counters.dropped == fast.counters.dropped
         for op, end in zip((fast, paper), ends, strict=True):
             for ids in map(tuple, end.ids.tolist()):
                 emitted_at.setdefault(op, {})[ids] = len(rows)
@@ -426,50 +447,147 @@ def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, d
         assert paper.counters.buffered == (0,) * m
 
 
+def _batch(rows):
+    arrival, s, i, v, ts, _ = (np.array(c) for c in zip(*rows, strict=True))
+    return WTuples(s, i, v, ts, arrival)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    m=st.integers(2, 4),
+    delayed=st.booleans(),
+    cuts=st.lists(st.integers(0, 80), max_size=6),
+)
+def test_push_equals_push_batch_for_any_split(seed, m, delayed, cuts):
+    """The python engine's pushes == the compiled engine's batches, cut anywhere: the same
+    emissions, counters (visited inside / outside and peak included) and buffers."""
+    rng = np.random.default_rng(seed)
+    wc = WindowConstraints.uniform(m, 6.0)
+    delays = [float(d) for d in rng.integers(0, 3, m)] if delayed else [0.0] * m
+    rows = _streams(rng, m, 80 // m, 1.0, delays, keys=2, late_fraction=0.1, slow=range(m // 2))
+    batch = _batch(rows)
+    bounds = sorted({0, len(batch), *(c for c in cuts if c < len(batch))})
+    for cls, impl, mech in itertools.product((BEWJoin, FEWJoin), ("nested", "hash"), MECHANISMS):
+        config = dict(constraints=wc, max_delay=delays, implementation=impl, mechanism=mech)
+        ref, op = cls(**config, engine="python"), cls(**config, engine="compiled")
+        want = Emitted.concat([*(ref.push(*r) for r in batch.rows()), ref.flush()], m)
+        parts = [op.push_batch(batch[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        got = Emitted.concat([*parts, op.flush()], m)
+        assert got == want and op.counters == ref.counters, (cls.__name__, impl, mech)
+
+
 def test_paper_bew_tests_every_buffered_tuple_against_its_period():
-    """Section 3.1: the paper's nested loop tests each buffered tuple against the period
-    (and the key of each one inside); the fast one binary-searches the period."""
+    """Section 3.1: the paper's nested loop tests each buffered tuple against the period (and
+    the key of each one inside; each one older than the period against the expiry bound);
+    the fast one binary-searches the period."""
     wc = WindowConstraints.uniform(2, 10.0)
     ops = {
         mech: BEWJoin(constraints=wc, max_delay=[30.0, 30.0], mechanism=mech, engine="python")
-        for mech in ("fast", "paper")
+        for mech in MECHANISMS
     }
     for op in ops.values():
         for k, ts in enumerate([0.0, 5.0, 30.0]):  # delay 30 keeps 0 and 5 buffered at 31
             op.push(0, k, "a", ts, 30.0)
         assert op.push(1, 9, "a", 31.0, 31.0).ids.tolist() == [[2, 9]]
-    # period [21, 41]: fast scans the one tuple inside; paper tests 3, then one key test
-    assert ops["fast"].counters.comparisons == 1
-    assert ops["paper"].counters.comparisons == 4
+    # period [21, 41]: fast scans the one tuple inside; paper tests 3 against the period, the
+    # one inside against the key, the two older against the expiry bound (kept: D = 30)
+    fast, paper = ops["fast"].counters, ops["paper"].counters
+    assert (fast.comparisons, fast.visited_inside, fast.visited_outside) == (1, 1, 0)
+    assert (paper.comparisons, paper.visited_inside, paper.visited_outside) == (6, 1, 2)
 
 
-def test_paper_few_sweep_drops_a_starting_tuple_without_partners():
-    """Section 3.2, mode 1: a stream whose oldest tuple is newer than the period (and that
-    can get no tuple inside it any more) drops the starting tuple unsearched."""
+def test_paper_bew_drops_a_tuple_only_when_its_search_meets_it():
+    """Section 3.1: the paper's BEW keeps each stream's newest timestamp and drops a tuple the
+    search meets older than ``newest_j - D_j - W`` for every other stream j; a stream that
+    lags (slow, Figure 4) keeps the others' out-of-window tuples buffered."""
     wc = WindowConstraints.uniform(3, 5.0)
-    op = FEWJoin(constraints=wc, max_delay=[0.0] * 3, mechanism="paper", engine="python")
-    out = []
-    for s, k, ts in [(0, 1, 0.0), (1, 2, 2.0), (2, 3, 9.0), (0, 4, 10.0), (1, 5, 11.0)]:
-        out += op.push(s, k, "a", ts, ts).ids.tolist()
-    assert out == [[4, 5, 3]]
-    # at 9, tuple 1's sweep meets stream 2's oldest, 9 > 0 + 5, and tuple 2's meets it too,
-    # 9 > 2 + 5: both dropped unsearched; tuple 3 waited for streams 0 and 1, then opened
-    assert op.counters.dropped == 2 and op.counters.buffered == (1, 1, 1)
-    # on the boundary: at 1, stream 1 may still get a tuple at 0 + 1, so tuple 1 waits
-    op = FEWJoin(constraints=WindowConstraints.uniform(3, 1.0), max_delay=[0.0] * 3,
-                 mechanism="paper", engine="python")  # fmt: skip
-    out = []
-    for s, k, ts in [(0, 1, 0.0), (2, 2, 1.0), (1, 3, 1.0)]:
-        out += op.push(s, k, "a", ts, ts).ids.tolist()
-    assert out == [[1, 3, 2]]
+    ops = {
+        mech: BEWJoin(constraints=wc, max_delay=[0.0] * 3, mechanism=mech, engine="python")
+        for mech in MECHANISMS
+    }
+    for op in ops.values():
+        op.push(2, 100, "a", 0.0, 0.0)  # stream 2 is slow: its newest stays 0
+        for k in range(10):
+            op.push(k % 2, k, "a", float(k), float(k))
+    fast, paper = ops["fast"], ops["paper"]
+    assert fast.counters.buffered == (3, 3, 0)  # at 9: nothing below 9 - 5 can join
+    # paper: the tuple of stream 2 is met and dropped once both others passed 5; stream 2's
+    # newest stays 0, so no tuple of streams 0 and 1 is ever below 0 - 5: all kept, visited
+    assert paper.counters.buffered == (5, 5, 0) and paper.counters.dropped == 1
+    assert paper.counters.visited_outside == 8 and fast.counters.visited_outside == 0
+    # a new tuple of stream 2 at 12: its search meets stream 0's tuples older than its
+    # period [7, 17] and drops those below min(9 - 5, 12 - 5) = 4; stream 1 is met only
+    # through stream 0's candidate 8 (period [7, 13]), and loses 1 (below min(8, 12) - 5)
+    assert paper.push(2, 101, "a", 12.0, 12.0).ids.tolist() == [[8, 7, 101], [8, 9, 101]]
+    assert [[t[2] for t in paper.buffers.stream(s)] for s in (0, 1)] == [[4, 6, 8], [3, 5, 7, 9]]
+    assert paper.counters.peak_buffered == 10 > fast.counters.peak_buffered == 7
 
 
-def test_paper_mechanisms_run_the_reference_path_in_both_engines():
+def test_paper_bew_keeps_more_on_unequal_rates_figure_4():
+    """The paper's Figure 4 situation: half the streams ten times slower.  The paper's BEW
+    visits tuples outside the period and buffers more than the fast BEW, in both engines
+    alike (same counters); the results are the same."""
+    rng = np.random.default_rng(31)
+    wc = WindowConstraints.uniform(4, 5.0)
+    rows = _streams(rng, 4, 60, mean_gap=1.0, delays=[0.0] * 4, keys=2, slow=(0, 1))
+    batch = _batch(rows)
+    for impl in ("nested", "hash"):
+        ops = {
+            (mech, e): BEWJoin(constraints=wc, max_delay=[0.0] * 4, implementation=impl,
+                               mechanism=mech, engine=e)
+            for mech in MECHANISMS for e in ENGINES
+        }  # fmt: skip
+        outs = {k: Emitted.concat([op.push_batch(batch), op.flush()], 4) for k, op in ops.items()}
+        assert all(o == outs["fast", "python"] for o in outs.values())
+        for mech in MECHANISMS:
+            assert ops[mech, "python"].counters == ops[mech, "compiled"].counters
+        fast, paper = ops["fast", "compiled"].counters, ops["paper", "compiled"].counters
+        assert paper.visited_outside > 0 and paper.peak_buffered > fast.peak_buffered
+        assert fast.visited_outside <= fast.visited_inside  # the fast one mostly looks inside
+
+
+def test_paper_few_shares_one_period_and_trims_at_restart():
+    """Section 3.2: tuples inside the period are admitted (one comparison) and joined blindly
+    (key tests only, no window test); a tuple outside it restarts mode 1, which trims what no
+    future arrival can join, sweeping each stream from its oldest tuple."""
+    wc = WindowConstraints.uniform(2, 5.0)
+    op = FEWJoin(constraints=wc, max_delay=[0.0, 0.0], mechanism="paper", engine="python")
+    out = []
+    for s, k, ts in [(0, 1, 0.0), (1, 2, 2.0), (0, 3, 4.0), (1, 4, 5.0)]:
+        out += op.push(s, k, "a", ts, ts).ids.tolist()
+    assert out == [[1, 2], [3, 2], [1, 4], [3, 4]]  # all inside the period [0, 5]
+    c = op.counters
+    # 3 admissions; blind joins: 0 + 1 + 1 + 2 key tests; nothing dropped yet
+    assert (c.comparisons, c.visited_inside, c.visited_outside, c.dropped) == (7, 4, 0, 0)
+    assert op.push(0, 5, "a", 8.0, 8.0).ids.tolist() == [[5, 4]]  # outside [0, 5]: restart
+    # the sweep drops 0 and 2 (below 8 - 5), keeps 4 and 5; then one blind key test
+    assert [t[2] for s in (0, 1) for t in op.buffers.stream(s)] == [3, 5, 4]
+    assert op.counters.dropped == 2 and op.counters.comparisons == 7 + 1 + 4 + 1
+
+
+def test_paper_few_tests_windows_when_a_delay_keeps_more_than_a_period():
+    """Where the paper is silent: a delayed partner may still come, so the trim keeps tuples
+    more than a period apart, and the new tuple is joined with BEW's period tests."""
+    wc = WindowConstraints.uniform(2, 5.0)
+    ops = [
+        FEWJoin(constraints=wc, max_delay=[10.0, 10.0], mechanism="paper", engine=e)
+        for e in ENGINES
+    ]
+    for op in ops:
+        out = []
+        for s, k, ts in [(1, 1, 0.0), (1, 2, 9.0), (0, 3, 1.0), (0, 4, 8.0)]:
+            out += op.push(s, k, "a", ts, 9.0).ids.tolist()
+        assert out == [[3, 1], [4, 2]]
+        assert op.counters.visited_outside == 0 and op.counters.dropped == 0
+    assert ops[0].counters == ops[1].counters
+
+
+def test_paper_mechanisms_run_compiled_in_both_engines():
     rng = np.random.default_rng(23)
     wc = WindowConstraints.uniform(3, 6.0)
     rows = _streams(rng, 3, 40, mean_gap=1.0, delays=[2.0] * 3, keys=3, late_fraction=0.1)
-    arrival, s, i, v, ts, _ = (np.array(c) for c in zip(*rows, strict=True))
-    batch = WTuples(s, i, v, ts, arrival)
+    batch = _batch(rows)
     for cls in (BEWJoin, FEWJoin):
         for impl in ("nested", "hash"):
             ops = [
@@ -482,6 +600,7 @@ def test_paper_mechanisms_run_the_reference_path_in_both_engines():
                 )
                 for e in ENGINES
             ]
+            assert ops[1]._compiled() and not ops[0]._compiled()
             outs = [Emitted.concat([op.push_batch(batch), op.flush()], 3) for op in ops]
             assert outs[0] == outs[1] and ops[0].counters == ops[1].counters
     with pytest.raises(ValueError, match="mechanism = 'quick' is not fast or paper"):

@@ -45,7 +45,9 @@ ALGORITHMS_HELP = (
     "then emits its results. Beyond a uniform clique, **GCA** finds candidates with the largest "
     "window for every stream, **LCA** with each stream's largest own window, and both then "
     "check every edge; **modified** BEW keeps a stream's tuples by the windows of its own "
-    "edges (W-join Section 5.1)."
+    "edges (W-join Section 5.1). **fast** / **paper**: our search and expiry, or the paper's "
+    "(Sections 3.1-3.2): the same results; the paper's BEW keeps and revisits tuples outside "
+    "the window (**visited outside**, **peak buffered**) when a stream is slower."
 )
 
 
@@ -78,8 +80,12 @@ class WJoinExplorer(pn.viewable.Viewer):
                 "tuples/s": "{:,.0f}".format,
                 "mean response (ms)": response_ms,
                 "p95 response (ms)": response_ms,
+                "visited outside": "{:,}".format,
+                "peak buffered": "{:,}".format,
             },
         )
+        table = self.results_table.__panel__()  # its spinner, with no layout around it
+        self.model.param.watch(lambda e: setattr(table, "loading", e.new), "running")
         self._show_status()
 
     async def run_async(self, *_: object) -> None:
@@ -206,6 +212,7 @@ class WJoinExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(m.hours),
             w.RadioButtonGroup.from_param(m.implementation),
             w.CheckButtonGroup.from_param(m.algorithms),
+            w.RadioButtonGroup.from_param(m.mechanism, description=None),  # help: below
             pn.Row(
                 w.Select.from_param(m.bew_strategy, width=140),
                 w.Select.from_param(m.few_strategy, width=140),
@@ -226,11 +233,7 @@ class WJoinExplorer(pn.viewable.Viewer):
                         pn.pane.Bokeh(graph, width=320, height=300),
                         pn.Column(
                             self.status_pane,
-                            pn.Column(
-                                self.results_table,
-                                loading=self.model.param.running,
-                                sizing_mode="stretch_width",
-                            ),
+                            self.results_table,
                             sizing_mode="stretch_width",
                         ),
                         sizing_mode="stretch_width",

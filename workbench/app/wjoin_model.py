@@ -1,6 +1,8 @@
 """The Multi-way join tab's state and computation, without a page: motes of the (simulated)
 deployment as streams, a constraint graph over them, BEW-join and FEW-join run side by side on
-the same tuples and measured (W-join paper, Sections 3-5).
+the same tuples, by our fast mechanism or the paper's, and measured (W-join paper, Sections
+3-5): throughput, response times, tuples the search visited outside the period and the peak
+of tuples buffered.
 :class:`~workbench.app.wjoin.WJoinExplorer` shows it; a run happens in a worker thread
 (:meth:`WJoinModel.run_async`) so the server keeps serving.
 """
@@ -28,6 +30,7 @@ __all__ = [
     "FEW_STRATEGIES",
     "GRAPHS",
     "MEASURES",
+    "MECHANISMS",
     "RunResult",
     "WJoinModel",
     "max_delays",
@@ -43,6 +46,9 @@ BEW_STRATEGIES = ("modified", "gca", "lca")
 BEW, or the conservative global (GCA) or local (LCA) constraint windows."""
 FEW_STRATEGIES = ("gca", "lca")
 """The same for FEW-join (no modified form)."""
+MECHANISMS = ("fast", "paper")
+"""How the algorithms search and expire (:data:`~workbench.operators.windows.Mechanism`): ours,
+or the paper's Sections 3.1-3.2 as written."""
 MEASURES = {
     "algorithm": str,
     "results": int,
@@ -50,13 +56,16 @@ MEASURES = {
     "mean response (ms)": float,
     "p95 response (ms)": float,
     "late": int,
+    "visited outside": int,
+    "peak buffered": int,
 }
 """Columns of the measures table and their types (also before a run, when it is empty)."""
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """What one join run did: tuples, results, throughput, response times, result times."""
+    """What one join run did: tuples, results, throughput, response times, result times,
+    buffered tuples the search visited outside the period, the most tuples buffered at once."""
 
     algorithm: str
     tuples: int
@@ -65,6 +74,8 @@ class RunResult:
     seconds: float
     response_ms: np.ndarray
     emitted_at: np.ndarray
+    visited_outside: int = 0
+    peak_buffered: int = 0
 
     @property
     def throughput(self) -> float:
@@ -105,6 +116,8 @@ def run_join(
         p.seconds,
         p.response_ms(),
         p.emitted_at_ms() / 1000.0,
+        p.counters.visited_outside,
+        p.counters.peak_buffered,
     )
 
 
@@ -118,6 +131,7 @@ SETTINGS = (
     "bew_strategy",
     "few_strategy",
     "algorithms",
+    "mechanism",
 )
 """The parameters a run joins at: a move of one after a run makes its results stale."""
 
@@ -162,6 +176,12 @@ class WJoinModel(param.Parameterized):
     )
     algorithms = param.ListSelector(
         default=["BEW", "FEW"], objects=["BEW", "FEW"], doc="Which evaluation strategies run."
+    )
+    mechanism = param.Selector(
+        objects=list(MECHANISMS),
+        default="fast",
+        doc="Our fast search and expiry, or the paper's (W-join Sections 3.1-3.2): the same "
+        "results, other work and memory.",
     )
     running = param.Boolean(False, doc="Whether a run is in progress.")
     results = param.List(default=[], item_type=RunResult, doc="Results of the last run.")
@@ -215,7 +235,12 @@ class WJoinModel(param.Parameterized):
         if len(delay) != wc.m:
             raise ValueError(f"every chosen mote needs readings; got {len(delay)} of {wc.m}")
         uniform = self.graph == "uniform clique"
-        kw = {"constraints": wc, "max_delay": delay, "implementation": self.implementation}
+        kw = {
+            "constraints": wc,
+            "max_delay": delay,
+            "implementation": self.implementation,
+            "mechanism": self.mechanism,
+        }
         made: dict[str, BEWJoin | FEWJoin] = {}
         if "BEW" in self.algorithms:
             made["BEW"] = BEWJoin(strategy="uniform" if uniform else self.bew_strategy, **kw)
@@ -285,7 +310,8 @@ class WJoinModel(param.Parameterized):
 
     def measures(self) -> pd.DataFrame:
         """Per algorithm: results, throughput, mean and 95th-percentile response time (three
-        significant digits: they span 0.04 ms to seconds), late tuples."""
+        significant digits: they span 0.04 ms to seconds), late tuples, buffered tuples the
+        search visited outside the period and the most tuples buffered at once."""
         rows = [
             (
                 r.algorithm,
@@ -294,6 +320,8 @@ class WJoinModel(param.Parameterized):
                 significant(float(r.response_ms.mean())) if r.results else 0.0,
                 significant(float(np.percentile(r.response_ms, 95))) if r.results else 0.0,
                 r.late,
+                r.visited_outside,
+                r.peak_buffered,
             )
             for r in self.results
         ]

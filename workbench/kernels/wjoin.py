@@ -1,21 +1,27 @@
-"""Compiled multi-way window joins (W-join paper, Sections 3-5): BEW- and FEW-join over the
-nested-loop or hash buffers of :mod:`workbench.operators.wbuffers`, for the equality
-predicate (join values factorized to int64 key codes).
+"""Compiled multi-way window joins (W-join paper, Sections 3-5): BEW- and FEW-join, the fast
+mechanisms and the paper's, over the nested-loop or hash buffers of
+:mod:`workbench.operators.wbuffers`, for the equality predicate (join values factorized to
+int64 key codes).
 
 A batch is processed tuple by tuple exactly as ``MultiWayJoin.push`` does: the clock moves to
 each arrival; a late tuple does nothing else; an on-time tuple is numbered, joined and
-buffered, then BEW expires what no future arrival can join and FEW closes and opens the
-periods that fell due.  The backtracking search of ``MultiWayJoin._search`` runs with an
-explicit stack (one candidate cursor per depth), visiting streams and candidates in the same
-order, so the m-tuples and the comparison counts come out identical.
+buffered, then the fast BEW expires what no future arrival can join and the fast FEW closes
+and opens the periods that fell due (the paper's BEW drops expired tuples as its search meets
+them; the paper's FEW trims its buffers when mode 1 restarts).  The backtracking search of
+``MultiWayJoin._search`` runs with an explicit stack (one candidate cursor per depth),
+visiting streams and candidates in the same order, so the m-tuples and every counter come out
+identical.
 
-Both buffer kinds are passed to every kernel (the unused one empty), so each kernel compiles
-once: ``hashed`` picks the one in use, and the window store of
-:mod:`workbench.kernels.wjoin_store` reads and writes it.  Mutable scalars travel in ``state``
-(:data:`SEQ` .. :data:`START_KEY`) and ``start_ts``.
+The kernel takes typed bundles: the batch (:class:`Batch`), both buffer kinds
+(:class:`~workbench.kernels.wjoin_store.Store`, the unused one empty, so each kernel compiles
+once), the parameters (:class:`Params`), the mutable state (:class:`State`: int64 slots
+:data:`SEQ` .. :data:`PEAK`, FEW's period start, the paper's newest-timestamp vector) and the
+search's scratch arrays (:class:`Scratch`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -25,296 +31,472 @@ from workbench.kernels.wjoin_store import (
     NIL,
     POOL_B_NEWER,
     POOL_ID,
-    POOL_TS,
+    Store,
     drop_before,
     find,
     insert,
+    newest_ts,
     oldest,
     pop_oldest,
     size,
+    sweep,
+    unlink,
 )
 
 __all__ = [
+    "BEW",
+    "BLIND",
     "COMPARISONS",
     "DROPPED",
+    "FEW",
     "N_OUT",
+    "PEAK",
     "SEQ",
     "START_ID",
     "START_KEY",
     "START_SEQ",
     "START_STREAM",
+    "VISITED_IN",
+    "VISITED_OUT",
+    "Batch",
+    "Params",
+    "Scratch",
+    "State",
     "warm_up",
     "wjoin_batch",
 ]
 
-SEQ, COMPARISONS, DROPPED, N_OUT, START_STREAM, START_SEQ, START_ID, START_KEY = range(8)
-"""Slots of the kernel's int64 state: next arrival number, counters, results written, and
-FEW's open period (its starting tuple's stream, -1 when none, and fields)."""
+(
+    SEQ,
+    COMPARISONS,
+    DROPPED,
+    N_OUT,
+    START_STREAM,
+    START_SEQ,
+    START_ID,
+    START_KEY,
+    VISITED_IN,
+    VISITED_OUT,
+    PEAK,
+) = range(11)
+"""Slots of the kernel's int64 state: next arrival number, comparisons, drops, results written,
+FEW's open period (its starting tuple's stream, -1 when none, and fields), the tuples visited
+inside and outside the period, and the peak of tuples buffered."""
+
+BEW, FEW, BLIND = range(3)
+"""The search's period per stream: BEW's, shrunk by every tuple chosen (Section 3.1); FEW's,
+the starting tuple's (Section 3.2); none, the paper's FEW mode 2 joining blindly buffers that
+hold one period (Section 3.2)."""
+
+
+class Batch(NamedTuple):
+    """A batch of valid tuples in arrival order (late ones flagged)."""
+
+    stream: np.ndarray
+    ids: np.ndarray
+    keys: np.ndarray
+    ts: np.ndarray
+    late: np.ndarray
+    arrival: np.ndarray
+
+
+class Params(NamedTuple):
+    """The join: FEW or BEW, the paper's mechanism or the fast one, GCA/LCA refinement, each
+    stream's delay bound, the filter windows, the real windows, the shortest-path bounds and
+    the paper's FEW period length (the largest filter window)."""
+
+    few: bool
+    paper: bool
+    refine: bool
+    delays: np.ndarray
+    filt: np.ndarray
+    windows: np.ndarray
+    bound: np.ndarray
+    period: float
+
+
+class State(NamedTuple):
+    """What a batch leaves for the next: the int64 slots, FEW's open period's start
+    timestamp (one float) and the paper's BEW's newest timestamp of each stream."""
+
+    ints: np.ndarray
+    start_ts: np.ndarray
+    newest: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """The search's working arrays, m each: chosen streams, their tuples' ts and ids, the
+    streams' order, each depth's cursor, stop, period, and each stream's expiry bound."""
+
+    chosen: np.ndarray
+    cts: np.ndarray
+    cid: np.ndarray
+    order: np.ndarray
+    cur: np.ndarray
+    stop: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    drop: np.ndarray
+
+    @classmethod
+    def empty(cls, m: int) -> Scratch:
+        """Working arrays for m streams."""
+        cid, order, cur, stop = (np.zeros(m, np.int64) for _ in range(4))
+        lo, hi, drop = (np.zeros(m) for _ in range(3))
+        return cls(np.zeros(m, np.bool_), np.zeros(m), cid, order, cur, stop, lo, hi, drop)
 
 
 @njit(cache=True, nogil=True)
-def _search(
-    hashed,
-    few,
-    fifo,
-    hts,
-    hints,
-    hbuckets,
-    chosen,
-    cts,
-    cid,
-    key,
-    start_ts,
-    k,
-    filt,
-    windows,
-    refine,
-    state,
-    out,
-    work,
-    hi_of,
-):
+def _period(mode, s, k, start_ts, sc, filt):
+    """Stream s's period: BEW's shrunk one, FEW's of the starting tuple (ties go to the
+    lower stream), or none (the paper's FEW's blind join)."""
+    if mode == FEW:
+        lo = start_ts if s > k else np.nextafter(start_ts, np.inf)
+        return lo, start_ts + filt[k, s]
+    lo, hi = -np.inf, np.inf
+    if mode == BEW:
+        for r in range(filt.shape[0]):
+            if sc.chosen[r]:
+                lo = max(lo, sc.cts[r] - filt[r, s])
+                hi = min(hi, sc.cts[r] + filt[r, s])
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _enter(st, each, sc, d, s, key, state):
+    """Put depth d's cursor on stream s's first tuple to visit: the oldest (the paper's BEW
+    tests them all), or the period's first, binary-searched (nested loop) or found by
+    walking the key's bucket past older tuples, each visited outside (hash)."""
+    lo, hi = sc.lo[d], sc.hi[d]
+    if st.hashed:
+        slot = st.hbuckets[s, key, 0]
+        while not each and slot != NIL and st.hts[slot] < lo:
+            state[VISITED_OUT] += 1
+            slot = st.hints[slot, POOL_B_NEWER]
+        sc.cur[d] = slot
+        return
+    head, end = st.fspan[s, 0], st.fspan[s, 1]
+    if each:
+        sc.cur[d] = head
+        return
+    sc.cur[d] = head + np.searchsorted(st.fts[s, head:end], lo, side="left")
+    sc.stop[d] = head + np.searchsorted(st.fts[s, head:end], hi, side="right")
+
+
+@njit(cache=True, nogil=True)
+def _take(st, sc, s, where):
+    """Choose stream s's tuple at ``where`` (a queue position or a pool slot)."""
+    if st.hashed:
+        sc.cts[s] = st.hts[where]
+        sc.cid[s] = st.hints[where, POOL_ID]
+    else:
+        sc.cts[s] = st.fts[s, where]
+        sc.cid[s] = st.fid[s, where]
+
+
+@njit(cache=True, nogil=True)
+def _next_fast(st, sc, d, s, key, state):
+    """Depth d's next candidate inside the period (the fast scan: every tuple scanned is a
+    comparison and visited inside); whether one was found."""
+    if st.hashed:
+        slot = sc.cur[d]
+        if slot == NIL or not st.hts[slot] <= sc.hi[d]:
+            return False
+        sc.cur[d] = st.hints[slot, POOL_B_NEWER]
+        state[COMPARISONS] += 1
+        state[VISITED_IN] += 1
+        _take(st, sc, s, slot)
+        return True
+    p = find(st.fkey[s], sc.cur[d], sc.stop[d], key)
+    found = p < sc.stop[d]
+    state[COMPARISONS] += p + found - sc.cur[d]  # every tuple scanned has its key tested
+    state[VISITED_IN] += p + found - sc.cur[d]
+    sc.cur[d] = p + 1
+    if found:
+        _take(st, sc, s, p)
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _meet(st, sc, d, s, t, where, state):
+    """The paper's BEW meets a tuple outside the period (Section 3.1): visited outside; one
+    older than the period is compared with the expiry bound and dropped below it."""
+    state[VISITED_OUT] += 1
+    if t < sc.lo[d]:
+        state[COMPARISONS] += 1
+        if t < sc.drop[s]:
+            state[DROPPED] += 1
+            if st.hashed:
+                unlink(st, s, where)
+            else:
+                st.fspan[s, 0] += 1  # older than the period and expired: the queue's head
+
+
+@njit(cache=True, nogil=True)
+def _next_each(st, sc, d, s, key, state):
+    """The paper's BEW (Section 3.1): depth d's next candidate, every tuple of the queue (or
+    of the key's bucket) tested against the period in a scalar loop, the key of each one
+    inside tested (nested loop), each one met outside handed to :func:`_meet`.  Mirrored by
+    ``FifoBuffers.test_each`` and ``HashBuffers.test_each``."""
+    lo, hi = sc.lo[d], sc.hi[d]
+    where = sc.cur[d]
+    while (where != NIL) if st.hashed else (where < st.fspan[s, 1]):
+        after = st.hints[where, POOL_B_NEWER] if st.hashed else where + 1
+        t = st.hts[where] if st.hashed else st.fts[s, where]
+        state[COMPARISONS] += 1
+        if lo <= t <= hi:
+            state[VISITED_IN] += 1
+            hit = True
+            if not st.hashed:
+                state[COMPARISONS] += 1
+                hit = st.fkey[s, where] == key
+            if hit:
+                sc.cur[d] = after
+                _take(st, sc, s, where)
+                return True
+        else:
+            _meet(st, sc, d, s, t, where, state)
+        where = after
+    sc.cur[d] = where
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _emit(sc, p, state, out):
+    """Every stream chosen: refine GCA/LCA candidates (Section 5.1), write the m ids."""
+    m = p.filt.shape[0]
+    if p.refine:
+        state[COMPARISONS] += 1
+        for a in range(m):
+            for b in range(a + 1, m):
+                if not abs(sc.cts[a] - sc.cts[b]) <= p.windows[a, b]:
+                    return out
+    n = state[N_OUT]
+    if n == out.shape[0]:
+        out = grow(out, n, 1)
+    for r in range(m):
+        out[n, r] = sc.cid[r]
+    state[N_OUT] = n + 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _search(st, p, mode, each, sc, key, k, start_ts, state, out):
     """Extend the chosen tuples with one tuple per unchosen stream, in stream order, by
-    backtracking: BEW's shrinking period (Section 3.1) or FEW's period of the starting
-    tuple (Section 3.2); candidates of the key's bucket (hash) or of the ordered queue
-    (nested loop, key tested per tuple); GCA/LCA candidates refined (Section 5.1).  Writes
-    the m-tuples' ids to ``out`` (returned, grown as needed)."""
-    m = filt.shape[0]
-    fts, fid, fkey, fspan = fifo[0], fifo[2], fifo[3], fifo[4]
-    order, cur, stop = work[0], work[1], work[2]
-    depth_n = 0
-    for s in range(m):
-        if not chosen[s]:
-            order[depth_n] = s
-            depth_n += 1
+    backtracking inside each stream's period (:func:`_period`), candidates of the key's
+    bucket (hash) or of the queue (nested loop, key tested per tuple), by the fast scan or
+    the paper's per-tuple test (``each``); returns ``out`` (grown as needed)."""
+    n = 0
+    for s in range(p.filt.shape[0]):
+        if not sc.chosen[s]:
+            sc.order[n] = s
+            n += 1
     d = 0
     entering = True
     while d >= 0:
         if entering:
             entering = False
-            if d == depth_n:  # every stream chosen: refine, emit
-                ok = True
-                if refine:
-                    state[COMPARISONS] += 1
-                    for a in range(m):
-                        for b in range(a + 1, m):
-                            if not abs(cts[a] - cts[b]) <= windows[a, b]:
-                                ok = False
-                if ok:
-                    n = state[N_OUT]
-                    if n == out.shape[0]:
-                        out = grow(out, n, 1)
-                    for r in range(m):
-                        out[n, r] = cid[r]
-                    state[N_OUT] = n + 1
+            if d == n:
+                out = _emit(sc, p, state, out)
                 d -= 1
                 continue
-            s = order[d]
-            if few:
-                lo = start_ts if s > k else np.nextafter(start_ts, np.inf)
-                hi = start_ts + filt[k, s]
-            else:
-                lo, hi = -np.inf, np.inf
-                for r in range(m):
-                    if chosen[r]:
-                        lo = max(lo, cts[r] - filt[r, s])
-                        hi = min(hi, cts[r] + filt[r, s])
-            if lo > hi:
+            sc.lo[d], sc.hi[d] = _period(mode, sc.order[d], k, start_ts, sc, p.filt)
+            if sc.lo[d] > sc.hi[d]:
                 d -= 1
                 continue
-            if hashed:
-                slot = hbuckets[s, key, 0]
-                while slot != NIL and hts[slot] < lo:
-                    slot = hints[slot, POOL_B_NEWER]
-                cur[d] = slot
-                hi_of[d] = hi
-            else:
-                head, end = fspan[s, 0], fspan[s, 1]
-                cur[d] = head + np.searchsorted(fts[s, head:end], lo, side="left")
-                stop[d] = head + np.searchsorted(fts[s, head:end], hi, side="right")
-        s = order[d]
-        found = False
-        if hashed:
-            slot = cur[d]
-            if slot != NIL and hts[slot] <= hi_of[d]:
-                cur[d] = hints[slot, POOL_B_NEWER]
-                state[COMPARISONS] += 1
-                cts[s] = hts[slot]
-                cid[s] = hints[slot, POOL_ID]
-                found = True
-        else:
-            p = find(fkey[s], cur[d], stop[d], key)
-            found = p < stop[d]
-            state[COMPARISONS] += p + found - cur[d]  # every tuple scanned has its key tested
-            cur[d] = p + 1
-            if found:
-                cts[s] = fts[s, p]
-                cid[s] = fid[s, p]
-        if found:
-            chosen[s] = True
+            _enter(st, each, sc, d, sc.order[d], key, state)
+        s = sc.order[d]
+        if _next_each(st, sc, d, s, key, state) if each else _next_fast(st, sc, d, s, key, state):
+            sc.chosen[s] = True
             d += 1
             entering = True
         else:
-            chosen[s] = False
+            sc.chosen[s] = False
             d -= 1
     return out
 
 
 @njit(cache=True, nogil=True)
-def _due(
-    hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, now, delays, filt, windows,
-    refine, state, start_ts, out, chosen, cts, cid, work, hi_of,
-):  # fmt: skip
-    """FEW-join's periods that fell due by ``now`` (Section 3.2): the open period closes once
-    none of its tuples can still arrive (its starting tuple leaves), then mode 1 opens the
-    oldest buffered tuple's period once nothing older can arrive and joins it blindly."""
-    m = filt.shape[0]
-    while True:  # the periods that fell due
-        k = state[START_STREAM]
-        if k >= 0:
-            reach = -np.inf
-            for j in range(m):
-                if j != k:
-                    reach = max(reach, filt[k, j] + delays[j])
-            if not now > start_ts[0] + reach:
-                break  # tuples of the period may still arrive
-            pop_oldest(hashed, fifo, hints, hlists, hbuckets, hfree, hnfree, k)
-            state[DROPPED] += 1
-            state[START_STREAM] = -1
-        k = -1  # mode 1: the oldest buffered tuple starts the next period
-        t0 = np.inf
+def _choose_only(sc, s, ts, tid):
+    """The search starts from one chosen tuple."""
+    sc.chosen[:] = False
+    sc.chosen[s] = True
+    sc.cts[s] = ts
+    sc.cid[s] = tid
+
+
+@njit(cache=True, nogil=True)
+def _horizon(p, r, newest, now, paper):
+    """The expiry bound of stream r: a tuple older than ``min_j (t_j - D_j - C_rj)`` joins no
+    future arrival, t_j the clock ``now`` (fast) or the paper's newest timestamp of stream j
+    (``paper``).  Mirrored by ``MultiWayJoin._horizon``."""
+    b = np.inf
+    for j in range(p.filt.shape[0]):
+        if j != r:
+            b = min(b, (newest[j] if paper else now) - p.delays[j] - p.bound[r, j])
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _bew(st, p, sc, state, s, ts, seq, tid, key, now, out):
+    """BEW-join of one tuple (Section 3.1): join at once, buffer it; the fast mechanism then
+    expires what no future arrival can join, the paper's drops what its search meets."""
+    m = p.filt.shape[0]
+    newest = state.newest
+    if p.paper:
+        newest[s] = max(newest[s], ts)
         for r in range(m):
-            if size(hashed, fifo, hlists, r) > 0:
-                t = oldest(hashed, fifo, hts, hints, hlists, r)[0]
-                if t < t0:
-                    k, t0 = r, t
-        if k < 0 or not now > t0 + delays.max():
-            break
-        t0, seq, tid, key = oldest(hashed, fifo, hts, hints, hlists, k)
-        start_ts[0] = t0
-        state[START_STREAM], state[START_SEQ], state[START_ID], state[START_KEY] = (
-            k, seq, tid, key
-        )  # fmt: skip
-        chosen[:] = False
-        chosen[k] = True
-        cts[k], cid[k] = t0, tid
-        out = _search(
-            hashed, True, fifo, hts, hints, hbuckets, chosen, cts, cid,
-            key, t0, k, filt, windows, refine, state, out, work, hi_of,
-        )  # fmt: skip
+            sc.drop[r] = _horizon(p, r, newest, now, True)
+    _choose_only(sc, s, ts, tid)
+    out = _search(st, p, BEW, p.paper, sc, key, 0, 0.0, state.ints, out)
+    insert(st, s, ts, seq, tid, key)
+    if not p.paper:
+        for r in range(m):
+            state.ints[DROPPED] += drop_before(st, r, _horizon(p, r, newest, now, False))
     return out
 
 
 @njit(cache=True, nogil=True)
-def wjoin_batch(
-    few,
-    hashed,
-    refine,
-    stream,
-    ids,
-    keys,
-    ts,
-    late,
-    arrival,
-    until,
-    delays,
-    filt,
-    windows,
-    bound,
-    fts,
-    fseq,
-    fid,
-    fkey,
-    fspan,
-    hints,
-    hlists,
-    hbuckets,
-    hfree,
-    hnfree,
-    state,
-    start_ts,
-    out,
-):
-    """BEW-join (Section 3.1: join at once, then expire) or FEW-join (Section 3.2: mode 2
-    admission into the open period, then the periods that fell due, mode 1) of a batch of
-    valid tuples, one by one as ``push``, then FEW's periods due by ``until`` (-inf: none;
-    ``advance`` and ``flush`` pass an empty batch); returns the result ids (``state[N_OUT]``
-    rows)."""
-    m = filt.shape[0]
-    fifo = (fts, fseq, fid, fkey, fspan)
-    hts = hints.view(np.float64)[:, POOL_TS]
-    chosen = np.zeros(m, dtype=np.bool_)
-    cts = np.zeros(m)
-    cid = np.zeros(m, dtype=np.int64)
-    work = np.zeros((3, m), dtype=np.int64)
-    hi_of = np.zeros(m)
-    for i in range(stream.shape[0]):
-        if late[i]:
+def _span(st, m):
+    """The oldest and newest timestamps buffered over all streams (+inf, -inf: none)."""
+    lo, hi = np.inf, -np.inf
+    for r in range(m):
+        if size(st, r) > 0:
+            lo = min(lo, oldest(st, r)[0])
+            hi = max(hi, newest_ts(st, r))
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _few_paper(st, p, sc, state, s, ts, seq, tid, key, now, out):
+    """The paper's FEW-join of one tuple (Section 3.2): a tuple outside the period (the
+    oldest buffered timestamp plus ``p.period``) ends mode 2 and restarts mode 1, which
+    trims every stream's tuples that no future arrival can join; the tuple is buffered and
+    joined blindly with the buffers when they hold one period (mode 2), else (delays) with
+    BEW's period tests.  Mirrored by ``FEWJoin._join_paper``."""
+    m = p.filt.shape[0]
+    ints = state.ints
+    a = _span(st, m)[0]
+    if a < np.inf:
+        ints[COMPARISONS] += 1
+        if not a <= ts <= a + p.period:  # mode 1 restarts: trim, sweeping from the oldest
+            for r in range(m):
+                n, tests = sweep(st, r, _horizon(p, r, state.newest, now, False))
+                ints[DROPPED] += n
+                ints[COMPARISONS] += tests
+    insert(st, s, ts, seq, tid, key)
+    lo, hi = _span(st, m)
+    _choose_only(sc, s, ts, tid)
+    mode = BLIND if hi - lo <= p.period else BEW
+    return _search(st, p, mode, False, sc, key, 0, 0.0, ints, out)
+
+
+@njit(cache=True, nogil=True)
+def _open(st, p, sc, state, k, out):
+    """FEW's mode 1 (fast): the oldest buffered tuple of stream k starts the next period,
+    joined blindly with the period's tuples."""
+    t0, seq, tid, key = oldest(st, k)
+    ints = state.ints
+    state.start_ts[0] = t0
+    ints[START_STREAM], ints[START_SEQ], ints[START_ID], ints[START_KEY] = k, seq, tid, key
+    _choose_only(sc, k, t0, tid)
+    return _search(st, p, FEW, False, sc, key, k, t0, ints, out)
+
+
+@njit(cache=True, nogil=True)
+def _due(st, p, sc, state, now, out):
+    """FEW-join's periods that fell due by ``now`` (Section 3.2): the open period closes once
+    none of its tuples can still arrive (its starting tuple leaves), then mode 1 opens the
+    oldest buffered tuple's period once nothing older can arrive and joins it blindly."""
+    m = p.filt.shape[0]
+    ints = state.ints
+    while True:
+        k = ints[START_STREAM]
+        if k >= 0:
+            reach = -np.inf
+            for j in range(m):
+                if j != k:
+                    reach = max(reach, p.filt[k, j] + p.delays[j])
+            if not now > state.start_ts[0] + reach:
+                return out  # tuples of the period may still arrive
+            pop_oldest(st, k)
+            ints[DROPPED] += 1
+            ints[START_STREAM] = -1
+        k, t0 = -1, np.inf
+        for r in range(m):
+            if size(st, r) > 0 and oldest(st, r)[0] < t0:
+                k, t0 = r, oldest(st, r)[0]
+        if k < 0 or not now > t0 + p.delays.max():
+            return out
+        out = _open(st, p, sc, state, k, out)
+
+
+@njit(cache=True, nogil=True)
+def _few(st, p, sc, state, s, ts, seq, tid, key, now, out):
+    """FEW-join of one tuple (fast, Section 3.2): mode 2 admission into the open period,
+    then the periods that fell due."""
+    ints = state.ints
+    insert(st, s, ts, seq, tid, key)
+    k = ints[START_STREAM]
+    t0 = state.start_ts[0]
+    if (  # mode 2: a new tuple inside the open period joins its starting tuple's period
+        k >= 0
+        and s != k
+        and (ts > t0 or (ts == t0 and s > k))
+        and ts <= t0 + p.filt[k, s]
+        and key == ints[START_KEY]
+    ):
+        _choose_only(sc, k, t0, ints[START_ID])
+        sc.chosen[s] = True
+        sc.cts[s], sc.cid[s] = ts, tid
+        out = _search(st, p, FEW, False, sc, key, k, t0, ints, out)
+    return _due(st, p, sc, state, now, out)
+
+
+@njit(cache=True, nogil=True)
+def wjoin_batch(batch, st, p, state, sc, until, out):
+    """BEW-join (Section 3.1) or FEW-join (Section 3.2), the fast mechanism or the paper's,
+    of a batch of valid tuples, one by one as ``push``, then the fast FEW's periods due by
+    ``until`` (-inf: none; ``advance`` and ``flush`` pass an empty batch); the peak of
+    tuples buffered is taken after each tuple; returns the result ids (``N_OUT`` rows)."""
+    m = p.filt.shape[0]
+    ints = state.ints
+    for i in range(batch.stream.shape[0]):
+        if batch.late[i]:
             continue
-        now = arrival[i]
-        s = stream[i]
-        seq = state[SEQ]
-        state[SEQ] = seq + 1
-        item = (ts[i], seq, ids[i], keys[i])
-        if not few:
-            chosen[:] = False
-            chosen[s] = True
-            cts[s] = ts[i]
-            cid[s] = ids[i]
-            out = _search(
-                hashed, False, fifo, hts, hints, hbuckets, chosen, cts, cid,
-                keys[i], 0.0, 0, filt, windows, refine, state, out, work, hi_of,
-            )  # fmt: skip
-            insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
-            for r in range(m):  # expire what no future arrival can join
-                b = np.inf
-                for j in range(m):
-                    if j != r:
-                        b = min(b, now - delays[j] - bound[r, j])
-                state[DROPPED] += drop_before(
-                    hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, r, b
-                )
-            continue
-        insert(hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, s, item)
-        k = state[START_STREAM]
-        t0 = start_ts[0]
-        if (  # mode 2: a new tuple inside the open period joins its starting tuple's period
-            k >= 0
-            and s != k
-            and (ts[i] > t0 or (ts[i] == t0 and s > k))
-            and ts[i] <= t0 + filt[k, s]
-            and keys[i] == state[START_KEY]
-        ):
-            chosen[:] = False
-            chosen[k] = chosen[s] = True
-            cts[k], cid[k] = t0, state[START_ID]
-            cts[s], cid[s] = ts[i], ids[i]
-            out = _search(
-                hashed, True, fifo, hts, hints, hbuckets, chosen, cts, cid,
-                keys[i], t0, k, filt, windows, refine, state, out, work, hi_of,
-            )  # fmt: skip
-        out = _due(
-            hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, now, delays, filt,
-            windows, refine, state, start_ts, out, chosen, cts, cid, work, hi_of,
+        seq = ints[SEQ]
+        ints[SEQ] = seq + 1
+        s, ts, tid, key, now = (
+            batch.stream[i], batch.ts[i], batch.ids[i], batch.keys[i], batch.arrival[i]
         )  # fmt: skip
-    if few and until > -np.inf:  # advance or flush: the periods due by then
-        out = _due(
-            hashed, fifo, hts, hints, hlists, hbuckets, hfree, hnfree, until, delays, filt,
-            windows, refine, state, start_ts, out, chosen, cts, cid, work, hi_of,
-        )  # fmt: skip
+        if not p.few:
+            out = _bew(st, p, sc, state, s, ts, seq, tid, key, now, out)
+        elif p.paper:
+            out = _few_paper(st, p, sc, state, s, ts, seq, tid, key, now, out)
+        else:
+            out = _few(st, p, sc, state, s, ts, seq, tid, key, now, out)
+        held = 0
+        for r in range(m):
+            held += size(st, r)
+        ints[PEAK] = max(ints[PEAK], held)
+    if p.few and not p.paper and until > -np.inf:  # advance or flush: the periods due by then
+        out = _due(st, p, sc, state, until, out)
     return out
 
 
 def warm_up() -> None:
     """Compile (or load from the on-disk cache) :func:`wjoin_batch` for the one signature
     the operators call it with, outside any timed region."""
-    i, f, b = np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.bool_)
-    square, state = np.zeros((2, 2)), np.zeros(8, np.int64)
-    fifo = np.zeros((2, 0)), *(np.zeros((2, 0), np.int64) for _ in range(3))
-    hints = np.zeros((0, 8), np.int64)
-    hlists, hbuckets = np.zeros((2, 3), np.int64), np.zeros((2, 0, 2), np.int64)
-    wjoin_batch(
-        False, False, False, i, i, i, f, ~b, f, -np.inf, f, square, square, square,
-        *fifo, np.zeros((2, 2), np.int64), hints, hlists, hbuckets, i[:0], i,
-        state, f, np.zeros((1, 2), np.int64),
+    from workbench.operators.wbuffers import FifoBuffers, HashBuffers
+
+    fifo, table = FifoBuffers(2, capacity=0), HashBuffers(2, capacity=2, keys=0)  # as _NO_HASH
+    st = Store(
+        False, fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
+        table.ts, table.ints, table.lists, table.buckets, table.free, table.nfree,
     )  # fmt: skip
+    i, f = np.zeros(0, np.int64), np.zeros(0)
+    square = np.zeros((2, 2))
+    params = Params(False, False, False, np.zeros(2), square, square, square, 0.0)
+    state = State(np.zeros(11, np.int64), np.zeros(1), np.zeros(2))
+    batch = Batch(i, i, i, f, np.zeros(0, np.bool_), f)
+    wjoin_batch(batch, st, params, state, Scratch.empty(2), -np.inf, np.zeros((1, 2), np.int64))

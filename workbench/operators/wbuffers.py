@@ -21,16 +21,29 @@ buffers and may be interleaved.  ``reserve`` makes room before a kernel runs.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["NIL", "FifoBuffers", "HashBuffers", "KeyCodes", "Tuple"]
+__all__ = ["NIL", "FifoBuffers", "HashBuffers", "KeyCodes", "Tuple", "Visit"]
 
 Tuple = tuple[float, int, int, int]
 """One stream tuple: (ts, seq, id, key code)."""
 
 NIL = -1
 """No slot: the end of a linked list."""
+
+
+class Visit(NamedTuple):
+    """What one visit of a stream's buffer by the search did (W-join Section 3.1): the
+    comparisons made, the candidates found, the buffered tuples visited inside and outside
+    the period, and those dropped on the way (the paper's BEW)."""
+
+    comparisons: int
+    found: list[Tuple]
+    inside: int
+    outside: int = 0
+    dropped: int = 0
 
 
 class KeyCodes:
@@ -86,8 +99,8 @@ class FifoBuffers:
     >>> buf = FifoBuffers(2)
     >>> for t in [(5.0, 0, 10, 1), (3.0, 1, 11, 2), (9.0, 2, 12, 1)]:
     ...     buf.insert(0, t)
-    >>> scanned, found = buf.scan(0, 4.0, 9.0, key=1)
-    >>> scanned, [t[2] for t in found]
+    >>> visit = buf.scan(0, 4.0, 9.0, key=1)
+    >>> visit.comparisons, [t[2] for t in visit.found]
     (2, [10, 12])
     >>> buf.drop_before(0, 4.0), buf.size(0), buf.size(1)
     (1, 2, 0)
@@ -144,37 +157,56 @@ class FifoBuffers:
             col[s, pos] = x
         self.span[s, 1] = end + 1
 
-    def scan(self, s: int, lo: float, hi: float, key: int | None) -> tuple[int, list[Tuple]]:
-        """Scan stream s's tuples with ``lo <= ts <= hi``, testing each one's key (the
-        nested loop, vectorised): how many were scanned, and those with the key (all of
-        them for ``key=None``)."""
+    def scan(self, s: int, lo: float, hi: float, key: int | None) -> Visit:
+        """Scan stream s's tuples with ``lo <= ts <= hi`` (binary-searched), testing each
+        one's key (the nested loop, vectorised): each tuple scanned is a comparison and
+        visited inside the period; found: those with the key (all of them for ``key=None``)."""
         head, end = self.span[s].tolist()
         i = head + int(np.searchsorted(self.ts[s, head:end], lo, side="left"))
         j = head + int(np.searchsorted(self.ts[s, head:end], hi, side="right"))
         if key is None:
-            return j - i, self._tuples(s, i, j)
+            return Visit(j - i, self._tuples(s, i, j), j - i)
         hits = i + np.flatnonzero(self.key[s, i:j] == key)
-        return j - i, [self._tuples(s, k, k + 1)[0] for k in hits.tolist()]
+        return Visit(j - i, [self._tuples(s, k, k + 1)[0] for k in hits.tolist()], j - i)
 
-    def test_each(self, s: int, lo: float, hi: float, key: int | None) -> tuple[int, list[Tuple]]:
-        """The paper's nested loop (W-join Section 3.1): every tuple of stream s's queue tested
-        against the period ``[lo, hi]``, and the key of each one inside: the tests made, and
-        the tuples inside with the key (all of them for ``key=None``).
+    def test_each(self, s: int, lo: float, hi: float, key: int | None, bound: float) -> Visit:
+        """The paper's nested loop (W-join Section 3.1), one tuple at a time from the oldest:
+        every tuple of stream s's queue tested against the period ``[lo, hi]`` (a
+        comparison), the key of each one inside (a comparison), and each one older than the
+        period against the expiry ``bound`` (a comparison): dropped if ``ts < bound``.  Those
+        form a prefix of the queue, so they leave from its head.  Mirrors the nested-loop
+        branch of ``kernels.wjoin._next_each``.
 
         >>> buf = FifoBuffers(1)
         >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
         ...     buf.insert(0, t)
-        >>> tests, found = buf.test_each(0, 4.0, 9.0, key=1)
-        >>> tests, [t[2] for t in found]   # 3 period tests, 2 key tests
-        (5, [12])
+        >>> visit = buf.test_each(0, 4.0, 9.0, key=1, bound=4.0)
+        >>> visit.comparisons, [t[2] for t in visit.found], visit.dropped, buf.size(0)
+        (6, [12], 1, 2)
         """
+        tests, found, inside, outside, dropped = 0, [], 0, 0, 0
         head, end = self.span[s].tolist()
-        ts = self.ts[s, head:end]
-        inside = np.flatnonzero((ts >= lo) & (ts <= hi))
-        if key is None:
-            return end - head, [self._tuples(s, head + k, head + k + 1)[0] for k in inside.tolist()]
-        hits = head + inside[self.key[s, head + inside] == key]
-        return end - head + len(inside), [self._tuples(s, k, k + 1)[0] for k in hits.tolist()]
+        for p in range(head, end):
+            ts = float(self.ts[s, p])
+            tests += 1
+            if lo <= ts <= hi:
+                inside += 1
+                if key is not None:
+                    tests += 1
+                if key is None or int(self.key[s, p]) == key:
+                    found.append(self._tuples(s, p, p + 1)[0])
+                continue
+            outside += 1
+            if ts < lo:
+                tests += 1
+                if ts < bound:  # a prefix: p is the head
+                    self.span[s, 0] += 1
+                    dropped += 1
+        return Visit(tests, found, inside, outside, dropped)
+
+    def newest_ts(self, s: int) -> float:
+        """Stream s's newest timestamp; the buffer must hold a tuple."""
+        return float(self.ts[s, self.span[s, 1] - 1])
 
     def oldest(self, s: int) -> Tuple | None:
         """Stream s's tuple with the smallest (ts, seq), if any."""
@@ -221,9 +253,9 @@ class HashBuffers:
     >>> buf = HashBuffers(2)
     >>> for t in [(5.0, 0, 10, 1), (3.0, 1, 11, 2), (9.0, 2, 12, 1)]:
     ...     buf.insert(0, t)
-    >>> scanned, found = buf.scan(0, 0.0, 9.0, key=1)
-    >>> scanned, [t[2] for t in found]
-    (2, [10, 12])
+    >>> visit = buf.scan(0, 6.0, 9.0, key=1)
+    >>> visit.comparisons, [t[2] for t in visit.found], visit.outside
+    (1, [12], 1)
     >>> buf.drop_before(0, 6.0), [t[2] for t in buf.stream(0)]
     (2, [12])
     """
@@ -306,40 +338,79 @@ class HashBuffers:
         self._link(slot, self.buckets[s, key], self.B_OLDER, self.B_NEWER)
         self.lists[s, 2] += 1
 
-    def scan(self, s: int, lo: float, hi: float, key: int) -> tuple[int, list[Tuple]]:
-        """The tuples of the key's bucket of stream s with ``lo <= ts <= hi`` (one probe),
-        with their count (each is scanned once)."""
+    def scan(self, s: int, lo: float, hi: float, key: int) -> Visit:
+        """The tuples of the key's bucket of stream s with ``lo <= ts <= hi`` (one probe):
+        the bucket is walked from its oldest tuple, those older than ``lo`` visited outside
+        the period, each one inside a comparison."""
         if key >= self.buckets.shape[1]:
-            return 0, []
-        out = []
+            return Visit(0, [], 0)
+        out, outside = [], 0
         slot = int(self.buckets[s, key, 0])
         while slot != NIL and self.ts[slot] <= hi:
             if self.ts[slot] >= lo:
                 out.append(self._tuple(slot))
+            else:
+                outside += 1
             slot = int(self.ints[slot, self.B_NEWER])
-        return len(out), out
+        return Visit(len(out), out, len(out), outside)
 
-    def test_each(self, s: int, lo: float, hi: float, key: int) -> tuple[int, list[Tuple]]:
+    def test_each(self, s: int, lo: float, hi: float, key: int, bound: float) -> Visit:
         """The paper's hash probe (W-join Section 3.1.1): every tuple of the key's bucket of
-        stream s tested against the period ``[lo, hi]``: the tests made, and those inside.
+        stream s tested against the period ``[lo, hi]`` (a comparison), each one older than
+        the period against the expiry ``bound`` (a comparison) and unlinked if ``ts <
+        bound``.  Mirrors the hash branch of ``kernels.wjoin._next_each``.
 
         >>> buf = HashBuffers(1)
         >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
         ...     buf.insert(0, t)
-        >>> tests, found = buf.test_each(0, 4.0, 9.0, key=1)
-        >>> tests, [t[2] for t in found]   # the bucket of key 1 holds two tuples
-        (2, [12])
+        >>> visit = buf.test_each(0, 4.0, 9.0, key=1, bound=4.0)
+        >>> visit.comparisons, [t[2] for t in visit.found], visit.dropped, buf.size(0)
+        (3, [12], 1, 2)
         """
         if key >= self.buckets.shape[1]:
-            return 0, []
-        out, tests = [], 0
+            return Visit(0, [], 0)
+        tests, found, inside, outside, dropped = 0, [], 0, 0, 0
         slot = int(self.buckets[s, key, 0])
         while slot != NIL:
+            after = int(self.ints[slot, self.B_NEWER])
+            ts = float(self.ts[slot])
             tests += 1
-            if lo <= self.ts[slot] <= hi:
-                out.append(self._tuple(slot))
-            slot = int(self.ints[slot, self.B_NEWER])
-        return tests, out
+            if lo <= ts <= hi:
+                inside += 1
+                found.append(self._tuple(slot))
+            else:
+                outside += 1
+                if ts < lo:
+                    tests += 1
+                    if ts < bound:
+                        self.remove(s, slot)
+                        dropped += 1
+            slot = after
+        return Visit(tests, found, inside, outside, dropped)
+
+    def newest_ts(self, s: int) -> float:
+        """Stream s's newest timestamp; the buffer must hold a tuple."""
+        return float(self.ts[int(self.lists[s, 1])])
+
+    def _unthread(self, ends: np.ndarray, slot: int, older: int, newer: int) -> None:
+        before, after = int(self.ints[slot, older]), int(self.ints[slot, newer])
+        if before == NIL:
+            ends[0] = after
+        else:
+            self.ints[before, newer] = after
+        if after == NIL:
+            ends[1] = before
+        else:
+            self.ints[after, older] = before
+
+    def remove(self, s: int, slot: int) -> None:
+        """Unlink one tuple of stream s from its list and its bucket, wherever it is."""
+        self._unthread(self.lists[s], slot, self.OLDER, self.NEWER)
+        key = int(self.ints[slot, self.KEY])
+        self._unthread(self.buckets[s, key], slot, self.B_OLDER, self.B_NEWER)
+        self.lists[s, 2] -= 1
+        self.free[self.nfree[0]] = slot
+        self.nfree[0] += 1
 
     def oldest(self, s: int) -> Tuple | None:
         """Stream s's tuple with the smallest (ts, seq), if any."""
@@ -352,19 +423,7 @@ class HashBuffers:
         if slot == NIL:
             raise IndexError("pop from an empty buffer")
         item = self._tuple(slot)
-        for ends, older, newer in (
-            (self.lists[s], self.OLDER, self.NEWER),
-            (self.buckets[s, item[3]], self.B_OLDER, self.B_NEWER),
-        ):
-            nxt = int(self.ints[slot, newer])
-            ends[0] = nxt
-            if nxt == NIL:
-                ends[1] = NIL
-            else:
-                self.ints[nxt, older] = NIL
-        self.lists[s, 2] -= 1
-        self.free[self.nfree[0]] = slot
-        self.nfree[0] += 1
+        self.remove(s, slot)
         return item
 
     def drop_before(self, s: int, bound: float) -> int:

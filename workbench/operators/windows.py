@@ -147,11 +147,14 @@ Strategy = Literal["uniform", "gca", "lca", "modified"]
 BEW (each pair's own bound)."""
 Implementation = Literal["nested", "hash"]
 Mechanism = Literal["fast", "paper"]
-"""How BEW and FEW find the tuples they test.  ``fast``: BEW binary-searches each stream's
-time-ordered buffer for its period, FEW opens the oldest buffered tuple's period once nothing
-older can come.  ``paper``: BEW tests every buffered tuple against its period (Section 3.1),
-FEW's mode 1 sweeps the streams' oldest tuples for starting tuples that share a period
-(Section 3.2).  Same results; the paper's mechanisms run in Python in both engines."""
+"""How BEW and FEW find, test and expire the tuples they buffer.  ``fast``: BEW binary-searches
+each stream's time-ordered buffer for its period and expires what no future arrival can join
+after every tuple; FEW opens each buffered tuple's period in turn once nothing older can come.
+``paper``: BEW tests every buffered tuple against its period and drops a tuple only when its
+search meets it too old for any arrival given each stream's newest timestamp (Section 3.1); FEW
+shares one period across arrivals, joins the tuples inside it blindly and trims its buffers
+when a tuple outside it restarts mode 1 (Section 3.2).  Same results, in both engines (the
+compiled kernel runs both)."""
 Predicate = Literal["equal"] | Callable[[tuple[Hashable, ...]], bool]
 
 

@@ -13,7 +13,7 @@ The paper's text survives without its symbols; the choices made here where it is
   The *period* starts as ``[ts - W, ts + W]`` around the new tuple and shrinks to the
   intersection of ``[t - W, t + W]`` over the tuples chosen so far, so every chosen tuple is
   within W of all others.  A result is emitted only when its newest-arriving tuple is
-  processed: no duplicates.  After each tuple, buffered tuples that no future arrival can
+  processed: no duplicates.  After each tuple (fast mechanism), tuples that no future arrival can
   join (``ts < now - D_j - C_ij`` for every other stream j, C the shortest-path bounds) expire.
 - **FEW-join** (forward evaluation, Section 3.2).  *Mode 1* takes the oldest buffered tuple
   (by (ts, stream)) as the starting tuple once nothing older can still arrive, opens its
@@ -31,19 +31,25 @@ The paper's text survives without its symbols; the choices made here where it is
   The *modified BEW* for path/graph joins shrinks the period per stream with each pair's own
   bound (the window or the shortest path), so it needs no refinement step.
 - **Mechanisms** (``mechanism``): ``fast`` as above; ``paper`` follows the text where the
-  fast one departs from it: BEW tests every buffered tuple (or every tuple of the key's
-  bucket) against its period instead of binary-searching the time-ordered buffer, and FEW's
-  mode 1 is the plane sweep of Section 3.2 over the streams' oldest tuples (a period opens
-  once every stream has a tuple inside it; a starting tuple no stream can match is dropped
-  unsearched).  Same results; Python only (the kernel runs the fast mechanism).
+  fast one departs from it.  The paper's BEW keeps each stream's newest timestamp (Section
+  3.1.1's ordered vector), tests every buffered tuple (or every tuple of the key's bucket)
+  against its period one by one, and drops a tuple only when its search meets it older than
+  ``min_j (newest_j - D_j - C_ij)``: its buffers hold out-of-window tuples until visited.
+  The paper's FEW shares one period (the oldest buffered timestamp plus the largest filter
+  window) across arrivals: a tuple inside it is joined at once with the buffers, blindly; a
+  tuple outside it restarts mode 1, which trims every stream of what no future arrival can
+  join (with delays, when the buffers then span more than a period, the tuple is joined with
+  BEW's period tests).  Same results, in both engines; the counters ``visited_inside``,
+  ``visited_outside`` and ``peak_buffered`` show the difference in work and memory.
 - **Implementations**: nested loop (ordered FIFO buffers scanned over the period, the key
   tested per tuple) and hash (one probe of the key's bucket per stream; equality only).
   Values are factorized to int64 key codes (:class:`~workbench.operators.wbuffers.KeyCodes`)
   and the buffers are NumPy arrays, shared by both engines.
 - **Engines**: ``push`` is the readable per-tuple path (``common``, ``bew``, ``few``);
   ``push_batch`` with the compiled engine runs :func:`~workbench.kernels.wjoin.wjoin_batch`
-  (the same steps, tuple by tuple, in numba) for the equality predicate.  A user predicate
-  is a Python function of the values, so its batches take the per-tuple path in both engines.
+  (the same steps, tuple by tuple, in numba, either mechanism) for the equality predicate.
+  A user predicate is a Python function of the values, so its batches take the per-tuple
+  path in both engines.
 """
 
 from __future__ import annotations

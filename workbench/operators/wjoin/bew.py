@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from workbench.operators.wbuffers import Tuple
 from workbench.operators.wjoin.common import MultiWayJoin
 
@@ -14,12 +12,27 @@ class BEWJoin(MultiWayJoin):
     """BEW-join: every new tuple is joined at once by backward evaluation (Section 3.1).
 
     The period starts as ``[ts - W, ts + W]`` around the new tuple and shrinks to each chosen
-    tuple's window.  ``mechanism="fast"`` binary-searches every stream's time-ordered buffer
-    for the period; ``mechanism="paper"`` tests every buffered tuple (nested loop) or every
-    tuple of the key's bucket (hash) against the period as Section 3.1 describes, each test a
-    comparison.  Both drop expired tuples right after each new tuple (the paper drops them as
-    it meets them building a later period, by the same bound), so their buffers and results
-    agree and only the search differs.
+    tuple's window.  Both mechanisms give the same results at the same pushes; their search
+    and their buffers differ:
+
+    - ``mechanism="fast"`` binary-searches every stream's time-ordered buffer for the period
+      and, after each new tuple, drops every tuple that no future arrival can join:
+      ``ts < min_j (now - D_j - C_ij)`` (D_j stream j's delay bound, C_ij the shortest-path
+      bound of the pair, ``now`` the clock).  Its buffers hold one window.
+    - ``mechanism="paper"`` keeps the newest timestamp of each stream (Section 3.1.1's
+      "ordered vector of the timestamps of the newest tuples") and tests every buffered
+      tuple (nested loop) or every tuple of the key's bucket (hash) against the period in
+      turn, each test a comparison.  A tuple the search meets older than the period is
+      compared with ``min_j (newest_j - D_j - C_ij)`` and dropped below it; nothing else
+      expires.  The rule is safe: a tuple of stream j arriving now or later has
+      ``ts >= arrival - D_j >= newest_j - D_j`` (the newest tuple arrived no later than the
+      clock), and a result holding tuples of streams i and j has them within C_ij, so a
+      tuple of stream i below the bound for every j joins neither a future arrival nor the
+      tuple being joined (itself counted in newest).  The paper states it for D = 0 and one
+      window W ("older than the newest tuples of the other streams by W").  A stream that
+      lags (a slow stream's newest timestamp is old) or a tuple the search never meets keeps
+      out-of-window tuples buffered and visited: the cost the paper's discussion of
+      Figure 4 blames on BEW (``counters.visited_outside``, ``counters.peak_buffered``).
 
     >>> from workbench.operators import WindowConstraints
     >>> wc = WindowConstraints.uniform(3, 10.0)
@@ -33,24 +46,24 @@ class BEWJoin(MultiWayJoin):
     """
 
     def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        """Mirrors ``kernels.wjoin._bew``."""
         out: list[tuple[int, ...]] = []
         f = self._filter
         order = [s for s in range(self.m) if s != stream]
+        paper = self.mechanism == "paper"
 
         def period(fixed: dict[int, Tuple], s: int) -> tuple[float, float]:
             lo = max(t[0] - f[r, s] for r, t in fixed.items())
             hi = min(t[0] + f[r, s] for r, t in fixed.items())
             return lo, hi
 
-        self._search({stream: item}, order, period, out, each=self.mechanism == "paper")
+        drop = None
+        if paper:
+            self._newest[stream] = max(self._newest[stream], item[0])
+            drop = [self._horizon(r, paper=True) for r in range(self.m)]
+        self._search({stream: item}, order, period, out, drop)
         self.buffers.insert(stream, item)
-        self._expire()
+        if not paper:
+            for r in range(self.m):
+                self._counters.dropped += self.buffers.drop_before(r, self._horizon(r, False))
         return out
-
-    def _expire(self) -> None:
-        """Drop tuples no future arrival can join: ts < now - D_j - C_ij for every j."""
-        horizon = np.array(self._delays)
-        for i in range(self.m):
-            others = [j for j in range(self.m) if j != i]
-            bound = min(self._now - horizon[j] - self._bound[i, j] for j in others)
-            self._counters.dropped += self.buffers.drop_before(i, bound)

@@ -14,14 +14,22 @@ from workbench.kernels.wjoin import (
     COMPARISONS,
     DROPPED,
     N_OUT,
+    PEAK,
     SEQ,
     START_ID,
     START_KEY,
     START_SEQ,
     START_STREAM,
+    VISITED_IN,
+    VISITED_OUT,
+    Batch,
+    Params,
+    Scratch,
+    State,
     wjoin_batch,
 )
-from workbench.operators.wbuffers import FifoBuffers, HashBuffers, KeyCodes, Tuple
+from workbench.kernels.wjoin_store import Store
+from workbench.operators.wbuffers import FifoBuffers, HashBuffers, KeyCodes, Tuple, Visit
 from workbench.operators.windows import (
     WindowConstraints,
     WJoinConfig,
@@ -37,8 +45,10 @@ __all__ = ["MultiWayJoin"]
 
 _ON_TIME = np.zeros(1, dtype=bool)
 
-_NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=0, keys=0)
-"""Empty buffers of the kind not in use, passed to the kernel beside the real ones."""
+_NO_FIFO, _NO_HASH = FifoBuffers(1, capacity=0), HashBuffers(1, capacity=2, keys=0)
+"""Empty buffers of the kind not in use, passed to the kernel beside the real ones (a pool of
+two slots: its timestamp column is then strided, as every real pool's, so the kernel compiles
+once)."""
 
 
 class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
@@ -69,14 +79,18 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         # writable copies: the kernel then compiles once (numba types read-only arrays apart)
         self._bound = self.constraints.closure().copy()
         self._windows = self.constraints.windows.copy()
+        off = ~np.eye(self.m, dtype=bool)
+        self._period = float(self._filter[off].max())
+        """The paper's FEW period length: the largest filter window (Section 3.2)."""
         self._seq = 0
         self._new_buffers()
 
     def _new_buffers(self) -> None:
-        """Empty buffers and an empty key table."""
+        """Empty buffers, an empty key table, no newest timestamps (the paper's BEW)."""
         make = HashBuffers if self._config.implementation == "hash" else FifoBuffers
         self.buffers: FifoBuffers | HashBuffers = make(self.m)
         self._keys = KeyCodes()
+        self._newest = np.full(self.m, -math.inf)
 
     @property
     def arity(self) -> int:  # type: ignore[override]
@@ -146,8 +160,8 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     def _push_valid(self, batch: WTuples) -> Emitted:
         """Valid tuples through the compiled kernel (:func:`~workbench.kernels.wjoin.
         wjoin_batch`), on the same buffers as ``push``, for the equality predicate (values
-        factorized to key codes); a user predicate, a Python function of the values, and the
-        paper's mechanisms run the reference path (``push`` per tuple)."""
+        factorized to key codes), by either mechanism; a user predicate, a Python function of
+        the values, runs the reference path (``push`` per tuple)."""
         if not self._compiled():
             return super()._push_valid(batch)
         late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
@@ -156,7 +170,7 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     def _kernel(self, batch: WTuples, late: np.ndarray, until: float) -> np.ndarray:
         """Run :func:`~workbench.kernels.wjoin.wjoin_batch` on the buffers: the batch's
         on-time tuples, then FEW's periods due by ``until``; the result ids (work counters,
-        arrival numbers and FEW's open period updated)."""
+        arrival numbers, FEW's open period and the newest timestamps updated)."""
         keys = self._keys.codes(batch.value)
         buffers = self.buffers
         hashed = isinstance(buffers, HashBuffers)
@@ -166,39 +180,46 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         else:
             buffers.reserve(np.bincount(batch.stream[~late], minlength=self.m))
             fifo, table = buffers, _NO_HASH
+        store = Store(
+            hashed, fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
+            table.ts, table.ints, table.lists, table.buckets, table.free, table.nfree,
+        )  # fmt: skip
         k, start = self._open_period()
         start_ts, seq, start_id, start_key = start or (0.0, 0, 0, 0)
-        state = np.array([self._seq, 0, 0, 0, k, seq, start_id, start_key], dtype=np.int64)
-        start_at = np.array([start_ts])
+        ints = np.zeros(PEAK + 1, dtype=np.int64)
+        ints[[SEQ, START_STREAM, START_SEQ, START_ID, START_KEY, PEAK]] = (
+            self._seq, k, seq, start_id, start_key, self._counters.peak_buffered
+        )  # fmt: skip
+        state = State(ints, np.array([start_ts]), self._newest)
         stream, ids, ts, arrival = (
             col  # one compiled signature: contiguous, writable
             if col.flags.c_contiguous and col.flags.writeable
             else np.require(col, requirements=("C", "W"))
             for col in (batch.stream, batch.id, batch.ts, batch.arrival)
         )
-        out = wjoin_batch(
-            self.forward, hashed, self._refine,
-            stream, ids, keys, ts, late, arrival, until,
-            np.array(self._delays), self._filter, self._windows, self._bound,
-            fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
-            table.ints, table.lists, table.buckets, table.free, table.nfree,
-            state, start_at, np.empty((16, self.m), dtype=np.int64),
+        params = Params(
+            self.forward, self.mechanism == "paper", self._refine, np.array(self._delays),
+            self._filter, self._windows, self._bound, self._period,
         )  # fmt: skip
-        self._seq = int(state[SEQ])
-        k, seq, start_id, start_key = state[[START_STREAM, START_SEQ, START_ID, START_KEY]].tolist()
-        self._reopen(k, (float(start_at[0]), seq, start_id, start_key))
-        self._counters.comparisons += int(state[COMPARISONS])
-        self._counters.dropped += int(state[DROPPED])
-        return out[: state[N_OUT]]
+        out = wjoin_batch(
+            Batch(stream, ids, keys, ts, late, arrival), store, params, state,
+            Scratch.empty(self.m), until, np.empty((16, self.m), dtype=np.int64),
+        )  # fmt: skip
+        self._seq = int(ints[SEQ])
+        k, seq, start_id, start_key = ints[[START_STREAM, START_SEQ, START_ID, START_KEY]].tolist()
+        self._reopen(k, (float(state.start_ts[0]), seq, start_id, start_key))
+        c = self._counters
+        c.comparisons += int(ints[COMPARISONS])
+        c.dropped += int(ints[DROPPED])
+        c.visited_inside += int(ints[VISITED_IN])
+        c.visited_outside += int(ints[VISITED_OUT])
+        c.peak_buffered = int(ints[PEAK])
+        return out[: ints[N_OUT]]
 
     def _compiled(self) -> bool:
-        """Whether the kernel runs: the compiled engine, the equality predicate, the fast
-        mechanism (the paper's mechanisms are Python only)."""
-        return (
-            self._config.engine == "compiled"
-            and self.predicate == "equal"
-            and self.mechanism == "fast"
-        )
+        """Whether the kernel runs: the compiled engine and the equality predicate (either
+        mechanism)."""
+        return self._config.engine == "compiled" and self.predicate == "equal"
 
     def _open_period(self) -> tuple[int, Tuple | None]:
         """FEW's open period: its starting tuple's stream (-1 when none) and the tuple."""
@@ -219,7 +240,10 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
             return Emitted(self._kernel(one, _ON_TIME, -math.inf))
         item = (ts, self._seq, event_id, self._keys.code(value))
         self._seq += 1
-        return Emitted.rows(self._join(s, item), self.m)
+        out = self._join(s, item)
+        c = self._counters
+        c.peak_buffered = max(c.peak_buffered, sum(self._buffered()))
+        return Emitted.rows(out, self.m)
 
     def _tick(self) -> Emitted:
         return Emitted.rows(self._due(), self.m)
@@ -249,17 +273,36 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         return []
 
     # -- the shared search -------------------------------------------------------------------
+    def _horizon(self, r: int, paper: bool) -> float:
+        """The expiry bound of stream r: a tuple older than ``min_j (t_j - D_j - C_rj)`` joins
+        no future arrival, t_j the clock (fast) or the paper's newest timestamp of stream j.
+        Mirrors ``kernels.wjoin._horizon``."""
+        t = self._newest if paper else np.full(self.m, self._now)
+        return min(
+            float(t[j]) - self._delays[j] - float(self._bound[r, j])
+            for j in range(self.m)
+            if j != r
+        )
+
+    def _count(self, visit: Visit) -> None:
+        c = self._counters
+        c.comparisons += visit.comparisons
+        c.visited_inside += visit.inside
+        c.visited_outside += visit.outside
+        c.dropped += visit.dropped
+
     def _search(
         self,
         fixed: dict[int, Tuple],
         order: list[int],
         ranges: Callable[[dict[int, Tuple], int], tuple[float, float]],
         out: list[tuple[int, ...]],
-        each: bool = False,
+        drop: list[float] | None = None,
     ) -> None:
         """Extend ``fixed`` with one tuple per stream of ``order`` inside ``ranges``; emit.
-        ``each``: test every buffered tuple against the range (the paper's BEW, Section 3.1)
-        rather than search the time-ordered buffer for it."""
+        ``drop``: the paper's BEW (Section 3.1) tests every buffered tuple against the range
+        and drops those older than it below ``drop[s]``, rather than search the time-ordered
+        buffer for the range.  Mirrors ``kernels.wjoin._search``."""
         equal = self.predicate == "equal"
         key = next(iter(fixed.values()))[3]
         if equal and any(t[3] != key for t in fixed.values()):
@@ -283,12 +326,13 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
             lo, hi = ranges(fixed, s)
             if lo > hi:
                 return
-            # every tuple scanned in the period is one comparison (its key, or the window);
-            # testing each tuple, every period test and key test is one
-            scan = self.buffers.test_each if each else self.buffers.scan
-            scanned, found = scan(s, lo, hi, key if equal else None)
-            self._counters.comparisons += scanned
-            for cand in found:
+            k = key if equal else None
+            if drop is None:  # every tuple scanned in the period is one comparison
+                visit = self.buffers.scan(s, lo, hi, k)
+            else:
+                visit = self.buffers.test_each(s, lo, hi, k, drop[s])
+            self._count(visit)
+            for cand in visit.found:
                 fixed[s] = cand
                 extend(depth + 1)
             fixed.pop(s, None)

@@ -21,18 +21,33 @@ _NO_TUPLES = WTuples(
 
 
 class FEWJoin(MultiWayJoin):
-    """FEW-join: periods opened at starting tuples, blind joins inside them (Section 3.2).
+    """FEW-join: forward evaluation, blind joins inside a period (Section 3.2).
 
-    A result is found through its oldest tuple, the starting tuple of a period: mode 2 joins
-    blindly the tuples inside the period (predicate tests only).  Mode 1 picks the next
-    starting tuple, the oldest buffered one once nothing older can come.
-    ``mechanism="fast"`` opens its period straight away, searching streams that may hold no
-    partner.  ``mechanism="paper"`` first sweeps the time axis as Section 3.2's mode 1 does:
-    each other stream's oldest tuple is tested against the period (one comparison each); the
-    period opens when every stream has a tuple inside it, and the starting tuple is dropped
-    unsearched when a stream has none and can get none in time (the paper's "older than the
-    current period: dropped").  Same results, emitted no later (a stream without a tuple in
-    the period makes both wait; the paper's drops the starting tuple sooner).
+    Inside a period whose timestamps span at most the window, every pair of tuples is within
+    the window, so tuples joined there need only the predicate (and the GCA/LCA refinement,
+    Section 5.1).  The two mechanisms find the same results once each:
+
+    - ``mechanism="fast"``: a result is found through its oldest tuple, the starting tuple
+      of a period ``[ts, ts + W]``.  Mode 1 opens the oldest buffered tuple's period once
+      nothing older can come and joins the buffered tuples inside it blindly; mode 2 joins
+      each new tuple inside the open period, with the starting tuple, blindly; the period
+      closes (its starting tuple leaves) once none of its tuples can still arrive.  Every
+      buffered tuple is a starting tuple in turn; results wait for their period.
+    - ``mechanism="paper"``: one period is shared across arrivals and the buffers hold it.
+      The period starts at the oldest buffered timestamp and lasts the largest filter window
+      L.  A new tuple inside it is admitted (mode 2, one comparison), buffered and joined at
+      once, blindly, with every buffered tuple of the other streams (predicate only): the
+      result is found through its last-arriving tuple.  A tuple outside it ends mode 2 and
+      restarts mode 1, which sweeps every stream from its oldest tuple and drops those no
+      future arrival can join (``ts < min_j (now - D_j - C_ij)``, one comparison per tuple
+      met; BEW's fast expiry rule, so no result is lost); the next period starts at the
+      oldest tuple left.  Where the paper is silent: with delays (D > 0) the sweep may keep
+      tuples more than L apart (a delayed partner may still come); the tuple is then joined
+      with BEW's period tests (sound, counted) rather than blindly.  Non-uniform windows:
+      the period lasts the largest filter window and the GCA/LCA refinement checks the real
+      windows.  Ties: the period is closed at both ends.  The paper's mode 1 also waits for
+      a tuple of every stream before mode 2 starts; joining each admitted tuple at once
+      finds the same results no later.
 
     >>> from workbench.operators import WindowConstraints
     >>> wc = WindowConstraints.uniform(2, 10.0)
@@ -40,6 +55,11 @@ class FEWJoin(MultiWayJoin):
     >>> join.push(0, 1, 7, ts=100.0, arrival=100.0).ids.tolist()   # mode 1: waits
     []
     >>> join.push(1, 2, 7, ts=105.0, arrival=105.0).ids.tolist()   # period of tuple 1 opens
+    [[1, 2]]
+    >>> paper = FEWJoin(constraints=wc, max_delay=[0, 0], mechanism="paper")
+    >>> paper.push(0, 1, 7, ts=100.0, arrival=100.0).ids.tolist()
+    []
+    >>> paper.push(1, 2, 7, ts=105.0, arrival=105.0).ids.tolist()  # mode 2: joined at once
     [[1, 2]]
     """
 
@@ -79,6 +99,8 @@ class FEWJoin(MultiWayJoin):
         self._search(fixed, order, window, out)
 
     def _join(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        if self.mechanism == "paper":
+            return self._join_paper(stream, item)
         out: list[tuple[int, ...]] = []
         self.buffers.insert(stream, item)
         if self._start_tuple is not None and self._in_period(stream, item):  # mode 2: admit
@@ -86,8 +108,56 @@ class FEWJoin(MultiWayJoin):
         out.extend(self._due())
         return out
 
+    def _span(self) -> tuple[float, float]:
+        """The oldest and newest timestamps buffered (inf, -inf: none).  Mirrors
+        ``kernels.wjoin._span``."""
+        held = [s for s in range(self.m) if self.buffers.size(s)]
+        return (
+            min((self.buffers.oldest(s)[0] for s in held), default=math.inf),
+            max((self.buffers.newest_ts(s) for s in held), default=-math.inf),
+        )
+
+    def _sweep(self, s: int, bound: float) -> None:
+        """Mode 1's trim of stream s: its tuples older than ``bound`` dropped from the
+        oldest, each head compared once.  Mirrors ``kernels.wjoin_store.sweep``."""
+        while self.buffers.size(s):
+            self._counters.comparisons += 1
+            if not self.buffers.oldest(s)[0] < bound:
+                return
+            self.buffers.pop_oldest(s)
+            self._counters.dropped += 1
+
+    def _join_paper(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        """The paper's FEW (Section 3.2) for one tuple: admitted into the period (mode 2) or
+        restarting mode 1 (trim), buffered, joined blindly when the buffers hold one period.
+        Mirrors ``kernels.wjoin._few_paper``."""
+        a = self._span()[0]
+        if a < math.inf:
+            self._counters.comparisons += 1
+            if not a <= item[0] <= a + self._period:  # outside the period: mode 1 restarts
+                for r in range(self.m):
+                    self._sweep(r, self._horizon(r, paper=False))
+        self.buffers.insert(stream, item)
+        lo, hi = self._span()
+        f = self._filter
+        order = [s for s in range(self.m) if s != stream]
+
+        def period(fixed: dict[int, Tuple], s: int) -> tuple[float, float]:
+            if hi - lo <= self._period:  # mode 2: the buffers hold one period, no window test
+                return -math.inf, math.inf
+            return (
+                max(t[0] - f[r, s] for r, t in fixed.items()),
+                min(t[0] + f[r, s] for r, t in fixed.items()),
+            )
+
+        out: list[tuple[int, ...]] = []
+        self._search({stream: item}, order, period, out)
+        return out
+
     def _due(self) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
+        if self.mechanism == "paper":
+            return out  # every tuple was joined on arrival
         while True:
             if self._start_tuple is not None:
                 k, ts = self._start_stream, self._start_tuple[0]
@@ -104,33 +174,15 @@ class FEWJoin(MultiWayJoin):
             self._join_start({start[1]: start[0]}, out)
 
     def _mode1(self) -> tuple[Tuple, int] | None:
-        """Mode 1 (Section 3.2): the next starting tuple and its stream, None while it must
-        wait.  The oldest buffered tuple starts the next period once nothing older can come;
-        the paper's plane sweep first tests the other streams' oldest tuples (round robin
-        from k + 1) against its period, and drops it when a stream has no tuple inside and
-        can get none in time: no result holds it."""
-        f = self._filter
-        while True:
-            heads = [(self.buffers.oldest(s), s) for s in range(self.m) if self.buffers.size(s)]
-            if not heads:
-                return None
-            oldest, k = min(heads, key=lambda h: (h[0][0], h[1], h[0][1]))
-            if not self._now > oldest[0] + max(self._delays):
-                return None
-            if self.mechanism == "fast":
-                return oldest, k
-            for j in [*range(k + 1, self.m), *range(k)]:
-                self._counters.comparisons += 1
-                head = self.buffers.oldest(j)
-                if head is not None and head[0] <= oldest[0] + f[k, j]:
-                    continue  # inside the period
-                if not self._now > oldest[0] + f[k, j] + self._delays[j]:
-                    return None  # a tuple of stream j inside the period may still arrive
-                self.buffers.pop_oldest(k)  # older than anything stream j can offer: dropped
-                self._counters.dropped += 1
-                break
-            else:
-                return oldest, k
+        """Mode 1 (fast): the oldest buffered tuple and its stream start the next period once
+        nothing older can come; None while it must wait."""
+        heads = [(self.buffers.oldest(s), s) for s in range(self.m) if self.buffers.size(s)]
+        if not heads:
+            return None
+        oldest, k = min(heads, key=lambda h: (h[0][0], h[1], h[0][1]))
+        if not self._now > oldest[0] + max(self._delays):
+            return None
+        return oldest, k
 
     def _tick(self) -> Emitted:
         if self._compiled():
