@@ -227,21 +227,21 @@ class ArrayExtent(WindowExtent):
     # -- room: doubling when full, halving at a quarter ---------------------------------------
 
     def _make_room(self) -> None:
-        """Before an arrival in the window, unless :func:`room_ok`: the tuple array and the
-        pool sized to what they hold (doubled while more than half full, halved while less
-        than a quarter), the pool compacted; the kernel stops for the same test."""
+        """Before an arrival in the window, unless :func:`room_ok` (the test the kernel stops
+        for): the tuple array and the pool rebuilt with room for twice what they hold (what
+        a row may need included), so that they double when full and halve when a quarter
+        full, the pool compacted on the way."""
         pos = self._pos
         if room_ok(self._tuples, self._vectors, pos):
             return
-        room = _fit(len(self._tuples.t_s), int(pos[END] - pos[HEAD]) + 3)
-        if room != len(self._tuples.t_s) or pos[END] + 3 > room:
+        live = int(pos[END] - pos[HEAD])
+        room = max(MIN_ROOM, 2 * (live + 3))
+        if pos[END] + 3 > len(self._tuples.t_s) or 4 * (live + 3) < len(self._tuples.t_s):
             self._resize_tuples(room)
         lengths = self._tuples.length[pos[HEAD] : pos[END]]
-        pos[LONGEST] = int(lengths.max()) if len(lengths) else 0
+        pos[LONGEST] = int(lengths.max()) if len(lengths) else 0  # the bound made exact
         need = int(room_needed(pos[LONGEST]))
-        room = _fit(len(self._vectors.ts), int(pos[RAW]) + need)
-        if room != len(self._vectors.ts) or room - pos[TOP] < need:
-            self._compact_pool(room)
+        self._compact_pool(max(MIN_ROOM, 2 * (int(pos[RAW]) + need)))
 
     def _resize_tuples(self, room: int) -> None:
         """The live tuples to the front of arrays of ``room`` slots."""
@@ -587,16 +587,6 @@ class ArrayExtent(WindowExtent):
     def held_bytes(self) -> int:
         """What the extent holds for its window: all it allocates (``allocated_bytes``)."""
         return self.allocated_bytes()
-
-
-def _fit(room: int, used: int) -> int:
-    """``room`` doubled while ``used`` fills more than half of it, halved (not below
-    :data:`MIN_ROOM`) while ``used`` fills less than a quarter."""
-    while 2 * used > room:
-        room *= 2
-    while room > MIN_ROOM and 4 * used < room:
-        room //= 2
-    return room
 
 
 def _empty_tuples(room: int) -> Tuples:
