@@ -27,7 +27,9 @@ Kernels take typed bundles (as :func:`~workbench.kernels.ptjoin.ptjoin_batch` do
 :class:`Params` (window and equivalence), ``pos`` (the cursors, slots below), ``clock``
 (``[t_max]``), ``counts`` and ``late`` (outputs).  The reference
 (:class:`~workbench.coalesce.array_extent.ArrayExtent`'s ``push``) performs the same steps
-with the same counts; each of its methods names the helper here that it mirrors.
+with the same counts; each of its methods names the helper here that it mirrors.  The helpers
+are inlined into :func:`push_batch` (``inline="always"``), so the bundles are not copied at
+every call.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ MIN_ROOM = 16
 """The smallest room of the tuple array and of the pool (both double and halve)."""
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def room_ok(tuples, vectors, pos):
     """Whether the next arrival may run: three spare tuple slots and :func:`room_needed`
     free pool entries, with neither the array nor the pool used to less than a quarter
@@ -123,7 +125,7 @@ def room_ok(tuples, vectors, pos):
     return not (room - pos[TOP] < need or (room > MIN_ROOM and 4 * (pos[RAW] + need) < room))
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def room_needed(longest):
     """The free pool entries a row may use when no vector is longer than ``longest``: a merge
     that bridges two tuples grows a vector to twice ``longest + 1``, then to twice ``2 *
@@ -132,20 +134,20 @@ def room_needed(longest):
     return 6 * longest + 8
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _value(t, e, tuples, vectors, params):
     """The value entry ``e`` of tuple ``t`` is judged by."""
     return vectors.number[e] if params.per_entry else tuples.number[t]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _before(tuples, vectors, i, j):
     """Whether tuple ``i``'s first key ``(t_s, arrival)`` is below tuple ``j``'s."""
     a, b = tuples.t_s[i], tuples.t_s[j]
     return a < b or (a == b and vectors.seq[tuples.start[i]] < vectors.seq[tuples.start[j]])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _move_tuple(tuples, dst, src):
     """Copy tuple ``src`` to index ``dst`` of the array (every column)."""
     tuples.t_s[dst] = tuples.t_s[src]
@@ -158,7 +160,7 @@ def _move_tuple(tuples, dst, src):
     tuples.cap[dst] = tuples.cap[src]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _move_entry(vectors, dst, src, per_entry):
     """Copy pool entry ``src`` to ``dst``."""
     vectors.ts[dst] = vectors.ts[src]
@@ -168,7 +170,7 @@ def _move_entry(vectors, dst, src, per_entry):
         vectors.kind[dst] = vectors.kind[src]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _open(tuples, pos, counts, k):
     """Room at index ``k`` of the tuple array: the tuples from ``k`` on shift up one
     (Function 1, Line 9; Function 3, Line 5)."""
@@ -178,7 +180,7 @@ def _open(tuples, pos, counts, k):
     pos[END] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _close(tuples, pos, counts, k):
     """Take tuple ``k`` out of the array: the tuples after it shift down one."""
     for i in range(k, pos[END] - 1):
@@ -187,7 +189,7 @@ def _close(tuples, pos, counts, k):
     pos[END] -= 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def find_target(tuples, pos, counts, g, x):
     """Algorithm 2, Lines 14 and 24: scan the window from its latest tuple for group ``g``'s
     last tuple starting at or before ``x`` (``c``, -1: none) and the group's tuple after it
@@ -210,7 +212,7 @@ def find_target(tuples, pos, counts, g, x):
     return ins, c, right
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def find_entry(tuples, vectors, counts, c, x):
     """Function 2, Line 1: scan ``c``'s vector from its end for ``x``'s place, after the
     timestamps at or before it (an in-order arrival reads one entry)."""
@@ -223,7 +225,7 @@ def find_entry(tuples, vectors, counts, c, x):
     return p
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _grow(tuples, vectors, params, pos, counts, c, need):
     """Room for ``need`` entries in ``c``'s vector: a vector that is full moves to the pool's
     end with twice the room (the entries copied), as a growing array does."""
@@ -237,7 +239,7 @@ def _grow(tuples, vectors, params, pos, counts, c, need):
     pos[TOP] += 2 * need
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def merge(tuples, vectors, params, pos, counts, c, p, x, s, number, kind):
     """mergeTuples (Function 2): insert ``(x, s)`` at position ``p`` of ``c``'s vector, the
     later entries shifting up one (Line 1); ``t_e`` follows a new last timestamp (Lines
@@ -257,7 +259,7 @@ def merge(tuples, vectors, params, pos, counts, c, p, x, s, number, kind):
     counts[MERGES] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def merge_front(tuples, vectors, params, pos, counts, r, ins, x, s, number, kind):
     """mergeTuples at the front of tuple ``r`` (the arrival precedes its group's next tuple
     and is equivalent to it): ``r`` now starts at ``x`` and moves down to ``ins``, the
@@ -274,7 +276,7 @@ def merge_front(tuples, vectors, params, pos, counts, r, ins, x, s, number, kind
     return ins
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def absorb(tuples, vectors, params, pos, counts, c, r):
     """The arrival joined ``c`` and is equivalent to ``r``, the group's next tuple: ``r``'s
     vector is appended to ``c``'s (mergeTuples of each of its timestamps) and ``r`` leaves
@@ -291,7 +293,7 @@ def absorb(tuples, vectors, params, pos, counts, c, r):
     _close(tuples, pos, counts, r)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def split(tuples, vectors, params, pos, counts, c, p):
     """splitTuple (Function 3): a copy ``c2`` of ``c`` takes the entries from ``p`` on
     (Lines 1-4) and is added after ``c`` at its place by its first key (Line 5: the tuples
@@ -321,7 +323,7 @@ def split(tuples, vectors, params, pos, counts, c, p):
     return c, k
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def add(tuples, vectors, params, pos, counts, ins, c, right, x, s, g, number, kind):
     """addTuple (Function 1): a tuple of its own for the arrival at index ``ins`` (the
     tuples after it shift up one, Line 9), valid until its group's next tuple (Lines 5-7);
@@ -342,7 +344,7 @@ def add(tuples, vectors, params, pos, counts, ins, c, right, x, s, g, number, ki
     counts[INSERTS] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def detach(tuples, vectors, pos, counts):
     """Algorithm 2, Lines 2-3: the oldest timestamp leaves the first tuple's vector, which
     then starts at its next one; the tuple moves up to its place by that key (the tuples it
@@ -366,14 +368,14 @@ def detach(tuples, vectors, pos, counts):
     counts[DETACHES] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def delete(pos, counts):
     """Algorithm 2, Lines 5-7: the first tuple, holding only the oldest timestamp, leaves."""
     pos[HEAD] += 1
     counts[DELETES] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def expire(tuples, vectors, params, pos, clock, counts):
     """Algorithm 2, Lines 1-8 (and the time-based variant's loop): the oldest raw tuples
     leave the window, each a detach or a delete."""
@@ -388,7 +390,7 @@ def expire(tuples, vectors, params, pos, clock, counts):
         pos[RAW] -= 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def too_late(tuples, params, pos, clock, x):
     """Algorithm 2, Line 11 (the window rule): older than the oldest of a full tuple window
     (a tie arrived later, so it is younger), or than ``t_max - T``."""
@@ -397,7 +399,7 @@ def too_late(tuples, params, pos, clock, x):
     return x < clock[0] - params.size
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def arrive(tuples, vectors, params, pos, counts, x, s, g, number, kind):
     """Lines 9-31 of Algorithm 2 for an arrival in the window: find its target, then merge,
     split and add, or add."""
@@ -432,7 +434,7 @@ def arrive(tuples, vectors, params, pos, counts, x, s, g, number, kind):
         add(tuples, vectors, params, pos, counts, ins, c, right, x, s, g, number, kind)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def push_batch(arrivals, tuples, vectors, params, pos, clock, counts, late):
     """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over the batch from
     row ``pos[ROW]``, in order; too-late rows are marked in ``late``.  Stops before an
