@@ -139,6 +139,12 @@ def test_a_late_arrival_splits_by_shifting_the_tuples_after_it():
         (2.5, 4.0, "b", 9),
         (3.0, 3.0, "a", 5),
     ]
+    assert ext.vectors() == [  # the array, in timestamp order: each tuple's vector of keys
+        ("a", 5, [(1.0, 0), (2.0, 1)]),
+        ("a", 7, [(2.2, 5)]),
+        ("b", 9, [(2.5, 3), (4.0, 4)]),
+        ("a", 5, [(3.0, 2)]),
+    ]
     c = ext.counters
     assert (c.splits, c.inserts) == (1, 3)
     # the copy's one entry, then b's tuple and the copy shift up for the new tuple

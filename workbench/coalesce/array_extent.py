@@ -42,7 +42,6 @@ from workbench.coalesce.window import (
 )
 from workbench.kernels.coalesce import KIND_CODES
 from workbench.kernels.coalesce_array import (
-    COUNTS,
     END,
     HEAD,
     LONGEST,
@@ -50,7 +49,9 @@ from workbench.kernels.coalesce_array import (
     POS,
     RAW,
     ROW,
+    SCANNED,
     SEQ,
+    SHIFTED,
     TOP,
     Arrivals,
     Params,
@@ -61,7 +62,7 @@ from workbench.kernels.coalesce_array import (
     room_ok,
 )
 from workbench.protocol import BadEventError, BadPolicy, Engine
-from workbench.records import Coalesced, Emitted
+from workbench.records import Coalesced
 
 __all__ = ["ArrayCounters", "ArrayExtent"]
 
@@ -227,10 +228,11 @@ class ArrayExtent(WindowExtent):
     # -- room: doubling when full, halving at a quarter ---------------------------------------
 
     def _make_room(self) -> None:
-        """Before an arrival in the window, unless :func:`room_ok` (the test the kernel stops
-        for): the tuple array and the pool rebuilt with room for twice what they hold (what
-        a row may need included), so that they double when full and halve when a quarter
-        full, the pool compacted on the way."""
+        """Before an arrival in the window, unless
+        :func:`~workbench.kernels.coalesce_array.room_ok` (the test the kernel stops for): the
+        tuple array and the pool rebuilt with room for twice what they hold (what a row may
+        need included), so that they double when full and halve when a quarter full, the pool
+        compacted on the way."""
         pos = self._pos
         if room_ok(self._tuples, self._vectors, pos):
             return
@@ -484,7 +486,13 @@ class ArrayExtent(WindowExtent):
 
     # -- compiled ------------------------------------------------------------------------------
 
-    def _push_valid(self, batch: Readings) -> Emitted:
+    def _reserve(self, k: int) -> None:
+        """Nothing ahead of a batch: room is made before each arrival (``_make_room``), the
+        kernel stopping for it."""
+
+    def _push_compiled(self, batch: Readings) -> np.ndarray:
+        """The rows through :func:`~workbench.kernels.coalesce_array.push_batch`, room made
+        whenever it stops; which rows were too late."""
         code = _DTYPE_CODE.get(batch.value.dtype.kind)
         if code is None:  # objects: each row's own type
             pairs = list(map(self._number, batch.value.tolist()))
@@ -494,36 +502,23 @@ class ArrayExtent(WindowExtent):
             numbers = batch.value.astype(np.float64)
             kinds = np.full(len(batch), code, dtype=np.int8)
         self._forget_empty_groups()
-        arrivals = Arrivals(
-            np.ascontiguousarray(batch.ts), numbers, self._group_codes(batch.group), kinds
-        )
-        late = self._push_compiled(arrivals)
-        n_late = int(np.count_nonzero(late))
-        self._counters.events_in += len(batch)
-        self._counters.late += n_late
-        if not n_late:
-            return Emitted.none(0)
-        rows = zip(*(col[late].tolist() for col in batch.columns()), strict=True)
-        return Emitted(np.empty((0, 0), dtype=np.int64), late=tuple(rows))
-
-    def _push_compiled(self, arrivals: Arrivals) -> np.ndarray:
-        """The rows through :func:`~workbench.kernels.coalesce_array.push_batch`, making room
-        whenever it stops; which rows were too late."""
-        pos, n = self._pos, len(arrivals.ts)
+        ts = np.ascontiguousarray(batch.ts)
+        arrivals = Arrivals(ts, numbers, self._group_codes(batch.group), kinds)
+        pos, n = self._pos, len(batch)
         late = np.zeros(n, dtype=np.bool_)
         counts = np.zeros(8, dtype=np.int64)
         clock = np.array([self._t_max])
         pos[SEQ], pos[ROW] = self._seq, 0
         params = self._params()
-        while pos[ROW] < n:
-            self._make_room()
+        while True:
             push_batch(arrivals, self._tuples, self._vectors, params, pos, clock, counts, late)
+            if pos[ROW] == n:
+                break
+            self._make_room()  # as the reference does before the arrival the kernel stopped at
         self._seq, self._t_max = int(pos[SEQ]), float(clock[0])
-        c = self._counters
-        for name, count in zip(COUNTS, counts.tolist(), strict=False):
-            setattr(c, name, getattr(c, name) + count)
-        c.scanned += int(counts[-2])
-        c.shifted += int(counts[-1])
+        self._add_counts(counts[:6])
+        self._counters.scanned += int(counts[SCANNED])
+        self._counters.shifted += int(counts[SHIFTED])
         return late
 
     # -- what it shows -------------------------------------------------------------------------

@@ -42,7 +42,6 @@ from numba import njit
 from workbench.kernels.coalesce import same
 
 __all__ = [
-    "COUNTS",
     "MIN_ROOM",
     "POS",
     "Arrivals",
@@ -55,8 +54,8 @@ __all__ = [
 ]
 
 OUT_OF_ORDER, INSERTS, DELETES, MERGES, SPLITS, DETACHES, SCANNED, SHIFTED = range(8)
-COUNTS = ("out_of_order", "inserts", "deletes", "merges", "splits", "detaches")
-"""The slots of ``counts`` named as the extents' counters (then SCANNED and SHIFTED)."""
+"""The slots of ``counts``: the extents' counters in the order ``WindowExtent._add_counts``
+takes them, then the array's work."""
 
 HEAD, END, TOP, SEQ, RAW, LONGEST, ROW = range(7)
 POS = ("head", "end", "top", "seq", "raw", "longest", "row")
