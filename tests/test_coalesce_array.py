@@ -100,15 +100,22 @@ def test_the_array_extent_equals_the_oracle_and_ours_after_every_arrival(
 @pytest.mark.parametrize("kind", ["tuples", "time"])
 @pytest.mark.parametrize(("cp", "oop"), [(0.5, 0.5), (0.9, 0.1), (0.2, 0.8)])
 def test_the_mechanisms_agree_on_the_generator_stream(kind, cp, oop):
-    """Section 7.1's stream through both mechanisms compiled: the same view and atomic
-    operations; the array's work is counted, ours is not."""
+    """Section 7.1's stream through both mechanisms compiled, the window steered smaller
+    halfway and the clock advanced at the end: the same view and atomic operations; the
+    array's work is counted, ours is not."""
     rows = coalescing_rows(np.random.default_rng(11), 6000, cp=cp, oop=oop)
     window = Window(kind, 300)
     paper, ours = EagerExtent(window, mechanism="paper"), EagerExtent(window)
     for i in range(0, 6000, 1700):
+        if i == 3400:
+            for ext in (paper, ours):
+                ext.set_params(window=Window(kind, 120))
         paper.push_batch(readings(rows[i : i + 1700]))
         ours.push_batch(readings(rows[i : i + 1700]))
         assert _flat(paper.view()) == _flat(ours.view())
+    now = max(ts for ts, _, _ in rows) + 60
+    paper.advance(now), ours.advance(now)
+    assert _flat(paper.view()) == _flat(ours.view())
     for name in ATOMIC:
         assert getattr(paper.counters, name) == getattr(ours.counters, name), name
     assert paper.counters.splits > 0 and paper.counters.scanned > 0
