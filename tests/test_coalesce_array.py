@@ -9,6 +9,7 @@ import itertools
 import pickle
 import tracemalloc
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -194,6 +195,8 @@ def test_values_the_array_cannot_hold_are_bad_records(engine):
     assert [(c.ts, c.te, c.count) for c in ext.view()] == [(1.0, 5.0, 2)]
     with pytest.raises(BadEventError, match="value = 'hot'"):
         ArrayExtent(Window("tuples", 5)).push(1.0, "hot")
+    with pytest.raises(BadEventError, match=r"value = Fraction\(1, 3\)"):  # not a float64
+        ArrayExtent(Window("tuples", 5)).push(1.0, Fraction(1, 3))
     with pytest.raises(ValueError, match="equivalence.tolerance"):
         ArrayExtent(Window("tuples", 5), Equivalence("absolute", tolerance=2**60))
 

@@ -162,13 +162,15 @@ class ArrayExtent(WindowExtent):
 
     def _number(self, value: object) -> tuple[float, int]:
         """``value`` as float64 and its type code, or a BadEventError: the array holds finite
-        floats and ints up to 2**52 (whose float64 copies Python judges alike)."""
+        floats and ints up to 2**52 (whose float64 copies Python judges alike), whose quotient
+        by the quantum is finite (Python's floor would raise on inf)."""
         if isinstance(value, bool | np.bool_):
             return float(value), 2
-        if isinstance(value, numbers.Integral) and abs(int(value)) <= self._int_exact:
-            return float(value), 1
-        if isinstance(value, float | np.floating) and math.isfinite(value / self._scale):
-            return float(value), 0
+        exact = isinstance(value, numbers.Integral) and abs(int(value)) <= self._int_exact
+        if (exact or isinstance(value, float | np.floating)) and math.isfinite(
+            float(value) / self._scale
+        ):
+            return float(value), int(exact)
         raise BadEventError(
             f"value = {value!r}: the array extent holds finite floats and ints up to "
             f"{self._int_exact}"
@@ -177,11 +179,12 @@ class ArrayExtent(WindowExtent):
     def _valid_rows(self, batch: Readings) -> np.ndarray:
         ok = super()._valid_rows(batch)
         values, kind = batch.value, batch.value.dtype.kind
-        if kind == "f":
+        if kind in "fiu":
+            numbers_ = values.astype(np.float64)
             with np.errstate(over="ignore", invalid="ignore"):
-                ok &= np.isfinite(values / self._scale)
-        elif kind in "iu":
-            ok &= np.abs(values.astype(np.float64)) <= self._int_exact
+                ok &= np.isfinite(numbers_ / self._scale)
+            if kind != "f":
+                ok &= np.abs(numbers_) <= self._int_exact
         elif kind != "b":
             ok &= np.fromiter(map(self._holds, values.tolist()), bool, len(values))
         return ok
