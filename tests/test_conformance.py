@@ -283,6 +283,7 @@ def test_the_suite_finds_every_family():
     names = {cls.__name__ for cls in OPERATORS}
     assert {"PTJoin", "BandJoin", "EagerCorrelation", "LazyLookupCorrelation"} <= names
     assert {"BEWJoin", "FEWJoin", "EagerExtent", "LazyExtent", "AdaptiveCoalescing"} <= names
+    assert "ArrayExtent" in names  # the paper's mechanism of the eager extent
 
 
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)

@@ -128,11 +128,12 @@ class CoalescingExplorer(pn.viewable.Viewer):
         "model.w_memory",
         "model.w_update",
         "model.w_scan",
+        "model.mechanism",
         "spark.shown",
         "spark.run_on",
     )
     def _readout(self) -> str:
-        return self.spark.readout() + self.model.readout()
+        return self.spark.readout() + self.model.readout() + self.model.mechanism_readout()
 
     @param.depends("spark.message")
     def _spark_status(self) -> str:
@@ -245,6 +246,7 @@ class CoalescingExplorer(pn.viewable.Viewer):
                 w.IntInput.from_param(m.speed, width=130),
             ),
             w.RadioButtonGroup.from_param(m.scheme),
+            w.RadioButtonGroup.from_param(m.mechanism),
             w.Select.from_param(m.measure),
             w.MultiChoice.from_param(m.motes),
             w.RadioButtonGroup.from_param(m.window_kind),

@@ -30,6 +30,7 @@ from workbench.coalesce import (
     Equivalence,
     LazyExtent,
     Query,
+    Readings,
     Weights,
     Window,
 )
@@ -38,6 +39,7 @@ from workbench.coalesce.window import uncoalesced
 from workbench.data.streams import default_readings
 from workbench.experiments.atomic_costs import ATOMIC, cost_grid_of, measure_cells
 from workbench.experiments.coalescing import PAPER_LIKE_COSTS
+from workbench.experiments.coalescing_mechanisms import MECHANISMS, mechanism_work
 from workbench.experiments.coalescing_selection import selection_table
 
 __all__ = [
@@ -77,7 +79,7 @@ COST_INPUTS = ("w_memory", "w_update", "w_scan", "atomic_source", *ATOMIC_INPUTS
 MEASURED_CELLS = {"grid": (0.0, 0.5, 1.0), "tuples": 600, "window": 150}
 """The runs behind the "measured" atomic costs: a small (cp, oop) grid, measured once per
 process on first use (about a second)."""
-EXTENT_INPUTS = (*WINDOW_INPUTS, "equivalence", "quantum", "tolerance")
+EXTENT_INPUTS = (*WINDOW_INPUTS, "equivalence", "quantum", "tolerance", "mechanism")
 """The controls that change what an extent stores (its window and equivalence)."""
 
 
@@ -92,6 +94,7 @@ class _Feed:
     window: Window
     weights: Weights
     atomic: Atomic
+    mechanism: str
     begin: int
     stop: int
     ts: np.ndarray = field(compare=False, repr=False)
@@ -131,7 +134,7 @@ def _fed(feed: _Feed) -> Extents:
     """The extents after ``feed``, built once for every session that asks (each session gets
     its own copy): every page opens on the same readings and configuration."""
     extents = (
-        EagerExtent(feed.window, feed.query.equivalence),
+        EagerExtent(feed.window, feed.query.equivalence, mechanism=feed.mechanism),
         LazyExtent(feed.window, feed.query.equivalence),
         AdaptiveCoalescing(
             [feed.query, *OTHER_QUERIES],
@@ -224,6 +227,13 @@ class CoalescingModel(param.Parameterized):
         bounds=(0.0, 100.0),
         step=0.05,
         doc="Tolerance of the absolute and relative equivalences.",
+    )
+    mechanism = param.Selector(
+        objects=list(MECHANISMS),
+        default="fast",
+        doc="How the eager extent stores its coalesced tuples: ours (fast: linked tuples, "
+        "binary-searched vectors) or the paper's array (Algorithm 2: linear scans, shifts). "
+        "Same view and atomic operations; the readout compares their work and time.",
     )
     scheme = param.Selector(
         objects=["eager", "lazy"],
@@ -342,6 +352,7 @@ class CoalescingModel(param.Parameterized):
             self.window(),
             self.weights(),
             self.atomic(),
+            self.mechanism,
             max(0, upto - REPLAY_CAP),
             upto,
             self._ts,
@@ -386,6 +397,35 @@ class CoalescingModel(param.Parameterized):
         if self.scheme == "eager":
             return self.eager.view()
         return uncoalesced(self.lazy.raw())
+
+    def mechanisms(self) -> pd.DataFrame:
+        """Both mechanisms of the eager extent, compiled, over the latest readings pushed (at
+        most :data:`REPLAY_CAP`, those with a finite value) for the configured query:
+        :func:`~workbench.experiments.coalescing_mechanisms.mechanism_work`."""
+        query, start = self.query(), max(0, self.position - REPLAY_CAP)
+        ts, values, groups = [], [], np.empty(self.position - start, dtype=object)
+        for k in range(start, self.position):
+            group, value = query.project(self._rows[k])
+            if np.isfinite(value):
+                groups[len(ts)] = group
+                ts.append(self._ts[k])
+                values.append(value)
+        batch = Readings(np.array(ts, dtype=np.float64), np.array(values), groups[: len(ts)])
+        return mechanism_work(batch, self.window(), query.equivalence)
+
+    def mechanism_readout(self) -> str:
+        """The mechanisms' work and time over the latest readings (Markdown)."""
+        rows = "".join(
+            f"| {r.mechanism}{' (shown)' if r.mechanism == self.mechanism else ''} | "
+            f"{r.pushes_per_s / 1e6:.2f} M | {r.scanned_per_push:.1f} | "
+            f"{r.shifted_per_push:.1f} |\n"
+            for r in self.mechanisms().itertuples()
+        )
+        return (
+            "\n**eager mechanisms**, compiled over the latest readings (same view, same "
+            "atomic operations; ours does not count its work):\n\n"
+            "| mechanism | pushes/s | scanned/push | shifted/push |\n|---|---|---|---|\n" + rows
+        )
 
     def _window_tuples(self) -> int:
         """The window's size in tuples (a time window: the tuples it holds now)."""

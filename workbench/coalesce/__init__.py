@@ -1,10 +1,11 @@
 """Temporal coalescing of window extents (coalescing paper): eager and lazy extents (each an
-:class:`~workbench.protocol_shapes.ExtentOperator`), value equivalence, temporal functions and
-predicates."""
+:class:`~workbench.protocol_shapes.ExtentOperator`; the eager one by two mechanisms, ours and
+the paper's array, :data:`Mechanism`), value equivalence, temporal functions and predicates."""
 
 from __future__ import annotations
 
 from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
+from workbench.coalesce.array_extent import ArrayExtent
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.extent import EagerExtent, LazyExtent
@@ -19,7 +20,13 @@ from workbench.coalesce.temporal import (
     VALID,
     duration,
 )
-from workbench.coalesce.window import ExtentConfig, ExtentCounters, Readings, Window
+from workbench.coalesce.window import (
+    ExtentConfig,
+    ExtentCounters,
+    Mechanism,
+    Readings,
+    Window,
+)
 from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced
 
@@ -32,6 +39,7 @@ __all__ = [
     "OVERLAPS",
     "VALID",
     "AdaptiveCoalescing",
+    "ArrayExtent",
     "AtomicCosts",
     "Coalesced",
     "Dcq",
@@ -41,6 +49,7 @@ __all__ = [
     "ExtentCounters",
     "ExtentOperator",
     "LazyExtent",
+    "Mechanism",
     "Query",
     "Readings",
     "Weights",

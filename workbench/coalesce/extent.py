@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from workbench.coalesce.array_extent import ArrayExtent
 from workbench.coalesce.order import SlotStore
 from workbench.coalesce.scan import Key, coalesce_sorted
 from workbench.coalesce.window import Readings, WindowExtent, object_bytes
@@ -157,6 +158,14 @@ class EagerExtent(WindowExtent):
     >>> [(c.ts, c.te, c.value) for c in ext.view()], ext.stored
     ([(2.0, 3.0, 81), (3.0, 4.0, 79)], 2)
     """
+
+    def __new__(cls, *args: object, **kwargs: object) -> WindowExtent:
+        """``mechanism="paper"`` gives the paper's array extent (:class:`ArrayExtent`,
+        Algorithm 2 on an array); ``"fast"`` (the default) this one."""
+        mechanism = kwargs.get("mechanism", args[4] if len(args) > 4 else "fast")
+        if cls is EagerExtent and mechanism == "paper":
+            return ArrayExtent(*args, **kwargs)
+        return super().__new__(cls)
 
     tuple_columns: ClassVar[dict[str, type]] = {
         "_c_start": np.int64,

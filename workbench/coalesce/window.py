@@ -38,6 +38,7 @@ __all__ = [
     "Coalesced",
     "ExtentConfig",
     "ExtentCounters",
+    "Mechanism",
     "RawTuple",
     "Readings",
     "Window",
@@ -122,9 +123,19 @@ class Readings(Columns):
         self._coerce(ts=np.float64)
 
 
+Mechanism = Literal["fast", "paper"]
+"""How an eager extent stores its coalesced tuples (the word the W-join uses).  ``fast``:
+:class:`~workbench.coalesce.extent.EagerExtent`'s linked tuples with binary-searched
+vectors.  ``paper``: Algorithm 2 literally on an array
+(:class:`~workbench.coalesce.array_extent.ArrayExtent`: linear scans, shifts).  Same view,
+same atomic operations; only work, time and memory differ.  The lazy extent's one mechanism
+is Algorithm 1's array of raw tuples in key order: it takes both words."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExtentConfig(OperatorConfig):
-    """An extent's configuration: its window, the value equivalence and the bad-record policy.
+    """An extent's configuration: its window, the value equivalence, the mechanism
+    (:data:`Mechanism`) and the bad-record policy.
 
     >>> ExtentConfig(window=Window("tuples", 3)).equivalence.kind
     'equal'
@@ -132,12 +143,15 @@ class ExtentConfig(OperatorConfig):
 
     window: Window
     equivalence: Equivalence = field(default_factory=Equivalence)
+    mechanism: Mechanism = "fast"
 
     def __post_init__(self) -> None:
         if not isinstance(self.window, Window):
             raise ValueError(f"window = {self.window!r} is not a Window")
         if not isinstance(self.equivalence, Equivalence):
             raise ValueError(f"equivalence = {self.equivalence!r} is not an Equivalence")
+        if self.mechanism not in ("fast", "paper"):
+            raise ValueError(f"mechanism = {self.mechanism!r} is not fast or paper")
         super().__post_init__()
 
 
@@ -192,9 +206,14 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         equivalence: Equivalence | None = None,
         on_bad: BadPolicy = "raise",
         engine: Engine = "compiled",
+        mechanism: Mechanism = "fast",
     ) -> None:
         super().__init__(
-            window=window, equivalence=equivalence or Equivalence(), on_bad=on_bad, engine=engine
+            window=window,
+            equivalence=equivalence or Equivalence(),
+            on_bad=on_bad,
+            engine=engine,
+            mechanism=mechanism,
         )
 
     @classmethod

@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.data.replay import learn_templates
 from workbench.data.replica import simulate_deployment
 from workbench.data.streams import replayed_streams
-from workbench.data.synthetic import coalescing_stream, synthetic_events
+from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
 from workbench.paper_examples import Example5Setting
@@ -31,6 +31,7 @@ from workbench.templates import TemplateSet
 from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
+    "COALESCING_GROUPS",
     "EXAMPLE5",
     "INTERVAL_QUERY",
     "WEST_EAST",
@@ -311,16 +312,59 @@ def as_intervals(spec: StreamSpec) -> StreamSpec:
     return StreamSpec(spec.templates.intervals(), spec.max_delay)
 
 
+COALESCING_GROUPS = 3
+"""The groups of :func:`coalescing_rows` (Section 7.1's first time-invariant attribute)."""
+
+
 def coalescing_rows(
     rng: np.random.Generator, n: int, cp: float, oop: float
 ) -> list[tuple[float, int, int]]:
-    """A synthetic coalescing stream (coalescing paper, Section 7.1) as pushes of attribute
-    a1 grouped by g1: ``(ts, value, group)`` with coalescing probability ``cp`` and
+    """A synthetic coalescing stream (coalescing paper, Section 7.1) as pushes of one
+    time-varying attribute grouped by one time-invariant one (:data:`COALESCING_GROUPS`
+    groups): ``(ts, value, group)`` in arrival order, with coalescing probability ``cp`` and
     out-of-order probability ``oop``.
 
+    Both probabilities are defined in *arrival* order, as Table 4 defines ``cp_i`` and
+    ``oop_i`` per arriving tuple: an arrival's value equals the previous arrival's value of
+    its group with probability ``cp`` (else a fresh value from a large range).  Timestamps
+    grow with arrivals (gaps uniform in [0.5, 1.5)), except that with probability ``oop``
+    an arrival is late: its timestamp falls between the two latest timestamps of its group,
+    inside the run (if any) its group's previous arrival ends.  A late arrival that does not
+    repeat that value cuts the run (``splitTuple``, Appendix A), so an eager extent splits at
+    about ``oop x cp x (1 - cp)`` of arrivals: the late one must differ (``1 - cp``) and land
+    inside a run, between two equal values (``cp``).  A late arrival of a group with fewer
+    than two earlier tuples arrives in order.
+
+    (Until issue 48 the values were drawn in timestamp order and late tuples displaced
+    afterwards, so a late tuple re-entered the run it had been taken from and never cut one:
+    the split counter was 0 in every cell.)
+
     >>> rows = coalescing_rows(np.random.default_rng(0), 5, cp=1.0, oop=0.0)
-    >>> len(rows), len(rows[0])
-    (5, 3)
+    >>> len(rows), len(rows[0]), len({v for _, v, _ in rows}) <= COALESCING_GROUPS
+    (5, 3, True)
     """
-    s = coalescing_stream(rng, n, cp=cp, oop=oop)
-    return list(zip(s["ts"].tolist(), s["a1"].tolist(), s["g1"].tolist(), strict=True))
+    if not 0 <= cp <= 1:
+        raise ValueError(f"cp = {cp!r} must lie in [0, 1]")
+    if not 0 <= oop <= 1:
+        raise ValueError(f"oop = {oop!r} must lie in [0, 1]")
+    group = rng.integers(0, COALESCING_GROUPS, n)
+    repeat = rng.random(n) < cp
+    fresh = rng.integers(0, 1 << 30, n)
+    late = rng.random(n) < oop
+    where = rng.uniform(0.25, 0.75, n)  # a late tuple's place between its group's latest two
+    clock = np.cumsum(rng.uniform(0.5, 1.5, n))
+    ts = np.empty(n)
+    value = np.empty(n, dtype=np.int64)
+    previous: dict[int, int] = {}  # per group: the previous arrival's value
+    latest: dict[int, list[float]] = {}  # per group: its two largest timestamps so far
+    for i, g in enumerate(group.tolist()):  # a sequential recurrence per group
+        value[i] = previous[g] if g in previous and repeat[i] else fresh[i]
+        previous[g] = int(value[i])
+        top = latest.setdefault(g, [])
+        if late[i] and len(top) == 2:  # between the group's latest two: a run's inside
+            ts[i] = top[0] + where[i] * (top[1] - top[0])
+            top[0] = ts[i]
+        else:
+            ts[i] = clock[i]
+            top[:] = [*top[-1:], clock[i]]
+    return list(zip(ts.tolist(), value.tolist(), group.tolist(), strict=True))

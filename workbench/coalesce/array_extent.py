@@ -1,0 +1,610 @@
+"""The coalescing paper's own eager extent: Algorithm 2 on an array (Sections 4.2.2 and 7.2,
+Appendix A), the ``paper`` mechanism (:data:`~workbench.coalesce.window.Mechanism`).
+
+"We implement a window extent as an array data structure in this performance study"
+(Section 7.2): the coalesced tuples sit in one array in timestamp order, each with its
+timestamp vector, and nothing indexes them (Section 4.2's fourth assumption).  So the costs
+grow as Section 7.2 explains them: a merge scans the window for its target and the target's
+vector for its place, then shifts the vector's later entries (``C_merge`` grows with ``oop x
+cp``); a split shifts the tuples after it to make room (``C_split`` grows with ``oop / cp``);
+a detach or a delete at the front costs a constant.  :class:`ArrayExtent` counts that work
+(``scanned``, ``shifted``) beside the atomic operations, which it counts as
+:class:`~workbench.coalesce.extent.EagerExtent` does: the two mechanisms expose the same view
+after every arrival and count the same inserts, merges, splits, detaches and deletes.
+
+``push`` is the readable reference; ``push_batch`` runs the same steps compiled
+(:mod:`workbench.kernels.coalesce_array`) on the same arrays, with the same counts.  The array
+holds numbers: values are judged as float64 (ints up to 2**52 and finite floats, whose copy
+Python judges alike); any other value is a bad record (``BadEventError`` naming it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from workbench.coalesce.equivalence import Equivalence
+from workbench.coalesce.scan import Key
+from workbench.coalesce.window import (
+    ExtentCounters,
+    Mechanism,
+    RawTuple,
+    Readings,
+    Window,
+    WindowExtent,
+    object_bytes,
+)
+from workbench.kernels.coalesce import KIND_CODES
+from workbench.kernels.coalesce_array import (
+    END,
+    HEAD,
+    LONGEST,
+    MIN_ROOM,
+    POS,
+    RAW,
+    ROW,
+    SCANNED,
+    SEQ,
+    SHIFTED,
+    TOP,
+    Arrivals,
+    Params,
+    Tuples,
+    Vectors,
+    push_batch,
+    room_needed,
+    room_ok,
+)
+from workbench.protocol import BadEventError, BadPolicy, Engine
+from workbench.records import Coalesced
+
+__all__ = ["ArrayCounters", "ArrayExtent"]
+
+NUMBER_TYPES = (float, int, bool)
+"""The value types the array holds, by their code in ``Tuples.kind``/``Vectors.kind``."""
+_DTYPE_CODE = {"f": 0, "i": 1, "u": 1, "b": 2}
+"""A batch column's values come out of NumPy as Python floats, ints or bools."""
+INT_EXACT = 2**52
+"""Integers up to this magnitude: their float64 copies subtract exactly (Python ints do)."""
+
+
+@dataclass
+class ArrayCounters(ExtentCounters):
+    """The extents' counters plus the array's work: tuples and vector entries read by the
+    linear scans (``scanned``) and array elements moved by shifts and copies (``shifted``)."""
+
+    scanned: int = 0
+    shifted: int = 0
+
+
+class ArrayExtent(WindowExtent):
+    """Eager coalescing as Algorithm 2 does it, on an array: linear scans, shifts.
+
+    ``EagerExtent(window, mechanism="paper")`` builds one.  The state is the array of
+    coalesced tuples (:class:`~workbench.kernels.coalesce_array.Tuples`, live in ``[head,
+    end)`` of ``_pos``) and the pool of their vectors
+    (:class:`~workbench.kernels.coalesce_array.Vectors`); both double when full and halve
+    when a quarter full (``_make_room``).
+
+    >>> ext = ArrayExtent(Window("tuples", 3))
+    >>> for ts, v in [(1, 81), (2, 81), (4, 79), (3, 79)]:   # 3 arrives late
+    ...     _ = ext.push(ts, v, "region 2")
+    >>> [(c.ts, c.te, c.value, c.count) for c in ext.view()], ext.stored
+    ([(2.0, 3.0, 81, 1), (3.0, 4.0, 79, 2)], 2)
+    >>> c = ext.counters
+    >>> c.merges, c.inserts, c.detaches, c.scanned, c.shifted
+    (2, 2, 1, 8, 3)
+    """
+
+    counters_type: ClassVar[type] = ArrayCounters
+
+    def __init__(
+        self,
+        window: Window,
+        equivalence: Equivalence | None = None,
+        on_bad: BadPolicy = "raise",
+        engine: Engine = "compiled",
+        mechanism: Mechanism = "paper",
+    ) -> None:
+        if mechanism != "paper":
+            raise ValueError(
+                f"mechanism = {mechanism!r}: ArrayExtent is the paper's mechanism "
+                "(EagerExtent(mechanism='fast') is ours)"
+            )
+        super().__init__(window, equivalence, on_bad, engine, mechanism)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _new_order(self) -> None:
+        """The empty array and pool (the extent keeps no key order of raw tuples)."""
+        eq = self.equivalence
+        for name in ("tolerance", "quantum"):
+            p = getattr(eq, name)
+            if not (isinstance(p, float) or (type(p) is int and abs(p) <= 2**53)):
+                raise ValueError(f"equivalence.{name} = {p!r} is not a float or an int <= 2**53")
+        self._per_entry = not eq.transitive
+        self._int_exact = INT_EXACT
+        if eq.kind == "relative" and type(eq.tolerance) is int and eq.tolerance > 1:
+            self._int_exact = 2**53 // eq.tolerance  # Python multiplies ints exactly
+        self._scale = float(eq.quantum) if eq.kind == "quantized" else 1.0
+        self._pos = np.zeros(len(POS), dtype=np.int64)
+        self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
+        self._groups: list[Hashable] = []  # by code: the group object the view reports
+        self._tuples = _empty_tuples(MIN_ROOM)
+        self._vectors = _empty_vectors(MIN_ROOM, self._per_entry)
+
+    def __len__(self) -> int:
+        """Raw tuples held."""
+        return int(self._pos[RAW])
+
+    def _params(self) -> Params:
+        eq, window = self.equivalence, self.window
+        return Params(
+            window.kind == "tuples",
+            float(window.size),
+            KIND_CODES[eq.kind],
+            float(eq.tolerance),
+            float(eq.quantum),
+            self._per_entry,
+        )
+
+    # -- values and groups ---------------------------------------------------------------------
+
+    def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
+        self._number(value)
+        return super()._validate(ts, value, group)
+
+    def _number(self, value: object) -> tuple[float, int]:
+        """``value`` as float64 and its type code, or a BadEventError: the array holds finite
+        floats and ints up to 2**52 (whose float64 copies Python judges alike), whose quotient
+        by the quantum is finite (Python's floor would raise on inf)."""
+        if isinstance(value, bool | np.bool_):
+            return float(value), 2
+        exact = isinstance(value, numbers.Integral) and abs(int(value)) <= self._int_exact
+        if (exact or isinstance(value, float | np.floating)) and math.isfinite(
+            float(value) / self._scale
+        ):
+            return float(value), int(exact)
+        raise BadEventError(
+            f"value = {value!r}: the array extent holds finite floats and ints up to "
+            f"{self._int_exact}"
+        )
+
+    def _valid_rows(self, batch: Readings) -> np.ndarray:
+        ok = super()._valid_rows(batch)
+        values, kind = batch.value, batch.value.dtype.kind
+        if kind in "fiu":
+            numbers_ = values.astype(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok &= np.isfinite(numbers_ / self._scale)
+            if kind != "f":
+                ok &= np.abs(numbers_) <= self._int_exact
+        elif kind != "b":
+            ok &= np.fromiter(map(self._holds, values.tolist()), bool, len(values))
+        return ok
+
+    def _holds(self, value: object) -> bool:
+        try:
+            self._number(value)
+        except BadEventError:
+            return False
+        return True
+
+    def _group_code(self, group: Hashable) -> int:
+        code = self._codes.get(group)
+        if code is None:
+            code = self._codes[group] = len(self._groups)
+            self._groups.append(group)
+        return code
+
+    def _group_codes(self, groups: np.ndarray) -> np.ndarray:
+        """Each row's group code, as ``_group_code`` gives them row by row."""
+        kind = groups.dtype.kind
+        if kind in "iubUS" or (kind == "f" and not np.isnan(groups).any()):
+            _, rows, inverse = np.unique(groups, return_index=True, return_inverse=True)
+            codes = [self._group_code(g) for g in groups[np.sort(rows)].tolist()]
+            table = np.empty(len(rows), dtype=np.int64)
+            table[np.argsort(rows)] = codes
+            return table[inverse]
+        return np.fromiter(map(self._group_code, groups.tolist()), np.int64, len(groups))
+
+    def _forget_empty_groups(self) -> None:
+        """Renumber the groups still in the window once the codes of groups that left
+        outnumber its tuples (a stream of ever new groups keeps bounded state)."""
+        head, end = self._pos[HEAD], self._pos[END]
+        if len(self._groups) <= 2 * (end - head) + 64:
+            return
+        live = self._tuples.code[head:end]
+        kept = np.unique(live)
+        new_code = np.full(len(self._groups), -1, dtype=np.int64)
+        new_code[kept] = np.arange(len(kept))
+        self._tuples.code[head:end] = new_code[live]
+        self._groups = [self._groups[c] for c in kept.tolist()]
+        self._codes = {g: c for c, g in enumerate(self._groups)}
+
+    # -- room: doubling when full, halving at a quarter ---------------------------------------
+
+    def _make_room(self) -> None:
+        """Before an arrival in the window, unless
+        :func:`~workbench.kernels.coalesce_array.room_ok` (the test the kernel stops for): the
+        tuple array and the pool rebuilt with room for twice what they hold (what a row may
+        need included), so that they double when full and halve when a quarter full, the pool
+        compacted on the way."""
+        pos = self._pos
+        if room_ok(self._tuples, self._vectors, pos):
+            return
+        live = int(pos[END] - pos[HEAD])
+        room = max(MIN_ROOM, 2 * (live + 3))
+        if pos[END] + 3 > len(self._tuples.t_s) or 4 * (live + 3) < len(self._tuples.t_s):
+            self._resize_tuples(room)
+        lengths = self._tuples.length[pos[HEAD] : pos[END]]
+        pos[LONGEST] = int(lengths.max()) if len(lengths) else 0  # the bound made exact
+        need = int(room_needed(pos[LONGEST]))
+        self._compact_pool(max(MIN_ROOM, 2 * (int(pos[RAW]) + need)))
+
+    def _resize_tuples(self, room: int) -> None:
+        """The live tuples to the front of arrays of ``room`` slots."""
+        pos, old = self._pos, self._tuples
+        live = slice(pos[HEAD], pos[END])
+        n = pos[END] - pos[HEAD]
+        self._tuples = _empty_tuples(room)
+        for new, column in zip(self._tuples, old, strict=True):
+            new[:n] = column[live]
+        pos[HEAD], pos[END] = 0, n
+
+    def _compact_pool(self, room: int) -> None:
+        """Every live vector to the front of a pool of ``room`` entries, in tuple order and
+        without spare room (what detaches, splits and moves left behind is reclaimed)."""
+        pos, tuples = self._pos, self._tuples
+        live = slice(pos[HEAD], pos[END])
+        lengths = tuples.length[live]
+        starts = np.cumsum(lengths) - lengths
+        source = np.repeat(tuples.start[live] - starts, lengths) + np.arange(lengths.sum())
+        old, self._vectors = self._vectors, _empty_vectors(room, self._per_entry)
+        for new, column in zip(self._vectors, old, strict=True):
+            if len(column):
+                new[: len(source)] = column[source]
+        tuples.start[live], tuples.cap[live] = starts, lengths
+        pos[TOP] = len(source)
+
+    # -- the window ----------------------------------------------------------------------------
+
+    def _admit(self, record: RawTuple) -> bool:
+        """Algorithm 2, Line 11 (the window rule), as the kernel's ``too_late``."""
+        ts, window, pos = record.key[0], self.window, self._pos
+        if window.kind == "tuples":
+            return not (pos[RAW] >= window.size and ts < self._tuples.t_s[pos[HEAD]])
+        return ts >= self._t_max - window.size
+
+    def _expire(self) -> None:
+        """Algorithm 2, Lines 1-8: mirrors ``kernels.coalesce_array.expire``."""
+        window, pos, t_s = self.window, self._pos, self._tuples.t_s
+        bound = self._t_max - window.size
+        while pos[RAW] > 0 and (
+            pos[RAW] > window.size if window.kind == "tuples" else t_s[pos[HEAD]] < bound
+        ):
+            self._remove_oldest()
+
+    def _remove_oldest(self) -> None:
+        """A detach (Lines 2-3) or a delete (Lines 5-7): mirrors ``detach`` and ``delete``."""
+        pos, tuples, counters = self._pos, self._tuples, self._counters
+        h = int(pos[HEAD])
+        if tuples.length[h] > 1:
+            tuples.start[h] += 1
+            tuples.length[h] -= 1
+            tuples.cap[h] -= 1
+            tuples.t_s[h] = self._vectors.ts[tuples.start[h]]
+            end = int(pos[END])
+            keys = self._keys(h + 1, end)
+            k = h + 1 + bisect.bisect_right(keys, self._key(h))
+            counters.scanned += min(k - h, end - h - 1)  # the kernel reads up to the first later
+            counters.shifted += k - 1 - h
+            self._rotate(h, k - 1)
+            counters.detaches += 1
+        else:
+            pos[HEAD] += 1
+            counters.deletes += 1
+        pos[RAW] -= 1
+
+    def _key(self, k: int) -> tuple[float, int]:
+        return float(self._tuples.t_s[k]), int(self._vectors.seq[self._tuples.start[k]])
+
+    def _keys(self, lo: int, hi: int) -> list[tuple[float, int]]:
+        """The first keys of tuples ``[lo, hi)``, in order."""
+        t = self._tuples
+        seq = self._vectors.seq[t.start[lo:hi]]
+        return list(zip(t.t_s[lo:hi].tolist(), seq.tolist(), strict=True))
+
+    def _rotate(self, src: int, dst: int) -> None:
+        """Move tuple ``src`` to index ``dst``, the tuples between shifting by one."""
+        if src == dst:
+            return
+        step = 1 if dst > src else -1
+        order = np.roll(np.arange(min(src, dst), max(src, dst) + 1), -step)
+        for column in self._tuples:
+            column[min(src, dst) : max(src, dst) + 1] = column[order]
+
+    # -- the reference: Algorithm 2, Lines 9-31 ------------------------------------------------
+
+    def _insert(self, key: Key, group: Hashable, value: object) -> None:
+        self._forget_empty_groups()
+        self._make_room()
+        self._arrive(*key, self._group_code(group), *self._number(value))
+        self._pos[RAW] += 1
+
+    def _arrive(self, x: float, s: int, g: int, number: float, kind: int) -> None:
+        """One arrival in the window: mirrors ``kernels.coalesce_array.arrive``."""
+        same, entry = self.equivalence.same, self._entry_value
+        ins, c, right = self._find_target(g, x)
+        p = self._find_entry(c, x) if c >= 0 else 0
+        t = self._tuples
+        if c >= 0 and p < t.length[c]:  # inside c's vector, between entries p - 1 and p
+            e = int(t.start[c]) + p
+            join_a, join_b = same(entry(c, e - 1), number), same(number, entry(c, e))
+            if join_a and join_b:
+                self._merge(c, p, x, s, number, kind)
+                return
+            c, right = self._split(c, p)
+        else:
+            join_a = c >= 0 and same(entry(c, int(t.start[c] + t.length[c] - 1)), number)
+            join_b = right >= 0 and same(number, entry(right, int(t.start[right])))
+        if join_a:
+            self._merge(c, int(t.length[c]), x, s, number, kind)
+            if join_b:
+                self._absorb(c, right)
+        elif join_b:
+            self._merge(right, 0, x, s, number, kind)
+            t.t_s[right] = x
+            self._counters.shifted += right - ins
+            self._rotate(right, ins)
+            if c >= 0:
+                t.t_e[c] = x
+        else:
+            self._add(ins, c, right, x, s, g, number, kind)
+
+    def _entry_value(self, c: int, e: int) -> float:
+        """The value entry ``e`` of tuple ``c`` is judged by (as the kernel's ``_value``)."""
+        return float(self._vectors.number[e] if self._per_entry else self._tuples.number[c])
+
+    def _find_target(self, g: int, x: float) -> tuple[int, int, int]:
+        """Algorithm 2, Lines 14 and 24: mirrors ``find_target`` (the scan from the latest
+        tuple stops at the group's last tuple starting at or before ``x``)."""
+        head, end, t = int(self._pos[HEAD]), int(self._pos[END]), self._tuples
+        ins = head + int(np.searchsorted(t.t_s[head:end], x, side="right"))
+        mine = head + np.flatnonzero(t.code[head:end] == g)
+        at_or_before = mine[t.t_s[mine] <= x]
+        c = int(at_or_before[-1]) if len(at_or_before) else -1
+        after = mine[mine > c]
+        right = int(after[0]) if len(after) else -1
+        self._counters.scanned += end - c if c >= 0 else end - head
+        return ins, c, right
+
+    def _find_entry(self, c: int, x: float) -> int:
+        """Function 2, Line 1: mirrors ``find_entry`` (the scan from the vector's end)."""
+        first, n = int(self._tuples.start[c]), int(self._tuples.length[c])
+        p = int(np.searchsorted(self._vectors.ts[first : first + n], x, side="right"))
+        self._counters.scanned += n - p + (p > 0)
+        return p
+
+    def _grow(self, c: int, need: int) -> None:
+        """Mirrors ``_grow``: a full vector moves to the pool's end with twice the room."""
+        t, pos = self._tuples, self._pos
+        if t.cap[c] >= need:
+            return
+        n, src, dst = int(t.length[c]), int(t.start[c]), int(pos[TOP])
+        for column in self._vectors:
+            if len(column):
+                column[dst : dst + n] = column[src : src + n]
+        self._counters.shifted += n
+        t.start[c], t.cap[c] = dst, 2 * need
+        pos[TOP] += 2 * need
+
+    def _merge(self, c: int, p: int, x: float, s: int, number: float, kind: int) -> None:
+        """mergeTuples (Function 2): mirrors ``merge``."""
+        t, v = self._tuples, self._vectors
+        self._grow(c, int(t.length[c]) + 1)
+        first, n = int(t.start[c]), int(t.length[c])
+        for column in v:
+            if len(column):
+                column[first + p + 1 : first + n + 1] = column[first + p : first + n].copy()
+        self._counters.shifted += n - p
+        v.ts[first + p], v.seq[first + p] = x, s
+        if self._per_entry:
+            v.number[first + p], v.kind[first + p] = number, kind
+        t.length[c] = n + 1
+        self._pos[LONGEST] = max(self._pos[LONGEST], n + 1)
+        t.t_e[c] = max(t.t_e[c], x)
+        self._counters.merges += 1
+
+    def _absorb(self, c: int, r: int) -> None:
+        """Mirrors ``absorb``: ``r``'s vector appended to ``c``'s, ``r`` out of the array."""
+        t = self._tuples
+        n, k = int(t.length[c]), int(t.length[r])
+        self._grow(c, n + k)
+        first, src = int(t.start[c]), int(t.start[r])
+        for column in self._vectors:
+            if len(column):
+                column[first + n : first + n + k] = column[src : src + k]
+        self._counters.shifted += k
+        t.length[c] = n + k
+        self._pos[LONGEST] = max(self._pos[LONGEST], n + k)
+        t.t_e[c] = t.t_e[r]
+        end = int(self._pos[END])
+        self._counters.shifted += end - 1 - r
+        self._rotate(r, end - 1)
+        self._pos[END] -= 1
+
+    def _split(self, c: int, p: int) -> tuple[int, int]:
+        """splitTuple (Function 3): mirrors ``split``; ``c`` and its copy's index."""
+        t, pos = self._tuples, self._pos
+        first, n, dst = int(t.start[c]), int(t.length[c]), int(pos[TOP])
+        rest = n - p
+        for column in self._vectors:
+            if len(column):
+                column[dst : dst + rest] = column[first + p : first + n]
+        self._counters.shifted += rest
+        pos[TOP] += rest
+        end = int(pos[END])
+        for column in t:
+            column[end] = column[c]
+        t.t_s[end], t.start[end], t.length[end], t.cap[end] = self._vectors.ts[dst], dst, rest, rest
+        t.length[c] = p
+        t.t_e[c] = self._vectors.ts[dst]
+        keys = self._keys(c + 1, end)
+        k = c + 1 + bisect.bisect_left(keys, self._key(end))
+        self._counters.scanned += min(k - c, end - c - 1)
+        self._counters.shifted += end - k
+        pos[END] += 1
+        self._rotate(end, k)
+        self._counters.splits += 1
+        return c, k
+
+    def _add(
+        self, ins: int, c: int, right: int, x: float, s: int, g: int, number: float, kind: int
+    ) -> None:
+        """addTuple (Function 1): mirrors ``add``."""
+        t, v, pos = self._tuples, self._vectors, self._pos
+        t_e = float(t.t_s[right]) if right >= 0 else x
+        if c >= 0:
+            t.t_e[c] = x
+        end = int(pos[END])
+        self._counters.shifted += end - ins
+        pos[END] += 1
+        self._rotate(end, ins)  # the slot at the end, now at ins, is overwritten
+        at = int(pos[TOP])
+        pos[TOP] += 1
+        for column, item in zip(t, (x, t_e, g, number, kind, at, 1, 1), strict=True):
+            column[ins] = item
+        v.ts[at], v.seq[at] = x, s
+        if self._per_entry:
+            v.number[at], v.kind[at] = number, kind
+        pos[LONGEST] = max(pos[LONGEST], 1)
+        self._counters.inserts += 1
+
+    # -- compiled ------------------------------------------------------------------------------
+
+    def _reserve(self, k: int) -> None:
+        """Nothing ahead of a batch: room is made before each arrival (``_make_room``), the
+        kernel stopping for it."""
+
+    def _push_compiled(self, batch: Readings) -> np.ndarray:
+        """The rows through :func:`~workbench.kernels.coalesce_array.push_batch`, room made
+        whenever it stops; which rows were too late."""
+        code = _DTYPE_CODE.get(batch.value.dtype.kind)
+        if code is None:  # objects: each row's own type
+            pairs = list(map(self._number, batch.value.tolist()))
+            numbers = np.array([x for x, _ in pairs], dtype=np.float64)
+            kinds = np.array([k for _, k in pairs], dtype=np.int8)
+        else:
+            numbers = batch.value.astype(np.float64)
+            kinds = np.full(len(batch), code, dtype=np.int8)
+        self._forget_empty_groups()
+        ts = np.ascontiguousarray(batch.ts)
+        arrivals = Arrivals(ts, numbers, self._group_codes(batch.group), kinds)
+        pos, n = self._pos, len(batch)
+        late = np.zeros(n, dtype=np.bool_)
+        counts = np.zeros(8, dtype=np.int64)
+        clock = np.array([self._t_max])
+        pos[SEQ], pos[ROW] = self._seq, 0
+        params = self._params()
+        while True:
+            push_batch(arrivals, self._tuples, self._vectors, params, pos, clock, counts, late)
+            if pos[ROW] == n:
+                break
+            self._make_room()  # as the reference does before the arrival the kernel stopped at
+        self._seq, self._t_max = int(pos[SEQ]), float(clock[0])
+        self._add_counts(counts[:6])
+        self._counters.scanned += int(counts[SCANNED])
+        self._counters.shifted += int(counts[SHIFTED])
+        return late
+
+    # -- what it shows -------------------------------------------------------------------------
+
+    @property
+    def stored(self) -> int:
+        """Coalesced tuples held (the eager extent's physical size)."""
+        return int(self._pos[END] - self._pos[HEAD])
+
+    def oldest(self) -> Key | None:
+        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
+        if not self._pos[RAW]:
+            return None
+        return self._key(int(self._pos[HEAD]))
+
+    def _values(self, lo: int, hi: int) -> list:
+        """The values tuples ``[lo, hi)`` show (their first entry's), as the types they came as."""
+        t, v = self._tuples, self._vectors
+        if self._per_entry:
+            first = t.start[lo:hi]
+            numbers, kinds = v.number[first].tolist(), v.kind[first].tolist()
+        else:
+            numbers, kinds = t.number[lo:hi].tolist(), t.kind[lo:hi].tolist()
+        return [NUMBER_TYPES[k](x) for x, k in zip(numbers, kinds, strict=True)]
+
+    def vectors(self) -> list[tuple[Hashable, object, list[Key]]]:
+        """Each coalesced tuple's group, value and timestamp vector (keys in order), in the
+        array's order."""
+        head, end, t, v = int(self._pos[HEAD]), int(self._pos[END]), self._tuples, self._vectors
+        out = []
+        for k, value in zip(range(head, end), self._values(head, end), strict=True):
+            keys = slice(int(t.start[k]), int(t.start[k] + t.length[k]))
+            vector = list(zip(v.ts[keys].tolist(), v.seq[keys].tolist(), strict=True))
+            out.append((self._groups[t.code[k]], value, vector))
+        return out
+
+    def view(self) -> list[Coalesced]:
+        head, end, t = int(self._pos[HEAD]), int(self._pos[END]), self._tuples
+        self._counters.reads += end - head
+        live = slice(head, end)
+        rows = zip(
+            t.t_s[live].tolist(),
+            self._vectors.seq[t.start[live]].tolist(),
+            t.t_e[live].tolist(),
+            [self._groups[g] for g in t.code[live].tolist()],
+            map(self.equivalence.representative, self._values(head, end)),
+            t.length[live].tolist(),
+            strict=True,
+        )
+        return [Coalesced(*row) for row in rows]
+
+    def allocated_bytes(self) -> int:
+        """Bytes allocated: the tuple array's and the pool's ``nbytes`` (spare room
+        included), the cursors, and the Python objects held (the group index and the group
+        objects, :func:`~workbench.coalesce.window.object_bytes`)."""
+        arrays = (*self._tuples, *self._vectors, self._pos)
+        return sum(a.nbytes for a in arrays) + object_bytes(
+            [self._codes, self._groups, *self._groups]
+        )
+
+    def held_bytes(self) -> int:
+        """What the extent holds for its window: all it allocates (``allocated_bytes``)."""
+        return self.allocated_bytes()
+
+
+def _empty_tuples(room: int) -> Tuples:
+    return Tuples(
+        np.zeros(room),
+        np.zeros(room),
+        np.zeros(room, dtype=np.int64),
+        np.zeros(room),
+        np.zeros(room, dtype=np.int8),
+        np.zeros(room, dtype=np.int64),
+        np.zeros(room, dtype=np.int64),
+        np.zeros(room, dtype=np.int64),
+    )
+
+
+def _empty_vectors(room: int, per_entry: bool) -> Vectors:
+    values = room if per_entry else 0
+    return Vectors(
+        np.zeros(room),
+        np.zeros(room, dtype=np.int64),
+        np.zeros(values),
+        np.zeros(values, dtype=np.int8),
+    )
