@@ -208,8 +208,9 @@ def measure_rate(
     clock: Clock = time.thread_time,
 ) -> dict[str, float]:
     """One timed run of ``events`` (generated at ``rate`` events/s) through ``op``, ``batch``
-    events per call (after a warm-up call of a fresh copy when ``batch`` > 1): the measures
-    of the module docstring.
+    events per call, after a warm-up run of a fresh copy over the first events (the kernels
+    compiled or loaded, the reference's first calls paid): the measures of the module
+    docstring.
 
     >>> g = RateGrid(rates=(2000.0,), events_per_stream=200)
     >>> streams, events = g.streams(2000.0)
@@ -218,8 +219,7 @@ def measure_rate(
     >>> m["events"], bool(m["throughput"] > 0), bool(m["response_ms"] >= 0)
     (400, True, True)
     """
-    if batch > 1:
-        warm_up(op, events)
+    warm_up(op, events)
     p = profile_join(op, events, clock=clock, batch=batch)
     n = p.events
     throughput = p.capacity(warm_ms)
@@ -272,15 +272,14 @@ def interval_rate_runs(
                 extra = query.lazy() if name in LAZY_ALGORITHMS else {}
                 for engine in engines:
                     bar.set_description(f"interval rates: {rate:,.0f}/s {name} · {engine}")
+                    if (name, engine) not in behind:
+                        op = cls(streams=streams, **query.eager(), **extra, engine=engine)
+                        batch = 1 if engine == "python" else grid.compiled_batch
+                        m = measure_rate(op, events, rate, batch, window, clock)
+                        rows.append({"rate": rate, "algorithm": name, "engine": engine, **m})
+                        if not m["keeps_up"]:
+                            behind.add((name, engine))
                     bar.update()
-                    if (name, engine) in behind:
-                        continue
-                    op = cls(streams=streams, **query.eager(), **extra, engine=engine)
-                    batch = 1 if engine == "python" else grid.compiled_batch
-                    m = measure_rate(op, events, rate, batch, window, clock)
-                    rows.append({"rate": rate, "algorithm": name, "engine": engine, **m})
-                    if not m["keeps_up"]:
-                        behind.add((name, engine))
             first = rows[-1] if rows and rows[-1]["rate"] == rate else None
             if first is not None and first["events"]:
                 per_event_and_rate = first["results"] / first["events"] / rate

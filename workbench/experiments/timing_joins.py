@@ -1,11 +1,12 @@
 """Analyses of the two-stream timing joins: PTJoin's stime tables and variants (PTJoin
-Sections 3.1-3.2, Example 5) and the interval timing correlation algorithms (interval timing
-paper, Sections 4.1-4.2, Algorithms 1-7), all replayed through the one harness.
+Sections 3.1-3.2, Example 5) and the tables of any two-stream join's replays (the interval
+timing correlation algorithms too), all replayed through the one harness.  The interval
+algorithms against the arrival rate: :mod:`workbench.experiments.interval_rates`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -19,23 +20,16 @@ from workbench.experiments.harness import (
     timed,
     warm_up,
 )
-from workbench.experiments.workloads import (
-    INTERVAL_QUERY,
-    Example5Workload,
-    IntervalQuery,
-    IntervalWorkload,
-)
-from workbench.operators import BandJoin, PTJoin, TwoStreamJoin, interval
+from workbench.experiments.workloads import Example5Workload
+from workbench.operators import BandJoin, PTJoin, TwoStreamJoin
 from workbench.paper_examples import Example5Setting
 from workbench.stime import StimeTable, stime, stime_table
 
 __all__ = [
     "engine_profile",
-    "interval_runs",
     "join_summary",
     "join_table",
     "ptjoin_runs",
-    "response_curves",
     "stime_timings",
 ]
 
@@ -86,37 +80,6 @@ def join_table(profiles: Mapping[str, JoinProfile]) -> pd.DataFrame:
         for name, p in profiles.items()
     }
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def response_curves(
-    profiles: Mapping[str, JoinProfile], base_rate: float, speeds: Sequence[float]
-) -> pd.DataFrame:
-    """Throughput and mean response time of each operator at ``base_rate * speed`` events/s
-    (interval timing paper, Section 4.2: eager against lazy as the rate grows).
-
-    Throughput is what one server sustains: the arrival rate while the operator keeps up,
-    its capacity (events per busy second) beyond.
-
-    >>> streams, events = Example5Workload(Example5Setting(templates=3), 40).build()
-    >>> p = profile_join(PTJoin(streams=streams, d=1500.0, threshold=0.8), events)
-    >>> c = response_curves({"tight": p}, base_rate=200.0, speeds=[1.0, 10.0])
-    >>> c["arrival_rate"].tolist(), list(c.columns)
-    ([200.0, 2000.0], ['algorithm', 'arrival_rate', 'throughput', 'response_ms'])
-    """
-    rows = []
-    for name, p in profiles.items():
-        capacity = p.events / p.seconds
-        for speed in speeds:
-            rate = base_rate * speed
-            rows.append(
-                {
-                    "algorithm": name,
-                    "arrival_rate": rate,
-                    "throughput": min(rate, capacity),
-                    "response_ms": p.mean_response_ms(speed),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 def stime_timings(setting: Example5Setting, sample: int = 200, seed: int = 0) -> dict[str, float]:
@@ -204,41 +167,3 @@ def ptjoin_runs(
                 begin(f"{scope}: {mode} · {engine}", stages)
             out[scope][f"{mode} · {engine}"] = join_summary(engine_profile(make(mode, engine), ev))
     return {"install_s": install_s, "first_call_s": first_call_s}, out
-
-
-def interval_runs(
-    workload: IntervalWorkload,
-    query: IntervalQuery = INTERVAL_QUERY,
-    begin: Callable[[str, int], object] | None = None,
-) -> dict[float, dict[str, dict[str, float]]]:
-    """The five interval timing correlation algorithms (Simple, SSort, Eager, Lazy,
-    LazyWithLookup: Algorithms 1-7) replayed at each mean inter-arrival time of the workload,
-    each by the python reference and by its compiled kernel: by ``"algorithm · engine"``,
-    each run's :func:`join_summary`.  ``begin(run, runs)`` is told each run as it starts,
-    and how many there are.
-
-    >>> runs = interval_runs(IntervalWorkload(events_per_stream=30, rates=(1.0,)))
-    >>> list(runs[1.0])[:3], len({s["results"] for s in runs[1.0].values()})
-    (['Simple · python', 'Simple · compiled', 'SSort · python'], 1)
-    """
-    rng = np.random.default_rng(workload.seed)
-    eager = {
-        "Simple": interval.SimpleCorrelation,
-        "SSort": interval.SSortCorrelation,
-        "Eager": interval.EagerCorrelation,
-    }
-    lazy = {"Lazy": interval.LazyCorrelation, "LazyWithLookup": interval.LazyLookupCorrelation}
-    stages = len(workload.rates) * (len(eager) + len(lazy)) * len(ENGINES)
-    out = {}
-    for rate in workload.rates:
-        streams, events = workload.streams(rng, rate)
-        runs = {}
-        for name, cls in {**eager, **lazy}.items():
-            extra = query.lazy() if name in lazy else {}
-            for engine in ENGINES:
-                if begin is not None:
-                    begin(f"{rate:g} ms: {name} · {engine}", stages)
-                op = cls(streams=streams, **query.eager(), **extra, engine=engine)
-                runs[f"{name} · {engine}"] = join_summary(engine_profile(op, events))
-        out[rate] = runs
-    return out
