@@ -181,8 +181,10 @@ def event_response_ms(profile: JoinProfile, events: Events) -> np.ndarray:
     >>> ev = Events([0, 1, 1], [0, 0, 1], [0, 0, 0], [0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
     >>> p = JoinProfile(np.array([0.0, 1.0, 2.0, 2.0]), np.array([1e-3, 1e-3, 1e-3, 0.0]),
     ...                 np.array([0, 0, 2, 0]), np.array([[0, 0], [0, 1]]), np.zeros(2), None)
-    >>> p.finish_ms().tolist(), event_response_ms(p, ev).tolist()   # b1 (arrived at 2) done at 3
-    ([1.0, 2.0, 3.0, 3.0], [1.0, 1.0])
+    >>> p.finish_ms().tolist()   # one block: both pairs come out of call 2, at 3 ms
+    [1.0, 2.0, 3.0, 3.0]
+    >>> event_response_ms(p, ev).tolist()   # b0 (arrived at 1 ms), b1 (at 2 ms)
+    [2.0, 1.0]
     """
     if not profile.results:
         return np.zeros(0)
