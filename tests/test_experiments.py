@@ -174,6 +174,16 @@ def test_the_interval_workload_is_generated_at_each_rate():
     assert replace(grid, max_results=20_000).events_at(50_000.0, 50.0) == 1_000
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("rates", ()), ("rates", (1000.0, 0.0)), ("events_per_stream", 0), ("max_results", 0),
+     ("compiled_batch", 0)],
+)  # fmt: skip
+def test_a_bad_rate_grid_names_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(RateGrid(rates=(1000.0,), events_per_stream=10), **{field: value})
+
+
 def per_call(step_s: float) -> object:
     """A fake CPU clock: every timed call (two readings) lasts ``step_s``."""
     return itertools.count(0.0, step_s).__next__
