@@ -62,6 +62,7 @@ from workbench.experiments.timing_joins import (
     join_summary,
     join_table,
     ptjoin_runs,
+    replay_verdicts,
     stime_timings,
 )
 from workbench.experiments.wjoin import (
@@ -134,6 +135,7 @@ __all__ = [
     "profile_join",
     "profile_wjoin",
     "ptjoin_runs",
+    "replay_verdicts",
     "rate_grid",
     "rate_verdicts",
     "rates_grid",

@@ -77,12 +77,14 @@ __all__ = [
     "LAZY_ALGORITHMS",
     "PAPER_RATES",
     "RateGrid",
+    "Finding",
     "event_response_ms",
     "interval_rate_runs",
     "max_sustainable_rates",
     "measure_rate",
     "rate_grid",
     "rate_verdicts",
+    "verdict_row",
 ]
 
 ALGORITHMS: dict[str, type[TwoStreamJoin]] = {
@@ -543,6 +545,22 @@ def _cell(found: Finding) -> str:
     return f"{'-' if holds is None else 'yes' if holds else 'no'}: {text}"
 
 
+def verdict_row(claim: str, ref: Finding, comp: Finding, reason: str) -> dict[str, str]:
+    """One "Reproduced?" row: the paper's claim, ours with the python reference and with the
+    compiled kernels (each: holds, and the figures), the verdict and the measured reason.
+
+    >>> verdict_row("c", (True, "1 vs 2"), (False, "3 vs 4"), "why")["verdict"]
+    'reference only'
+    """
+    return {
+        "paper's claim": claim,
+        "ours: reference (python)": _cell(ref),
+        "ours: compiled kernels": _cell(comp),
+        "verdict": _verdict(ref[0], comp[0]),
+        "measured reason": reason,
+    }
+
+
 def rate_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     """Notebook 03's "Reproduced?" rows for the rate results (interval timing paper, Section
     4.2), every figure from ``table`` (:func:`interval_rate_runs`): the paper's claim, ours
@@ -554,16 +572,9 @@ def rate_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     >>> list(v.columns)[-2:], v["verdict"].iloc[0]
     (['verdict', 'measured reason'], 'yes')
     """
-    rows = []
-    for claim, finding, reason in CLAIMS:
-        ref, comp = finding(table, "python"), finding(table, "compiled")
-        rows.append(
-            {
-                "paper's claim": claim,
-                "ours: reference (python)": _cell(ref),
-                "ours: compiled kernels": _cell(comp),
-                "verdict": _verdict(ref[0], comp[0]),
-                "measured reason": reason(table),
-            }
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        [
+            verdict_row(claim, finding(table, "python"), finding(table, "compiled"), reason(table))
+            for claim, finding, reason in CLAIMS
+        ]
+    )
