@@ -348,9 +348,10 @@ def _sustains(table: pd.DataFrame, engine: str, a: str, b: str) -> Finding:
     top = common[-1]
     ta, tb = (_at(table, engine, n, top)["throughput"] for n in (a, b))
     holds = best[a] > best[b] if best[a] != best[b] else ta > tb
+    grid_top = table["rate"].max()
+    ra, rb = (_rate(best[n]) + (" (the grid's top)" if best[n] == grid_top else "") for n in (a, b))
     return holds, (
-        f"sustained {a} {_rate(best[a])} vs {b} {_rate(best[b])}; at {top:,.0f}/s "
-        f"{ta:,.0f} vs {tb:,.0f} events per CPU s"
+        f"sustained {a} {ra} vs {b} {rb}; at {top:,.0f}/s {ta:,.0f} vs {tb:,.0f} events per CPU s"
     )
 
 
@@ -436,7 +437,7 @@ def _blocks(table: pd.DataFrame) -> str:
             continue
         low = common[0]
         eager, lazy = (_at(table, engine, n, low) for n in ("Eager", "Lazy"))
-        extra = lazy["response_ms"] - eager["response_ms"]
+        extra = round(lazy["response_ms"] - eager["response_ms"], 1) + 0.0  # no "-0.0"
         if engine == "python":
             block = lazy["events_per_emit"]
             text.append(
