@@ -76,8 +76,8 @@ __all__ = [
     "CI_RATES",
     "LAZY_ALGORITHMS",
     "PAPER_RATES",
-    "RateGrid",
     "Finding",
+    "RateGrid",
     "event_response_ms",
     "interval_rate_runs",
     "max_sustainable_rates",
@@ -212,7 +212,7 @@ def measure_rate(
     batch: int,
     warm_ms: float,
     clock: Clock = time.thread_time,
-) -> dict[str, float]:
+) -> dict[str, float | int | bool]:
     """One timed run of ``events`` (generated at ``rate`` events/s) through ``op``, ``batch``
     events per call, after a warm-up run of a fresh copy over the first events (the kernels
     compiled or loaded, the reference's first calls paid): the measures of the module
@@ -286,9 +286,9 @@ def interval_rate_runs(
                         if not m["keeps_up"]:
                             behind.add((name, engine))
                     bar.update()
-            first = rows[-1] if rows and rows[-1]["rate"] == rate else None
-            if first is not None and first["events"]:
-                per_event_and_rate = first["results"] / first["events"] / rate
+            last = rows[-1] if rows and rows[-1]["rate"] == rate else None
+            if last is not None and last["events"]:  # every run of a rate: the same pairs
+                per_event_and_rate = last["results"] / last["events"] / rate
     table = pd.DataFrame(rows)
     if len(table):
         same = table.groupby("rate")[["results", "checksum"]].nunique().max(axis=1) == 1
