@@ -23,7 +23,8 @@ def parser() -> argparse.ArgumentParser:
     kinds = {
         "stime": "stime tables vs the scalar binary search",
         "ptjoin": "PTJoin naive/loose/tight vs the band join floor",
-        "interval": "the five interval correlation algorithms",
+        "interval": "the five interval correlation algorithms at each arrival rate (the grid "
+        "of WORKBENCH_SCALE: ci or paper)",
         "wjoin": "BEW vs FEW by rate and by streams, GCA vs LCA and modified BEW across windows, "
         "the retail stand-in, fast vs paper mechanisms",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
@@ -70,6 +71,15 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--sample", type=int, help="pairs timed in the scalar loop")
     pt.add_argument("--naive-prefix", type=int, help="events run by naive")
     pt.add_argument("--templates", type=int, help="templates per stream")
+    iv.add_argument(
+        "--rate",
+        dest="rates",
+        metavar="RATE",
+        type=float,
+        action="append",
+        help="run at this arrival rate (events/s in, both streams); repeat for several",
+    )
+    iv.add_argument("--max-results", type=int, help="pairs per run at most (shortens runs)")
     wj.add_argument("--max-rate", type=float, help="highest rate tried (python)")
     wj.add_argument("--compiled-max-rate", type=float, help="highest rate tried (compiled)")
     co.add_argument("--tuples", type=int, help="tuples timed at cp 0.5, oop 0.1")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +33,6 @@ from workbench.experiments import (
     RETAIL_WORKLOAD,
     VARIANTS_WORKLOAD,
     Example5Workload,
-    IntervalWorkload,
     RetailWorkload,
     WJoinWorkload,
     coalesce_rates,
@@ -42,12 +40,14 @@ from workbench.experiments import (
     cost_grid_of,
     cost_surface,
     deployment_coalescing,
-    interval_runs,
+    interval_rate_runs,
     join_summary,
     max_sustainable,
+    max_sustainable_rates,
     measure_cells,
     profile_join,
     ptjoin_runs,
+    rate_grid,
     rates_grid,
     stime_timings,
     table5_cps,
@@ -63,6 +63,7 @@ from workbench.experiments import (
 from workbench.experiments.coalescing_memory import held_bytes_by_cp
 from workbench.experiments.cost_surfaces import figure_surfaces, surface_summary
 from workbench.experiments.month import delta_sweep, month_join
+from workbench.experiments.scale import scale
 from workbench.operators import PTJoin
 from workbench.paper_examples import Example5Setting
 
@@ -168,40 +169,76 @@ def bench_ptjoin(
     return BenchReport("ptjoin", tuple(lines), figures)
 
 
-def bench_interval(**workload: Any) -> BenchReport:
-    """The five interval timing correlation algorithms at a low and a high arrival rate
-    (interval timing paper, Section 4.2; ``workload``: fields of
-    :class:`~workbench.experiments.IntervalWorkload`), by the python reference and the
-    compiled kernels."""
-    w, q = IntervalWorkload(**workload), INTERVAL_QUERY
+def _rate_rows(runs: pd.DataFrame) -> str:
+    """One rate's runs as a table: a row per ``algorithm · engine``."""
+    shown = {
+        "throughput": ("events/CPU s", "{:,.0f}"),
+        "load": ("load", "{:.3f}"),
+        "keeps_up": ("keeps up", "{}"),
+        "response_ms": ("response ms", "{:,.2f}"),
+        "response_p95_ms": ("p95 ms", "{:,.2f}"),
+        "prob_evals": ("probes/event", "{:.1f}"),
+        "events_per_emit": ("events/emit", "{:,.1f}"),
+    }
+    frame = runs.set_index(runs["algorithm"] + " · " + runs["engine"])[list(shown)]
+    frame.index.name = None
+    text = frame.rename(columns={k: title for k, (title, _) in shown.items()}).to_string(
+        formatters={title: fmt.format for title, fmt in shown.values()}
+    )
+    return "\n".join(f"    {line}" for line in text.splitlines())
+
+
+def bench_interval(
+    events_per_stream: int | None = None,
+    rates: Sequence[float] | None = None,
+    max_results: int | None = None,
+    seed: int | None = None,
+) -> BenchReport:
+    """The five interval timing correlation algorithms run at each arrival rate of the grid
+    in force (interval timing paper, Section 4.2; :func:`~workbench.experiments.rate_grid`,
+    ``WORKBENCH_SCALE=paper`` for the papers' sizes; the arguments replace the grid's), by
+    the python reference and the compiled kernels: the per-rate table and each algorithm's
+    maximum sustainable rate per engine."""
+    given = {"events_per_stream": events_per_stream, "max_results": max_results, "seed": seed}
+    grid = replace(rate_grid(), **{k: v for k, v in given.items() if v is not None})
+    if rates:
+        grid = replace(grid, rates=tuple(rates))
+    q, w = INTERVAL_QUERY, grid.workload()
+    table = interval_rate_runs(grid, q)
+    best = max_sustainable_rates(table)
     out = [
-        f"Interval timing correlation: {w.events_per_stream:,} events per stream, {w.templates} "
-        f"interval lengths <= {w.max_length:g} ms, d = {q.d:g} ms, ct = {q.ct:g}, D = "
-        f"{w.max_delay:g} ms; lazy re-evaluates at {q.max_pending} unprocessed tuples or every "
-        f"{q.max_wait:g} ms (seed {w.seed})",
-        f"  python: one push per event; compiled: push_batch of {COMPILED_BATCH:,} events "
-        "(its response times include the wait for the batch)",
+        f"Interval timing correlation against the arrival rate ({scale()} grid): "
+        f"{', '.join(f'{r:,.0f}' for r in sorted(grid.rates))} events/s in; up to "
+        f"{grid.events_per_stream:,} events per stream (fewer at high rates: about "
+        f"{grid.max_results:,} pairs per run at most), {w.templates} interval lengths <= "
+        f"{w.max_length:g} ms, d = {q.d:g} ms, ct = {q.ct:g}, D = {w.max_delay:g} ms; lazy "
+        f"re-evaluates at {q.max_pending} unprocessed tuples or every {q.max_wait:g} ms "
+        f"(seed {grid.seed})",
+        f"  python: one push per event; compiled: push_batch of {grid.compiled_batch:,} events. "
+        "Busy time is the joining thread's CPU time; load = rate / (events per CPU s after "
+        "one buffer window); response per event by one FCFS server over each rate's own run",
     ]
-    keys = ["events_per_s", "response_ms", "results", "prob_evals", "reuses"]
-    with Stages("bench interval", 0) as stages:
-        runs = interval_runs(w, q, stages.begin)
-    ratios = {}
-    for rate, by_run in runs.items():
+    for rate, runs in table.groupby("rate"):
+        first = runs.iloc[0]
         out.append(
-            f"  mean inter-arrival {rate:g} ms per stream ({2000.0 / rate:,.0f} events/s in):"
+            f"  at {rate:,.0f} events/s in ({first['events']:,} events, "
+            f"{first['stream_s']:,.3f} s of stream):"
         )
-        out.append(format_table(by_run, keys))
-        names = dict.fromkeys(name.split(" · ")[0] for name in by_run)
-        ratios[rate] = {name: _ratio(by_run, name) for name in names}
-        lookup = by_run["LazyWithLookup · compiled"]["events_per_s"]
-        lazy = by_run["Lazy · compiled"]["events_per_s"]
-        out.append(
-            "    compiled / python events/s: "
-            + ", ".join(f"{name} {r:.1f}x" for name, r in ratios[rate].items())
-            + f"  (goal >= 20x for Eager and Lazy); LazyWithLookup / Lazy, compiled: "
-            f"{lookup / lazy:.2f}x  (goal >= 1x)"
-        )
-    figures = {"workload": asdict(w), "query": asdict(q), "runs": runs, "ratios": ratios}
+        out.append(_rate_rows(runs))
+    out.append("  maximum sustainable rate (events/s in; kept up there and at every lower rate):")
+    shown = best.to_string(float_format=lambda r: f"{r:,.0f}")
+    out.append("\n".join(f"    {line}" for line in shown.splitlines()))
+    same = bool(table["same_results"].all())
+    out.append(
+        f"  every algorithm and engine the same pairs at every rate: {'yes' if same else 'NO'}"
+    )
+    figures = {
+        "grid": asdict(grid),
+        "query": asdict(q),
+        "runs": table.to_dict(orient="records"),
+        "max_sustainable": best.to_dict(),
+        "same_pairs": same,
+    }
     return BenchReport("interval", tuple(out), figures)
 
 

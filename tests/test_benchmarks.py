@@ -28,10 +28,17 @@ def test_bench_ptjoin_and_interval_print_their_tables(capsys):
     names = [f"{m} · {e}" for m in ("naive", "loose", "tight", "band floor") for e in ENGINES]
     assert [line[2:24].strip() for line in lines[5:13]] == names
     assert "compiled / python events/s: naive" in out and "same pairs: yes" in out
-    assert main(["interval", "--events", "100", "--seed", "1"]) == 0
+    interval = ["interval", "--events", "100", "--seed", "1", "--rate", "1000", "--rate", "20000"]
+    assert main(interval) == 0
     out = capsys.readouterr().out
-    assert "100 events per stream" in out and "(seed 1)" in out
-    assert out.count("mean response ms") == 2 and out.count("LazyWithLookup · compiled") == 2
+    assert "up to 100 events per stream" in out and "(seed 1)" in out
+    assert "at 1,000 events/s in" in out and "at 20,000 events/s in" in out
+    assert out.count("LazyWithLookup · compiled") == 2 and "response ms" in out
+    assert "maximum sustainable rate" in out and "same pairs at every rate: yes" in out
+    assert main([*interval, "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["figures"]
+    assert figures["grid"]["rates"] == [1000.0, 20000.0] and figures["same_pairs"]
+    assert set(figures["max_sustainable"]) == set(ENGINES)
 
 
 def test_bench_json_holds_the_printed_figures(capsys):

@@ -6,8 +6,10 @@ dashboard.
   :func:`profile_join` (two-stream joins), :func:`profile_wjoin` (multi-way joins);
 - :mod:`~workbench.experiments.workloads`: PTJoin Example 5, the interval paper's streams,
   the W-join paper's integer streams, the deployment replay, coalescing streams;
-- :mod:`~workbench.experiments.timing_joins`: PTJoin and interval timing correlation runs,
-  tables and response curves;
+- :mod:`~workbench.experiments.timing_joins`: PTJoin runs and the two-stream joins' tables;
+- :mod:`~workbench.experiments.interval_rates`: the interval timing correlation algorithms
+  run at each arrival rate (throughput, maximum sustainable rate, response time per event)
+  and their "Reproduced?" rows;
 - :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps (against the rate and the
   number of streams), response times, GCA/LCA across window sizes, the retail stand-in,
   fast vs paper mechanisms;
@@ -48,13 +50,19 @@ from workbench.experiments.harness import (
     warm_up,
     wtuples,
 )
+from workbench.experiments.interval_rates import (
+    RateGrid,
+    interval_rate_runs,
+    max_sustainable_rates,
+    rate_grid,
+    rate_verdicts,
+)
 from workbench.experiments.timing_joins import (
     engine_profile,
-    interval_runs,
     join_summary,
     join_table,
     ptjoin_runs,
-    response_curves,
+    replay_verdicts,
     stime_timings,
 )
 from workbench.experiments.wjoin import (
@@ -97,6 +105,7 @@ __all__ = [
     "PAPER_LIKE_COSTS",
     "RESPONSE_WORKLOAD",
     "RETAIL_WORKLOAD",
+    "RateGrid",
     "VARIANTS_WORKLOAD",
     "Clock",
     "DeploymentReplay",
@@ -117,16 +126,19 @@ __all__ = [
     "engine_calls",
     "engine_profile",
     "fcfs_finish",
-    "interval_runs",
+    "interval_rate_runs",
     "join_summary",
     "join_table",
     "max_sustainable",
+    "max_sustainable_rates",
     "measure_cells",
     "profile_join",
     "profile_wjoin",
     "ptjoin_runs",
+    "replay_verdicts",
+    "rate_grid",
+    "rate_verdicts",
     "rates_grid",
-    "response_curves",
     "stime_timings",
     "table5_cps",
     "table5_selection",
