@@ -55,7 +55,7 @@ from workbench.experiments import (
     wjoin_streams_sweep,
     wjoin_window_sweep,
 )
-from workbench.experiments.atomic_costs import mechanisms_available
+from workbench.experiments.atomic_costs import mechanisms_available, table4_summary
 from workbench.experiments.coalescing_memory import held_bytes_by_cp
 from workbench.experiments.coalescing_selection import what_if_array_costs
 from workbench.experiments.coalescing_verdicts import Section7Run, reproduced_rows, run_section7
@@ -458,16 +458,9 @@ def _section7_lines(run: Section7Run) -> list[str]:
         f"push_batch batches (median {int(c['batches'].median()):,} per cell; push_batch's "
         f"call {1e6 * c['call_s'].median():.1f} us fitted apart); Section 7 took "
         f"{run.seconds:.0f} s",
-        f"    {'cost':10s}{'median ns':>11s}{'min':>9s}{'max':>9s}{'median se':>11s}",
+        "    Table 4 over the cells (ns; median se: one cell's spread):",
     ]
-    for name in ("insert", "merge", "split", "detach", "delete", "read", "coalesce"):
-        v, se = c[name].dropna() * 1e9, c[f"{name}_se"].dropna() * 1e9
-        if v.empty:
-            lines.append(f"    C_{name:8s} not exercised in any cell")
-            continue
-        lines.append(
-            f"    C_{name:8s}{v.median():11,.0f}{v.min():9,.0f}{v.max():9,.0f}{se.median():11,.0f}"
-        )
+    lines += ["    " + line for line in table4_summary(c).round(0).to_string().split("\n")]
     for name in ("insert", "merge", "split", "read"):
         lines += _cell_lines(c, name, grid)
     lines.append(
