@@ -45,7 +45,8 @@ structure: ``"fast"`` (ours: linked tuples, binary-searched vectors) or ``"paper
 paper's array extent, Algorithm 2 literally), when the extents accept it
 (:func:`mechanisms_available`).
 
-The cells also keep the runs' own totals (update seconds less the fitted per-call cost; a
+The cells also keep the runs' own totals (update seconds less the fitted per-call cost,
+without the batches the fit dropped, scaled to the whole stream; a
 scan's seconds and the stored tuples per raw tuple, scaled to a window of ``window`` raw
 tuples, medians over the scans): :mod:`workbench.experiments.cost_surfaces` draws Figures 3
 and 4 from them.
@@ -134,13 +135,18 @@ def mechanisms_available() -> tuple[Mechanism, ...]:
 @dataclass(frozen=True)
 class Fit:
     """A least-squares fit: each term's cost and standard error (NaN where no observation
-    exercised the term), the intercept's, and how many observations were kept."""
+    exercised the term), the intercept's, and which observations the refit kept."""
 
     cost: np.ndarray
     se: np.ndarray
     intercept: float
     intercept_se: float
-    kept: int
+    inliers: np.ndarray
+
+    @property
+    def kept(self) -> int:
+        """How many observations the refit kept."""
+        return int(self.inliers.sum())
 
 
 def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,7 +189,7 @@ def fit_costs(counts: np.ndarray, seconds: np.ndarray, trim: float = TRIM) -> Fi
         beta, se, _ = _ols(x[kept], seconds[kept])
     cost, error = np.full(len(seen), np.nan), np.full(len(seen), np.nan)
     cost[seen], error[seen] = beta[1:], se[1:]
-    return Fit(cost, error, float(beta[0]), float(se[0]), int(kept.sum()))
+    return Fit(cost, error, float(beta[0]), float(se[0]), kept)
 
 
 def _counts(extent: EagerExtent | LazyExtent) -> np.ndarray:
@@ -266,6 +272,17 @@ def _timed_run(
     return run
 
 
+def _update_seconds(run: _Run, fit: Fit) -> float:
+    """The run's update seconds: its batches' seconds less the fitted per-call seconds, over
+    the batches the fit kept (a descheduled batch's wait is no update cost), scaled to all
+    the tuples the batches pushed."""
+    counts = np.array(run.counts)
+    arrivals = counts[:, 0] + counts[:, 1]  # inserts and merges: every accepted arrival
+    kept = fit.inliers
+    seconds = np.array(run.seconds)[kept].sum() - fit.intercept * kept.sum()
+    return float(seconds * arrivals.sum() / max(arrivals[kept].sum(), 1))
+
+
 def _scan_fit(scans: list[tuple[float, int, int]], column: int) -> tuple[float, float]:
     """Seconds per tuple read (the slope over the scans' ``column``: 1 raw, 2 stored) and
     its standard error."""
@@ -289,7 +306,8 @@ def measure_cell(
     about oop x (1 - cp)), Table 4's costs in seconds with their standard errors
     (``<name>_se``; NaN where not exercised), the lazy extent's own ``lazy_insert`` and
     ``lazy_delete``, the fitted per-call seconds ``call_s``, and the run's totals
-    ``eager_update_s``, ``lazy_update_s`` (all batches less the fitted per-call seconds),
+    ``eager_update_s``, ``lazy_update_s`` (the batches less the fitted per-call seconds, the
+    descheduled ones left out and the rest scaled to all the tuples),
     ``eager_scan_s``, ``lazy_scan_s`` (a scan of the final window), ``eager_stored``
     (coalesced tuples), ``window_tuples`` (raw tuples in the window), ``tuples`` (pushed) and
     ``batches`` (timed).  Batch sizes are drawn from ``batch`` (inclusive); every
@@ -373,8 +391,8 @@ def measure_cell(
         "lazy_insert_se": float(lazy_fit.se[0]),
         "lazy_delete_se": float(lazy_fit.se[1]),
         "call_s": fit.intercept,
-        "eager_update_s": float(np.sum(eager.seconds) - fit.intercept * len(eager.seconds)),
-        "lazy_update_s": float(np.sum(lazy.seconds) - lazy_fit.intercept * len(lazy.seconds)),
+        "eager_update_s": _update_seconds(eager, fit),
+        "lazy_update_s": _update_seconds(lazy, lazy_fit),
         "eager_scan_s": window * float(np.median(scans[:, 0] / scans[:, 1])),
         "lazy_scan_s": window * float(np.median(lazy_scans[:, 0] / lazy_scans[:, 1])),
         "eager_stored": window * float(np.median(scans[:, 2] / scans[:, 1])),
