@@ -94,6 +94,8 @@ _COUNTERS = ("inserts", "merges", "splits", "detaches", "deletes")
 """The extent counters of :data:`EQ3_TERMS`, in that order."""
 TRIM = 0.05
 """Share of batches with the largest residuals dropped before the refit."""
+MIN_BATCHES = 64
+"""Batches a cell times at least: a shorter run takes smaller batches."""
 
 
 def make_extent(
@@ -310,7 +312,8 @@ def measure_cell(
     descheduled ones left out and the rest scaled to all the tuples),
     ``eager_scan_s``, ``lazy_scan_s`` (a scan of the final window), ``eager_stored``
     (coalesced tuples), ``window_tuples`` (raw tuples in the window), ``tuples`` (pushed) and
-    ``batches`` (timed).  Batch sizes are drawn from ``batch`` (inclusive); every
+    ``batches`` (timed).  Batch sizes are drawn from ``batch`` (inclusive; scaled down in a
+    run too short for :data:`MIN_BATCHES` of them); every
     ``scan_every``-th batch is followed by a timed scan (more often in a short run).
 
     >>> cell = measure_cell(np.random.default_rng(0), 0.5, 0.5, tuples=3000, window=100)
@@ -325,8 +328,11 @@ def measure_cell(
     rows = coalescing_rows(rng, tuples, cp=cp, oop=oop)
     ts, value, group = (np.array(col) for col in zip(*rows, strict=True))
     readings = Readings(warped(ts, window), value, group)
-    sizes = rng.integers(lo, hi + 1, max(16, 4 * tuples // lo))
     warm = min(PERIOD_WINDOWS * window, tuples // 4)
+    shrink = (tuples - warm) / MIN_BATCHES / ((lo + hi) / 2)
+    if shrink < 1:  # a short run: smaller batches, so that enough are timed
+        lo, hi = max(1, int(lo * shrink)), max(2, int(hi * shrink))
+    sizes = rng.integers(lo, hi + 1, max(16, 4 * tuples // lo))
     batches = 2 * (tuples - warm) // (lo + hi)
     scan_every = max(1, min(scan_every, batches // 32))  # at least 32 scans when it can
     runs = {}
