@@ -54,7 +54,7 @@ def section7_sizes() -> dict[str, object]:
     ``window`` per cell, ``batch`` (the timed batches' sizes), ``six_tuples`` (each query's
     stream in the six-query run).
 
-    >>> section7_sizes()["tuples"] in (4000, 200_000)
+    >>> section7_sizes()["tuples"] in (20_000, 200_000)
     True
     """
     return sized(
