@@ -489,8 +489,8 @@ def _section7_lines(run: Section7Run) -> list[str]:
         lines.append(
             f"    {r['case']}: measured eager on {r['measured'] or 'none'}, model "
             f"{r['modelled'] or 'none'}, paper {r['paper'] or 'none'}; regret of the model's "
-            f"{r['regret']:.1%}; bars all lazy {r['all lazy']:.2f}, all eager "
-            f"{r['all eager']:.2f}, optimal {r['optimal']:.2f}"
+            f"{r['regret']:.1%}, margin {r['margin']:.1%}; bars all lazy {r['all lazy']:.2f}, "
+            f"all eager {r['all eager']:.2f}, optimal {r['optimal']:.2f}"
         )
     return lines
 
