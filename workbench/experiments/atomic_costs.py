@@ -105,7 +105,9 @@ def make_extent(
     kind: Literal["tuples", "time"] = "tuples",
 ) -> EagerExtent | LazyExtent:
     """A compiled extent of ``scheme`` over a window of ``kind``; ``mechanism`` is passed to
-    the constructor only when it is ``"paper"`` (ours is the default).
+    the constructor only when it is ``"paper"`` (ours is the default), and to the lazy
+    extent only if its configuration has a ``mechanism`` (the paper's array is an eager
+    extent's structure; a lazy extent that has one array of raw tuples only keeps it).
 
     >>> type(make_extent("eager", 10)).__name__
     'EagerExtent'
@@ -114,14 +116,15 @@ def make_extent(
         raise ValueError(f"mechanism = {mechanism!r} must be one of {MECHANISMS}")
     if scheme not in ("eager", "lazy"):
         raise ValueError(f"scheme = {scheme!r} must be 'eager' or 'lazy'")
-    extra = {"mechanism": mechanism} if mechanism == "paper" else {}
     extent = EagerExtent if scheme == "eager" else LazyExtent
+    takes = scheme == "eager" or "mechanism" in {f.name for f in fields(extent.config_type)}
+    extra = {"mechanism": mechanism} if mechanism == "paper" and takes else {}
     return extent(Window(kind, window), Equivalence(), engine="compiled", **extra)
 
 
 def mechanisms_available() -> tuple[Mechanism, ...]:
-    """The mechanisms the extents accept: ``("fast",)``, and ``"paper"`` once the paper's
-    array extent exists.
+    """The mechanisms the extents accept: ``("fast",)``, and ``"paper"`` once the eager
+    extent takes ``mechanism="paper"`` (the paper's array extent exists).
 
     >>> mechanisms_available()[0]
     'fast'
