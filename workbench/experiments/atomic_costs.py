@@ -25,7 +25,9 @@ gaps, its timestamps re-spaced by a monotone warp (:func:`warped`) whose rate sw
 the window expires fewer tuples than arrive while the rate rises and more while it falls
 (between about 0.6 and 1.6 windows held): every tuple keeps its place in timestamp order, so
 the stream's cp and oop are the cell's, and the batches' arrivals and expiries vary apart.
-The first ``PERIOD_WINDOWS`` windows run untimed (the arrays grow to their largest).  The
+(Table 4's operations are the same in a tuple and a time window; only which tuple expires
+when differs.  The model's w is the window's mean occupancy, ``window`` tuples.)  The first
+``PERIOD_WINDOWS`` windows run untimed (the arrays grow to their largest).  The
 fit drops the batches with the largest 5 % of residuals (a descheduled batch) and refits;
 each cost carries its standard error (``<name>_se``, from the refit's residuals), the spread
 the tables print.  The lazy extent's batches are fitted the same way (``lazy_insert``,
@@ -46,9 +48,9 @@ paper's array extent, Algorithm 2 literally), when the extents accept it
 (:func:`mechanisms_available`).
 
 The cells also keep the runs' own totals (update seconds less the fitted per-call cost,
-without the batches the fit dropped, scaled to the whole stream; a
-scan's seconds and the stored tuples per raw tuple, scaled to a window of ``window`` raw
-tuples, medians over the scans): :mod:`workbench.experiments.cost_surfaces` draws Figures 3
+without the batches the fit dropped, scaled to the whole stream; a scan's seconds and the
+stored tuples per raw tuple, scaled to a window of ``window`` raw tuples, medians over the
+scans): :mod:`workbench.experiments.cost_surfaces` draws Figures 3
 and 4 from them.
 """
 
