@@ -18,7 +18,7 @@ import pandas as pd
 
 from benchmarks.report import BenchReport, Stages, format_table
 from workbench.coalesce import Equivalence, Window
-from workbench.coalesce.cost import Weights, measure_atomic_costs
+from workbench.coalesce.cost import Dcq, costs
 from workbench.data.replica import SOURCE_LABEL, simulate_deployment
 from workbench.data.streams import month_streams
 from workbench.experiments import (
@@ -28,7 +28,6 @@ from workbench.experiments import (
     EXAMPLE5,
     INTERVAL_QUERY,
     MECHANISMS_WORKLOAD,
-    PAPER_LIKE_COSTS,
     RESPONSE_WORKLOAD,
     RETAIL_WORKLOAD,
     VARIANTS_WORKLOAD,
@@ -37,21 +36,17 @@ from workbench.experiments import (
     WJoinWorkload,
     coalesce_rates,
     coalescing_rows,
-    cost_grid_of,
-    cost_surface,
     deployment_coalescing,
     interval_rate_runs,
     join_summary,
     max_sustainable,
     max_sustainable_rates,
-    measure_cells,
     profile_join,
     ptjoin_runs,
     rate_grid,
     rates_grid,
     stime_timings,
     table5_cps,
-    table5_selection,
     table6_selection,
     timed,
     wjoin_mechanisms,
@@ -60,8 +55,10 @@ from workbench.experiments import (
     wjoin_streams_sweep,
     wjoin_window_sweep,
 )
+from workbench.experiments.atomic_costs import mechanisms_available, table4_summary
 from workbench.experiments.coalescing_memory import held_bytes_by_cp
-from workbench.experiments.cost_surfaces import figure_surfaces, surface_summary
+from workbench.experiments.coalescing_selection import what_if_array_costs
+from workbench.experiments.coalescing_verdicts import Section7Run, reproduced_rows, run_section7
 from workbench.experiments.month import delta_sweep, month_join
 from workbench.experiments.scale import scale
 from workbench.operators import PTJoin
@@ -479,11 +476,59 @@ def _figure5_lines(selection: pd.DataFrame) -> list[str]:
 
 
 def _cell_lines(cells: pd.DataFrame, name: str, grid: Sequence[float]) -> list[str]:
-    """One measured atomic cost over cp x oop (us; '-' where no push exercised it)."""
-    lines = [f"  C_{name} (us), rows oop, columns cp " + " ".join(f"{c:>5}" for c in grid)]
+    """One measured atomic cost over cp x oop (ns; '-' where no batch exercised it)."""
+    lines = [f"  C_{name} (ns), rows oop, columns cp " + " ".join(f"{c:>6}" for c in grid)]
     for oop, frame in cells.groupby("oop", sort=False):
-        values = " ".join("    -" if np.isnan(v) else f"{1e6 * v:5.1f}" for v in frame[name])
-        lines.append(f"    oop {oop:3.1f}" + " " * 28 + values)
+        values = " ".join("     -" if np.isnan(v) else f"{1e9 * v:6.0f}" for v in frame[name])
+        lines.append(f"    oop {oop:3.1f}" + " " * 27 + values)
+    return lines
+
+
+def _section7_lines(run: Section7Run) -> list[str]:
+    """One mechanism's Section 7: Table 4 measured and normalised, Figures 3-4, Tables 5-6
+    and Figure 5, the six-query run."""
+    c, grid = run.cells, sorted(run.cells["cp"].unique())
+    k, w = int(c["tuples"].iloc[0]), int(c["window_tuples"].iloc[0])
+    lines = [
+        f"  Table 4, {run.mechanism} mechanism, compiled extents: {len(grid)} x {len(grid)} "
+        f"cells of {k:,} timed tuples, window {w:,}, least squares over each cell's timed "
+        f"push_batch batches (median {int(c['batches'].median()):,} per cell; push_batch's "
+        f"call {1e6 * c['call_s'].median():.1f} us fitted apart); Section 7 took "
+        f"{run.seconds:.0f} s",
+        "    Table 4 over the cells (ns; median se: one cell's spread):",
+    ]
+    lines += ["    " + line for line in table4_summary(c).round(0).to_string().split("\n")]
+    for name in ("insert", "merge", "split", "read"):
+        lines += _cell_lines(c, name, grid)
+    lines.append(
+        f"  Table 4 normalised (Eq. 7-8, Section 6.2's M_max, U_max, S_max), the model with "
+        f"these costs, k = {k:,}, w = {w:,}: memory / update / scan, eager | lazy"
+    )
+    for oop in (grid[0], grid[-1]):
+        for cp in grid:
+            eager, lazy = costs(Dcq("cell", cp, oop), k, w, run.grid)
+            lines.append(
+                f"    cp {cp:3.1f} oop {oop:3.1f}  {eager.memory:5.2f} {eager.update:5.2f} "
+                f"{eager.scan:5.2f} | {lazy.memory:5.2f} {lazy.update:5.2f} {lazy.scan:5.2f}"
+            )
+    lines.append("  Figures 3 and 4 (the model with the measured costs; the runs themselves):")
+    lines += ["    " + line for line in run.summary.round(3).to_string().split("\n")]
+    if run.table5 is not None:
+        lines.append("  Table 5 on the deployment (weights <1,1,2>), measured costs:")
+        lines += _table5_lines(run.table5) + _figure5_lines(run.table5)
+    lines.append("  Table 6 by the model (weights <0,1,1>), measured costs:")
+    lines += _table6_lines(run.table6) + _figure5_lines(run.table6)
+    lines.append(
+        "  Table 6's six queries run and timed (measured best of all 64 selections; the "
+        "model's selection with the measured costs):"
+    )
+    for r in run.six.to_dict("records"):
+        lines.append(
+            f"    {r['case']}: measured eager on {r['measured'] or 'none'}, model "
+            f"{r['modelled'] or 'none'}, paper {r['paper'] or 'none'}; regret of the model's "
+            f"{r['regret']:.1%}, margin {r['margin']:.1%}; bars all lazy {r['all lazy']:.2f}, "
+            f"all eager {r['all eager']:.2f}, optimal {r['optimal']:.2f}"
+        )
     return lines
 
 
@@ -491,13 +536,16 @@ def bench_coalesce(
     tuples: int = 200_000,
     grid_tuples: int = 200_000,
     deployment_readings: int = 2_300_000,
-    cell_tuples: int = 4000,
+    cell_tuples: int | None = None,
     seed: int = 0,
 ) -> BenchReport:
     """Eager vs lazy coalescing (coalescing paper, Section 7): throughput over cp x oop by
-    the python reference and the compiled kernels, Table 4's atomic costs measured per
-    (cp, oop) cell, Figures 3 and 4 from the model and from the measured runs, Tables 5 and 6
-    with Figure 5's bars, and the deployment."""
+    the python reference and the compiled kernels; per mechanism (ours, and the paper's array
+    extent when it exists) Table 4's atomic costs timed on the compiled extents per (cp, oop)
+    cell and normalised as Section 6.2 says, Figures 3 and 4 from the model and from the
+    runs, Tables 5 and 6 with Figure 5's bars, Table 6's six queries run; the deployment.
+    The Section 7 sizes follow ``WORKBENCH_SCALE`` (``cell_tuples`` overrides the tuples per
+    cell)."""
     window_tuples = 1000
     rng = np.random.default_rng(seed)
     window, eq = Window("tuples", window_tuples), Equivalence()
@@ -505,7 +553,7 @@ def bench_coalesce(
         f"Coalescing: synthetic streams (3 time-varying, 3 time-invariant attributes with "
         f"3/5/7 groups), coalescing a1 grouped by g1, tuple-based window of {window_tuples:,}"
     ]
-    with Stages("bench coalesce", 7 + 2 * len(ENGINES)) as stages:
+    with Stages("bench coalesce", 4 + len(mechanisms_available()) + 2 * len(ENGINES)) as stages:
         stages.begin(f"cp 0.5, oop 0.1, {tuples:,} tuples")
         stream = coalescing_rows(rng, tuples, cp=0.5, oop=0.1)
         headline = {engine: coalesce_rates(stream, window, eq, engine) for engine in ENGINES}
@@ -557,69 +605,24 @@ def bench_coalesce(
                 f"    cp {row.cp:5.3f}  {row.eager_bytes:6.1f} / {row.lazy_bytes:5.1f} B = "
                 f"{row.eager_over_lazy:4.2f}  ({row.stored:,} coalesced tuples)"
             )
-        stages.begin("atomic costs")
-        atomic = measure_atomic_costs()
-        lines.append(
-            "  measured atomic costs (us): "
-            + ", ".join(f"{k} {1e6 * v:.2f}" for k, v in vars(atomic).items())
-        )
-        for weights in (Weights(1, 1, 1), Weights(1, 50, 1), Weights(1, 100, 1)):
-            lines.append(
-                f"  Figure 3, weights <{weights.memory:g},{weights.update:g},{weights.scan:g}>: "
-                "cheaper scheme (E eager, L lazy), rows oop 0..1, columns cp 0..1"
-            )
-            surface = cost_surface(atomic, weights, grid, 10 * window_tuples, window_tuples)
-            for oop, frame in surface.groupby("oop", sort=False):
-                marks = " ".join(
-                    "E" if e <= lz else "L"
-                    for e, lz in zip(frame["eager"], frame["lazy"], strict=True)
-                )
-                lines.append(f"    oop {oop:3.1f}  {marks}")
-        stages.begin(f"atomic costs per cell, {cell_tuples:,} tuples each")
-        cells = measure_cells(rng, grid, cell_tuples, window_tuples)
-        measured = cost_grid_of(cells)
-        lines.append(
-            f"  Table 4 measured per (cp, oop) cell: {cell_tuples:,} tuples per cell, tuple "
-            f"window of {window_tuples:,}, one timed push per tuple (python reference)"
-        )
-        for name in ("insert", "merge", "split", "read"):
-            lines += _cell_lines(cells, name, grid)
-        surfaces = figure_surfaces(cells, atomic)
-        lines.append(
-            "  Figures 3 and 4 by source (model with the costs measured once, model with the "
-            "per-cell costs, the runs themselves):"
-        )
-        lines += [
-            "    " + line for line in surface_summary(surfaces).round(3).to_string().split("\n")
-        ]
-        for panel, frame in surfaces[surfaces["source"] == "measured runs"].groupby(
-            "panel", sort=False
-        ):
-            lines.append(f"  Figure {panel} from the measured runs (E eager, L lazy cheaper)")
-            for oop, row in frame.groupby("oop", sort=False):
-                marks = " ".join(
-                    "E" if e <= lz else "L" for e, lz in zip(row["eager"], row["lazy"], strict=True)
-                )
-                lines.append(f"    oop {oop:3.1f}  {marks}")
-        lines.append(
-            "  Table 5 on the deployment (three days of readings, weights <1,1,2>, window "
-            "10,000 tuples), with the measured atomic costs:"
-        )
-        stages.begin("Table 5 on the deployment")
+        stages.begin("Table 5's cps on the deployment")
         cps = table5_cps(simulate_deployment(days=3.0, seed=seed))
-        lines += _table5_lines(table5_selection(cps, atomic))
-        lines.append("  ... and with paper-like costs (coalescing during a scan costs a read):")
-        lines += _table5_lines(table5_selection(cps, PAPER_LIKE_COSTS))
-        lines.append("  ... and with the per-cell measured costs (Figure 5(a)'s bars):")
-        table5_measured = table5_selection(cps, measured)
-        lines += _table5_lines(table5_measured) + _figure5_lines(table5_measured)
-        stages.begin("Table 6 and Figure 5(b)")
-        for label, costs in (("paper-like", PAPER_LIKE_COSTS), ("per-cell measured", measured)):
-            table6 = table6_selection(costs, window_tuples)
-            lines.append(
-                f"  Table 6 (synthetic, weights <0,1,1>, window {window_tuples:,}), {label} costs:"
-            )
-            lines += _table6_lines(table6) + _figure5_lines(table6)
+        mechanisms = mechanisms_available()
+        section7 = {}
+        for mechanism in mechanisms:
+            stages.begin(f"Section 7, {mechanism} mechanism")
+            sizes = {} if cell_tuples is None else {"tuples": cell_tuples}
+            section7[mechanism] = run_section7(mechanism, cps, seed, progress=True, **sizes)
+        for run in section7.values():
+            lines += _section7_lines(run)
+        if "paper" not in mechanisms:
+            lines.append("  the paper's mechanism (array extent): not run (array extent missing)")
+        lines.append("  Table 6 with what-if costs (assumed, not evidence: hand-picked factors):")
+        lines += _table6_lines(table6_selection(what_if_array_costs, window_tuples))
+        lines.append("  Section 7 reproduced? (verdicts from the runs above)")
+        verdicts = reproduced_rows(section7)
+        for claim, verdict in zip(verdicts["paper's claim"], verdicts["verdict"], strict=True):
+            lines.append(f"    {verdict:<38s} {claim}")
         deployment = {}
         for engine in ENGINES:
             stages.begin(f"deployment, {deployment_readings:,} readings, {engine}")
@@ -640,9 +643,19 @@ def bench_coalesce(
         "headline": headline,
         "compiled_over_python": speedup,
         "grid": grids,
-        "atomic_costs_s": vars(atomic),
         "bytes_held": memory.to_dict("records"),
-        "cells": cells.to_dict("records"),
+        "section7": {
+            mechanism: {
+                "seconds": run.seconds,
+                "table4_cells": run.cells.to_dict("records"),
+                "surfaces": run.summary.reset_index().to_dict("records"),
+                "table5": None if run.table5 is None else run.table5.to_dict("records"),
+                "table6": run.table6.to_dict("records"),
+                "six_query_run": run.six.to_dict("records"),
+            }
+            for mechanism, run in section7.items()
+        },
+        "verdicts": verdicts.to_dict("records"),
         "deployment": deployment,
     }
     return BenchReport("coalesce", tuple(lines), figures)

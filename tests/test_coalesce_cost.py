@@ -12,12 +12,16 @@ from hypothesis import strategies as st
 from workbench.coalesce.cost import (
     AtomicCosts,
     CostGrid,
+    Costs,
     Dcq,
+    Maxima,
     Weights,
     cost_grid,
     costs,
-    measure_atomic_costs,
+    maxima,
+    objective,
     select,
+    select_costs,
     total_cost,
 )
 
@@ -99,10 +103,52 @@ def test_table_5_case_3_differs_from_the_paper():
     assert select(qs, 100_000, 10_000, c, Weights(1, 1, 2)).eager == set()
 
 
-def test_measured_costs_are_positive_and_splits_cost_more_than_inserts():
-    c = measure_atomic_costs(n=3000)
-    assert all(np.isfinite(v) and v >= 0 for v in vars(c).values())
-    assert c.insert > 0 and c.read > 0 and c.split > c.insert
+def test_section_6_2_normalisation_by_hand():
+    """M_max: the window uncoalesced (Eq. 2); U_max: Eq. 3 with every tuple coalesced (each
+    arrival a merge, each expiry a detach); S_max: Eq. 6 with every tuple coalesced during
+    the scan.  k = 100 arrivals, w = 10, cp = oop = 0.5, computed by hand."""
+    c = AtomicCosts(read=1, insert=2, delete=3, attach=0, detach=4, merge=5, split=6, coalesce=7)
+    assert maxima(0.5, 100, 10, c) == Maxima(memory=10 * 32.0, update=860.0, scan=80.0)
+    eager, lazy = costs(Dcq("q", cp=0.5, oop=0.5), 100, 10, c)
+    # Eq. 3: per arrival 1/4 (2 + 5 + (2 + 6) + 5) = 5, per expiry (4 + 3) / 2 = 3.5
+    assert eager.update == pytest.approx((100 * 5 + 90 * 3.5) / 860)
+    assert lazy.update == pytest.approx((100 * 2 + 90 * 3) / 860)  # Eq. 4, summed
+    assert eager.memory == pytest.approx(10 * (0.5 * 8 + 0.5 * 20) / 320)  # Eq. 1
+    assert lazy.memory == 1.0
+    assert eager.scan == pytest.approx(1 * 140 / 20 / 80)  # Eq. 5: C_read M / r_eager
+    assert lazy.scan == pytest.approx(10 * (0.5 * (7 + 1) + 0.5 * 1) / 80)  # Eq. 6
+
+
+def test_maxima_read_costs_that_vary_at_cp_1_and_the_query_oop():
+    def at(cp, oop):
+        return AtomicCosts(1, 1, 1, 1, detach=10 * oop, merge=cp + oop, split=1, coalesce=cp)
+
+    top = maxima(0.25, 10, 4, at)
+    assert top.update == pytest.approx(10 * 1.25 + 6 * 2.5)
+    assert top.scan == pytest.approx(4 * (1 + 1))
+    assert maxima(0.0, 1, 1, AtomicCosts(*[0.0] * 8)) == Maxima(32.0, 1.0, 1.0)  # nothing: 1
+
+
+@given(
+    table=st.lists(
+        st.tuples(*(st.floats(0, 5),) * 6).map(lambda v: (Costs(*v[:3]), Costs(*v[3:]))),
+        min_size=0,
+        max_size=6,
+    ),
+    weights=st.builds(Weights, st.floats(0, 5), st.floats(0, 100), st.floats(0, 5)),
+)
+def test_selection_from_measured_costs_equals_brute_force(table, weights):
+    """select_costs (Theorem 1 on any normalised costs, e.g. measured ones) is the cheapest
+    of all 2^n assignments of objective."""
+    named = {f"Q{i}": pair for i, pair in enumerate(table)}
+    chosen = select_costs(named, weights)
+    every = [
+        objective(named, set(eager), weights)
+        for size in range(len(named) + 1)
+        for eager in itertools.combinations(named, size)
+    ]
+    assert chosen.cost == pytest.approx(min(every), rel=1e-12, abs=1e-12)
+    assert objective(named, chosen.eager, weights) == chosen.cost
 
 
 def test_bad_probabilities_and_names():

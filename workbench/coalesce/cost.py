@@ -14,12 +14,15 @@ them at the (cp, oop) it is evaluated for (:func:`atomic_at`).
 Choices the text leaves open: Eq. 4 and Eq. 6 are summed over arrivals like Eq. 3; the lazy
 scan reads the window's ``min(k, w)`` tuples; ``M_max`` is the uncoalesced lazy extent,
 ``U_max`` the eager update cost at cp = 1 with the same oop, and ``S_max`` the lazy scan at
-cp = 1.  The lazy extent's own memory and update cost is paid once, and only when at least one
-query is lazy; the selection keeps that term (the paper's simplification drops it), so it
-is exact against brute force over every subset.  The queries normalise it differently (U_max
-at their own oop; costs that vary with (cp, oop) read at their own cp and oop), so it is
-priced at the largest of the queries' figures: one cost whichever queries are lazy, as
-Theorem 1 needs.
+cp = 1 (:func:`maxima`; a normalised cost may exceed 1 where an item costs more than at
+cp = 1, e.g. eager updates that split).  The lazy extent's own memory and update cost is
+paid once, and only when at least one query is lazy; the selection keeps that term (the
+paper's simplification drops it), so it is exact against brute force over every subset.
+The queries normalise it differently (U_max at their own oop; costs that vary with
+(cp, oop) read at their own cp and oop), so it is priced at the largest of the queries'
+figures: one cost whichever queries are lazy, as Theorem 1 needs.
+
+The atomic costs themselves are measured by :mod:`workbench.experiments.atomic_costs`.
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ __all__ = [
     "CostGrid",
     "Costs",
     "Dcq",
+    "Maxima",
     "Selection",
     "Weights",
     "atomic_at",
     "cost_grid",
     "costs",
-    "measure_atomic_costs",
+    "maxima",
+    "objective",
     "select",
+    "select_costs",
     "total_cost",
 ]
 
@@ -199,6 +205,44 @@ def _scan_lazy(cp: float, k: int, w: int, c: AtomicCosts) -> float:
     return min(k, w) * (cp * (c.coalesce + c.read) + (1 - cp) * c.read)  # Eq. 6
 
 
+@dataclass(frozen=True)
+class Maxima:
+    """Section 6.2's normalisers: ``memory`` M_max, the window extent's size when no
+    coalescing is done; ``update`` U_max, its update time when all tuples are coalesced;
+    ``scan`` S_max, its scan time when all tuples are coalesced during the scan."""
+
+    memory: float
+    update: float
+    scan: float
+
+
+def maxima(
+    oop: float,
+    k: int,
+    w: int,
+    atomic: Atomic,
+    r_lazy: float = TUPLE_BYTES[1],
+) -> Maxima:
+    """Section 6.2's M_max, U_max and S_max for a query of out-of-order probability ``oop``
+    after ``k`` arrivals into a window of ``w`` tuples: M_max = min(k, w) r_lazy (Eq. 2, the
+    raw tuples stored uncoalesced), U_max = Eq. 3 at cp = 1 (every arrival merges, every
+    expiry detaches: k C_merge + max(k - w, 0) C_detach), S_max = Eq. 6 at cp = 1
+    (min(k, w) (C_coalesce + C_read)); atomic costs that vary are read at (1, oop).  A zero
+    maximum is taken as 1 (nothing to normalise).
+
+    >>> c = AtomicCosts(read=1, insert=9, delete=9, attach=9, detach=3, merge=2, split=9,
+    ...                 coalesce=4)
+    >>> maxima(0.5, k=100, w=10, atomic=c)
+    Maxima(memory=320.0, update=470.0, scan=50.0)
+    """
+    full = atomic_at(atomic, 1.0, oop)
+    return Maxima(
+        min(k, w) * r_lazy or 1.0,
+        _update_eager(1.0, oop, k, w, full) or 1.0,
+        _scan_lazy(1.0, k, w, full) or 1.0,
+    )
+
+
 def costs(
     query: Dcq,
     k: int,
@@ -210,8 +254,8 @@ def costs(
     """Normalised (memory, update, scan) of eager and of lazy coalescing for one query (Eq. 7-8).
 
     ``tuple_bytes`` = (r_eager, r_lazy): the eager extent keeps only the query's attributes.
-    Atomic costs that are functions of (cp, oop) are read at the query's (cp, oop); the
-    maxima U_max and S_max at (1, oop).
+    Atomic costs that are functions of (cp, oop) are read at the query's (cp, oop); each item
+    is divided by Section 6.2's maximum (:func:`maxima`).
 
     >>> c = AtomicCosts(1, 1, 1, 1, 1, 1, 1, 1)
     >>> eager, lazy = costs(Dcq("q", cp=0.0, oop=0.0), k=100, w=10, atomic=c)
@@ -221,20 +265,18 @@ def costs(
     if not (k >= 1 and w >= 1):
         raise ValueError(f"k = {k!r} and w = {w!r} must be at least 1")
     r_eager, r_lazy = tuple_bytes
-    here, full = atomic_at(atomic, query.cp, query.oop), atomic_at(atomic, 1.0, query.oop)
-    m_max = min(k, w) * r_lazy
-    u_max = _update_eager(1.0, query.oop, k, w, full) or 1.0
-    s_max = _scan_lazy(1.0, k, w, full) or 1.0
+    here = atomic_at(atomic, query.cp, query.oop)
+    top = maxima(query.oop, k, w, atomic, r_lazy)
     memory_eager = _memory_eager(query.cp, k, w, timestamp_bytes, r_eager)
     eager = Costs(
-        memory_eager / m_max,
-        _update_eager(query.cp, query.oop, k, w, here) / u_max,
-        here.read * memory_eager / r_eager / s_max,  # Eq. 5
+        memory_eager / top.memory,
+        _update_eager(query.cp, query.oop, k, w, here) / top.update,
+        here.read * memory_eager / r_eager / top.scan,  # Eq. 5
     )
     lazy = Costs(
-        min(k, w) * r_lazy / m_max,
-        _update_lazy(k, w, here) / u_max,
-        _scan_lazy(query.cp, k, w, here) / s_max,
+        min(k, w) * r_lazy / top.memory,
+        _update_lazy(k, w, here) / top.update,
+        _scan_lazy(query.cp, k, w, here) / top.scan,
     )
     return eager, lazy
 
@@ -266,15 +308,26 @@ class Selection:
     cost: float
 
 
-def _total(
-    eager_set: frozenset[str],
+def objective(
     table: dict[str, tuple[Costs, Costs]],
-    weights: Weights,
+    eager: set[str] | frozenset[str],
+    weights: Weights = Weights(),
 ) -> float:
-    """The objective of the optimal selection problem (Section 6.2) for ``eager_set``."""
+    """The objective of the optimal selection problem (Section 6.2) when the queries named in
+    ``eager`` are coalesced eagerly, from each query's normalised (eager, lazy) costs: Eq. 9
+    for each eager query, Eq. 10 for the lazy ones sharing one lazy extent (its memory and
+    update priced once, at the largest of the queries' figures; nothing when none is lazy).
+
+    >>> table = {"a": (Costs(0, 1, 0), Costs(0, 0.5, 2)), "b": (Costs(0, 1, 0), Costs(0, 0.25, 0))}
+    >>> objective(table, {"a"}), objective(table, set()), objective(table, {"a", "b"})
+    (1.5, 2.5, 2.0)
+    """
+    unknown = set(eager) - set(table)
+    if unknown:
+        raise ValueError(f"eager = {sorted(eager)!r} names no query {sorted(unknown)!r}")
     total = 0.0
-    lazy_names = [name for name in table if name not in eager_set]
-    for name in eager_set:
+    lazy_names = [name for name in table if name not in eager]
+    for name in eager:
         total += weights.total(table[name][0])
     if lazy_names:  # one lazy extent serves every lazy query (Eq. 10), priced as one
         total += max(
@@ -310,27 +363,32 @@ def total_cost(
     >>> [round(total_cost(qs, eager, 100, 10, c), 2) for eager in (set(), {"a", "b"}, {"a"})]
     [3.5, 3.58, 4.07]
     """
-    table = _table(queries, k, w, atomic)
-    unknown = set(eager) - set(table)
-    if unknown:
-        raise ValueError(f"eager = {sorted(eager)!r} names no query {sorted(unknown)!r}")
-    return _total(frozenset(eager), table, weights)
+    return objective(_table(queries, k, w, atomic), frozenset(eager), weights)
 
 
 def select(
     queries: Sequence[Dcq], k: int, w: int, atomic: Atomic, weights: Weights = Weights()
 ) -> Selection:
-    """The optimal eager/lazy selection (Theorem 1) in O(n).
-
-    Each query goes eager iff its eager cost beats its lazy scan cost (``c_j < 0``); the
-    shared lazy extent's cost is then weighed against making every query eager.
+    """The optimal eager/lazy selection (Theorem 1) in O(n), from the model's costs
+    (:func:`select_costs`).
 
     >>> c = AtomicCosts(1, 1, 1, 1, 1, 1, 1, 1)
     >>> qs = [Dcq("hot", cp=0.9, oop=0.0)] + [Dcq(f"cold{i}", cp=0.05, oop=0.0) for i in range(4)]
     >>> sorted(select(qs, k=1000, w=100, atomic=c, weights=Weights(1, 1, 2)).eager)
     ['hot']
     """
-    table = _table(queries, k, w, atomic)
+    return select_costs(_table(queries, k, w, atomic), weights)
+
+
+def select_costs(table: dict[str, tuple[Costs, Costs]], weights: Weights = Weights()) -> Selection:
+    """Theorem 1's selection from each query's normalised (eager, lazy) costs, modelled or
+    measured: each query goes eager iff its eager cost beats its lazy scan cost (``c_j < 0``);
+    the shared lazy extent's cost is then weighed against making every query eager.
+
+    >>> table = {"a": (Costs(0, 1, 0), Costs(0, 0.5, 2)), "b": (Costs(0, 1, 0), Costs(0, 0.25, 0))}
+    >>> select_costs(table)
+    Selection(eager=frozenset({'a'}), cost=1.5)
+    """
     if not table:
         return Selection(frozenset(), 0.0)
 
@@ -344,55 +402,5 @@ def select(
     if some_lazy == frozenset(table):  # at least one must be lazy: the one that loses least
         some_lazy = some_lazy - {max(c, key=c.get)}
     candidates.append(some_lazy)
-    best = min(candidates, key=lambda s: _total(s, table, weights))
-    return Selection(best, _total(best, table, weights))
-
-
-def measure_atomic_costs(n: int = 20_000, seed: int = 0) -> AtomicCosts:
-    """Time each atomic operation of this implementation (seconds per operation).
-
-    Micro-benchmarks in the paper's spirit (each operation provoked ``n`` times, the time
-    divided by the count).  Each split cuts the newest coalesced tuple of its group, as a
-    tuple delayed by less than one reading does; it is timed on its own, between the in-order
-    pushes that build the tuples it cuts.
-    """
-    import time
-
-    from workbench.coalesce.extent import EagerExtent, LazyExtent
-    from workbench.coalesce.window import Window
-
-    rng = np.random.default_rng(seed)
-    big = Window("tuples", 4 * n)
-    distinct = [(float(i), int(v)) for i, v in enumerate(rng.integers(0, 1 << 30, n))]
-    same = [(float(i), 1) for i in range(n)]
-
-    def timed(action: object) -> float:
-        start = time.perf_counter()
-        action()
-        return (time.perf_counter() - start) / n
-
-    def fill(extent: LazyExtent | EagerExtent, rows: list[tuple[float, int]]) -> None:
-        for ts, value in rows:
-            extent.push(ts, value)
-
-    lazy = LazyExtent(big)
-    insert = timed(lambda: fill(lazy, distinct))
-    read = timed(lazy.view)  # cp = 0: every raw tuple is read and output once
-    delete = timed(lambda: [lazy.remove_oldest() for _ in range(n)])
-    lazy_same = LazyExtent(big)
-    fill(lazy_same, same)
-    coalesce = max(timed(lazy_same.view) - read, 0.0)
-    eager = EagerExtent(big)
-    attach = timed(lambda: fill(eager, same))  # in-order merge: append to the vector
-    detach = timed(lambda: [eager.remove_oldest() for _ in range(n)])
-    late = [(float(i + 1 if i % 2 == 0 else i - 1), 1) for i in range(n)]
-    merge = timed(lambda: fill(EagerExtent(big), late))  # out-of-order merges
-    blocks, cuts = EagerExtent(big), 0
-    blocks.push(0.0, 1)
-    for i in range(1, n + 1):
-        blocks.push(2.0 * i, 1)  # joins the newest coalesced tuple
-        start = time.perf_counter_ns()
-        blocks.push(2.0 * i - 1, -i)  # lands inside it: splitTuple
-        cuts += time.perf_counter_ns() - start
-    split = cuts / n / 1e9
-    return AtomicCosts(read, insert, delete, attach, detach, merge, split, coalesce)
+    best = min(candidates, key=lambda s: objective(table, s, weights))
+    return Selection(best, objective(table, best, weights))

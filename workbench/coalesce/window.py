@@ -284,8 +284,8 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
 
     def remove_oldest(self) -> None:
         """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
-        tuple's timestamp vector (Table 4; :func:`~workbench.coalesce.cost.measure_atomic_costs`
-        times it).  The window must not be empty."""
+        tuple's timestamp vector (Table 4; :mod:`~workbench.experiments.atomic_costs` times
+        them).  The window must not be empty."""
         self._remove_oldest()
 
     def _expire(self) -> None:

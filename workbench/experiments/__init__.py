@@ -15,15 +15,19 @@ dashboard.
   fast vs paper mechanisms;
 - :mod:`~workbench.experiments.coalescing`: coalescing throughput, the model's cost surfaces
   (Figures 3 and 4), the deployment;
-- :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs measured per (cp, oop);
+- :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs timed per (cp, oop) on
+  the compiled extents;
 - :mod:`~workbench.experiments.cost_surfaces`: Figures 3 and 4 from measured runs beside the
   model's;
-- :mod:`~workbench.experiments.coalescing_selection`: Tables 5 and 6, Figure 5 (a) and (b).
+- :mod:`~workbench.experiments.coalescing_selection`: Tables 5 and 6, Figure 5 (a) and (b);
+- :mod:`~workbench.experiments.coalescing_queries`: Table 6's six queries run and timed;
+- :mod:`~workbench.experiments.coalescing_verdicts`: Section 7 per mechanism and its
+  "Reproduced?" rows.
 """
 
 from __future__ import annotations
 
-from workbench.experiments.atomic_costs import cost_grid_of, measure_cells
+from workbench.experiments.atomic_costs import cost_grid_of, measure_cells, mechanisms_available
 from workbench.experiments.coalescing import (
     PAPER_LIKE_COSTS,
     coalesce_deployment,
@@ -32,11 +36,14 @@ from workbench.experiments.coalescing import (
     deployment_coalescing,
     rates_grid,
 )
+from workbench.experiments.coalescing_queries import six_query_run
 from workbench.experiments.coalescing_selection import (
     table5_cps,
     table5_selection,
     table6_selection,
+    what_if_array_costs,
 )
+from workbench.experiments.coalescing_verdicts import reproduced_rows, run_section7
 from workbench.experiments.harness import (
     COMPILED_BATCH,
     ENGINES,
@@ -132,6 +139,7 @@ __all__ = [
     "max_sustainable",
     "max_sustainable_rates",
     "measure_cells",
+    "mechanisms_available",
     "profile_join",
     "profile_wjoin",
     "ptjoin_runs",
@@ -139,12 +147,16 @@ __all__ = [
     "rate_grid",
     "rate_verdicts",
     "rates_grid",
+    "reproduced_rows",
+    "run_section7",
+    "six_query_run",
     "stime_timings",
     "table5_cps",
     "table5_selection",
     "table6_selection",
     "timed",
     "warm_up",
+    "what_if_array_costs",
     "wtuples",
     "wjoin_capacity_sweep",
     "wjoin_mechanisms",

@@ -32,7 +32,10 @@ __all__ = [
 ]
 
 PAPER_LIKE_COSTS = AtomicCosts(1, 1, 0.2, 1.2, 1, 1.2, 5, 1)
-"""Atomic costs in the paper's proportions: coalescing during a scan costs a read."""
+"""WHAT-IF, assumed costs, not evidence: constant atomic costs in proportions guessed from
+the paper (coalescing during a scan costs a read), the dashboard's starting custom costs and
+the surfaces' what-if source; the measured costs are
+:mod:`~workbench.experiments.atomic_costs`'."""
 
 
 def _pushed(extent: WindowExtent, readings: Readings) -> float:

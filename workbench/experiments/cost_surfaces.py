@@ -1,13 +1,15 @@
 """The cost surfaces of Figures 3 and 4 (coalescing paper, Section 7.2) from measured runs,
 beside the model's.
 
-Three sources per panel (weights :data:`PANELS`):
+Three sources per panel (weights :data:`PANELS`), all normalised by Section 6.2's maxima:
 
-- ``model, constant costs``: Eq. 1-10 with one set of atomic costs (Table 4 as constants);
-- ``model, measured costs``: Eq. 1-10 with Table 4's costs measured per (cp, oop) cell
-  (:func:`~workbench.experiments.atomic_costs.cost_grid_of`);
+- ``model, measured costs``: Eq. 1-10 with Table 4's costs measured per (cp, oop) cell on
+  the compiled extents (:func:`~workbench.experiments.atomic_costs.cost_grid_of`);
 - ``measured runs``: the runs' own memory, update and scan (:func:`measured_surface`), as the
-  paper drew its figures ("the actual values measured by running the algorithms").
+  paper drew its figures ("the actual values measured by running the algorithms");
+- ``what-if, assumed costs``: Eq. 1-10 with one set of constant atomic costs given by the
+  caller (e.g. :data:`~workbench.experiments.coalescing.PAPER_LIKE_COSTS`): assumed, not
+  measured, so never evidence for or against the paper.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from workbench.coalesce.cost import TIMESTAMP_BYTES, TUPLE_BYTES, Atomic, Costs,
 from workbench.experiments.atomic_costs import cost_grid_of
 from workbench.experiments.coalescing import cost_surface
 
-__all__ = ["PANELS", "SOURCES", "figure_surfaces", "measured_surface", "surface_summary"]
+__all__ = [
+    "PANELS",
+    "SOURCES",
+    "figure_surfaces",
+    "measured_maxima",
+    "measured_surface",
+    "surface_summary",
+]
 
 PANELS = {
     "3(a) <1,1,1>": Weights(1, 1, 1),
@@ -27,8 +36,35 @@ PANELS = {
     "4 <0,1,1>": Weights(0, 1, 1),
 }
 """The weights <lambda_mu, lambda_nu, lambda_sigma> of the panels of Figures 3 and 4."""
-SOURCES = ("model, constant costs", "model, measured costs", "measured runs")
+SOURCES = ("model, measured costs", "measured runs", "what-if, assumed costs")
 """Where a surface's costs come from (module docstring)."""
+
+
+def measured_maxima(cells: pd.DataFrame) -> pd.DataFrame:
+    """Section 6.2's M_max, U_max and S_max measured per oop (columns ``m_max``, ``u_max``,
+    ``s_max``, indexed by ``oop``): the lazy extent's bytes (its raw tuples, stored
+    uncoalesced), the eager extent's update seconds when all tuples coalesce (the run at
+    cp = 1 with that oop) and the lazy extent's scan seconds when all tuples coalesce during
+    the scan (the same run).  The grid must hold cp = 1.
+
+    >>> cells = pd.DataFrame({"oop": [0.0, 0.0], "cp": [0.0, 1.0], "window_tuples": [10, 10],
+    ...                       "eager_update_s": [1.0, 3.0], "lazy_scan_s": [2.0, 4.0]})
+    >>> measured_maxima(cells).loc[0.0].tolist()
+    [320.0, 3.0, 4.0]
+    """
+    full = cells[cells["cp"] == 1.0].set_index("oop")
+    missing = sorted(set(cells["oop"]) - set(full.index))
+    if missing:
+        raise ValueError(f"cells hold no cp = 1 run at oop {missing}: Section 6.2 needs it")
+    r_lazy = TUPLE_BYTES[1]
+    by_oop = cells.groupby("oop")["window_tuples"].max() * r_lazy
+    return pd.DataFrame(
+        {
+            "m_max": by_oop.astype(float),
+            "u_max": full["eager_update_s"].astype(float),
+            "s_max": full["lazy_scan_s"].astype(float),
+        }
+    )
 
 
 def measured_surface(cells: pd.DataFrame, weights: Weights) -> pd.DataFrame:
@@ -36,44 +72,50 @@ def measured_surface(cells: pd.DataFrame, weights: Weights) -> pd.DataFrame:
     costs): columns ``oop``, ``cp``, ``eager``, ``lazy``.
 
     Memory is Eq. 1-2's bytes of what the run stores (the eager extent's coalesced tuples and
-    the timestamps in their vectors; the lazy extent's raw tuples), update the seconds of all
-    pushes, scan the seconds of one scan of the final window.  Each item is normalised to
-    maximum 1.0 over the grid and both schemes (Section 7.2), where the model divides by
-    M_max, U_max and S_max of Section 6.2.
+    the timestamps in their vectors; the lazy extent's raw tuples), update the seconds of the
+    pushes, scan the seconds of a scan of the window, each divided by Section 6.2's maximum
+    measured at the cell's oop (:func:`measured_maxima`), as the model divides by its own.
 
     >>> import numpy as np
     >>> from workbench.experiments.atomic_costs import measure_cells
-    >>> cells = measure_cells(np.random.default_rng(0), [0.0, 1.0], tuples=300, window=100)
+    >>> cells = measure_cells(np.random.default_rng(0), [0.0, 1.0], tuples=2000, window=100,
+    ...                       batch=(8, 64))
     >>> s = measured_surface(cells, Weights(1, 0, 0))  # memory only: eager stores less
     >>> s["lazy"].tolist(), bool((s["eager"] <= s["lazy"]).all())
     ([1.0, 1.0, 1.0, 1.0], True)
     """
     r_eager, r_lazy = TUPLE_BYTES
+    top = measured_maxima(cells).loc[cells["oop"]].reset_index(drop=True)
+    cells = cells.reset_index(drop=True)
     stored, raw = cells["eager_stored"], cells["window_tuples"]
     memory = stored * r_eager + (raw - stored) * TIMESTAMP_BYTES, raw * r_lazy
     update = cells["eager_update_s"], cells["lazy_update_s"]
     scan = cells["eager_scan_s"], cells["lazy_scan_s"]
-    items = (memory, update, scan)
-    maxima = [max(eager.max(), lazy.max()) or 1.0 for eager, lazy in items]
+    maxima = (top["m_max"], top["u_max"], top["s_max"])
     schemes = {}
     for i, name in enumerate(("eager", "lazy")):
-        cost = Costs(*(item[i] / top for item, top in zip(items, maxima, strict=True)))
+        items = (memory[i], update[i], scan[i])
+        cost = Costs(*(item / m for item, m in zip(items, maxima, strict=True)))
         schemes[name] = weights.total(cost)
-    return pd.DataFrame({"oop": cells["oop"], "cp": cells["cp"], **schemes}).reset_index(drop=True)
+    return pd.DataFrame({"oop": cells["oop"], "cp": cells["cp"], **schemes})
 
 
 def figure_surfaces(
-    cells: pd.DataFrame, constant: Atomic, k: int | None = None, w: int | None = None
+    cells: pd.DataFrame,
+    what_if: Atomic | None = None,
+    k: int | None = None,
+    w: int | None = None,
 ) -> pd.DataFrame:
-    """Every panel of Figures 3 and 4 (:data:`PANELS`) from each source (:data:`SOURCES`)
-    over the cells' (cp, oop) grid: columns ``panel``, ``source``, ``oop``, ``cp``,
-    ``eager``, ``lazy``.  The model takes the runs' k (tuples pushed) and w (window) unless
-    given.
+    """Every panel of Figures 3 and 4 (:data:`PANELS`) from each source (:data:`SOURCES`;
+    the what-if only when ``what_if`` costs are given) over the cells' (cp, oop) grid, one
+    mechanism's cells: columns ``panel``, ``source``, ``oop``, ``cp``, ``eager``, ``lazy``.
+    The model takes the runs' k (tuples timed) and w (window) unless given.
 
     >>> import numpy as np
     >>> from workbench.experiments.atomic_costs import measure_cells
     >>> from workbench.experiments.coalescing import PAPER_LIKE_COSTS
-    >>> cells = measure_cells(np.random.default_rng(0), [0.0, 1.0], tuples=300, window=100)
+    >>> cells = measure_cells(np.random.default_rng(0), [0.0, 1.0], tuples=2000, window=100,
+    ...                       batch=(8, 64))
     >>> s = figure_surfaces(cells, PAPER_LIKE_COSTS)
     >>> len(s), s.groupby(["panel", "source"]).size().unique().tolist()
     (48, [4])
@@ -81,13 +123,15 @@ def figure_surfaces(
     grid = sorted(cells["cp"].unique())
     w = int(cells["window_tuples"].iloc[0]) if w is None else w
     k = int(cells["tuples"].iloc[0]) if k is None else k
-    functions = {SOURCES[0]: constant, SOURCES[1]: cost_grid_of(cells)}
+    functions = {SOURCES[0]: cost_grid_of(cells)}
+    if what_if is not None:
+        functions[SOURCES[2]] = what_if
     parts = []
     for panel, weights in PANELS.items():
         for source, atomic in functions.items():
             surface = cost_surface(atomic, weights, grid, k, w)
             parts.append(surface.assign(panel=panel, source=source))
-        parts.append(measured_surface(cells, weights).assign(panel=panel, source=SOURCES[2]))
+        parts.append(measured_surface(cells, weights).assign(panel=panel, source=SOURCES[1]))
     columns = ["panel", "source", "oop", "cp", "eager", "lazy"]
     return pd.concat(parts, ignore_index=True)[columns]
 
