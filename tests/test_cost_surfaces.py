@@ -132,7 +132,11 @@ def test_measured_costs_are_finite_and_follow_the_runs(cells):
             value = getattr(row, name)
             assert np.isnan(value) or getattr(at, name) == pytest.approx(max(value, 0.0))
     assert ((cells["oop_measured"] > 0) == (cells["oop"] > 0)).all()
-    assert ((cells["cp_measured"] - cells["cp"]).abs() < 0.05).all()
+    # cp is drawn in arrival order: in order, the arrivals that merge are cp of them; a late
+    # one lands behind its group's newest tuple and may cut or miss the run it matched
+    in_order = cells["oop"] == 0
+    assert ((cells["cp_measured"] - cells["cp"])[in_order].abs() < 0.05).all()
+    assert (cells["cp_measured"] <= cells["cp"] + 0.05).all()
     assert (cells["mechanism"] == "fast").all() and (cells["batches"] > 50).all()
 
 
