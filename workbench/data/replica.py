@@ -197,25 +197,44 @@ def simulate_deployment(
     temperature, humidity = _failure_signature(voltage, temperature, humidity)
     delivered, latency = _links(rng, voltage >= SILENT_VOLTAGE_V, deliver, hops)
 
-    m_idx, e_idx = np.nonzero(delivered)
-    times = start_ts + pd.to_timedelta(seconds[m_idx, e_idx], unit="s")
-    table = pd.DataFrame(
-        {
-            "time": times,
-            "epoch": e_idx.astype(np.int64) + 1,
-            "mote": motes["mote"].to_numpy()[m_idx],
-            "temperature": np.round(temperature[m_idx, e_idx], 4),
-            "humidity": np.round(humidity[m_idx, e_idx], 4),
-            "light": np.round(light[m_idx, e_idx], 2),
-            "voltage": np.round(voltage[m_idx, e_idx], 5),
-            "arrival": times + pd.to_timedelta(latency[m_idx, e_idx], unit="s"),
-        }
+    measures = {
+        "temperature": temperature,
+        "humidity": humidity,
+        "light": light,
+        "voltage": voltage,
+    }
+    table = _delivered_table(
+        start_ts, motes["mote"].to_numpy(), seconds, delivered, latency, measures
     )
-    table = table.sort_values(["time", "mote"], kind="stable").reset_index(drop=True)
     table["qc"] = quality_flags(table)
     table = table[["time", "epoch", "mote", *MEASURES, "qc", "arrival"]]
     table.attrs["source"] = SOURCE_LABEL
     return table
+
+
+def _delivered_table(
+    start_ts: pd.Timestamp,
+    mote_ids: np.ndarray,
+    seconds: np.ndarray,
+    delivered: np.ndarray,
+    latency: np.ndarray,
+    measures: dict[str, np.ndarray],
+) -> pd.DataFrame:
+    """The delivered readings, one row each, sorted by time then mote, rounded as the real file
+    prints them."""
+    m_idx, e_idx = np.nonzero(delivered)
+    times = start_ts + pd.to_timedelta(seconds[m_idx, e_idx], unit="s")
+    digits = {"temperature": 4, "humidity": 4, "light": 2, "voltage": 5}
+    table = pd.DataFrame(
+        {
+            "time": times,
+            "epoch": e_idx.astype(np.int64) + 1,
+            "mote": mote_ids[m_idx],
+            **{name: np.round(measures[name][m_idx, e_idx], n) for name, n in digits.items()},
+            "arrival": times + pd.to_timedelta(latency[m_idx, e_idx], unit="s"),
+        }
+    )
+    return table.sort_values(["time", "mote"], kind="stable").reset_index(drop=True)
 
 
 def _sample_seconds(rng: np.random.Generator, n_motes: int, n_epochs: int) -> np.ndarray:

@@ -139,7 +139,8 @@ class IntervalCorrelation(TwoStreamJoin):
         self, stream: int, lo: np.ndarray, hi: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """LH, LL, RL, RH of base events of ``stream`` against the other stream's pi, widened
-        by their rounding (probing ranges grow by a few ulps)."""
+        by their rounding (probing ranges grow by a few ulps; mirrors
+        kernels.interval.probe_bounds)."""
         pi = self.streams[1 - stream].pi
         lh, ll, rl, rh = interval_bounds_many(lo, hi, self.d, self.threshold, pi)
         margin = 16 * UNIT_ROUNDOFF * (np.abs(hi) + self.d + pi + (hi - lo))
