@@ -1,4 +1,5 @@
-"""The PTJoin explorer's state and wiring, without a browser."""
+"""The PTJoin explorer's and the template editor's models (no Panel object made) and their
+pages' wiring, without a browser."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import panel as pn
 import pytest
 
 from workbench.app import PTJoinExplorer
+from workbench.app.ptjoin_model import PTJoinModel
+from workbench.app.templates_model import TemplatesModel
 from workbench.partitions import Region
 from workbench.probability import band_prob
 from workbench.templates import random_templates
@@ -16,7 +19,7 @@ from workbench.viz.wjoin import graph_figure
 
 
 def test_defaults_are_the_papers_example():
-    app = PTJoinExplorer()
+    app = PTJoinModel()
     assert app.table.delta == 0.8 and app.fast_path
     parts = app.partitions()
     assert set(parts) == {"loose", "tight"}
@@ -26,7 +29,7 @@ def test_defaults_are_the_papers_example():
 
 
 def test_steering_delta_rebuilds_the_tables_and_moves_the_partitions():
-    app = PTJoinExplorer()
+    app = PTJoinModel()
     before = app.partitions()["tight"]
     app.delta = 0.5
     assert app.table.delta == 0.5
@@ -35,9 +38,10 @@ def test_steering_delta_rebuilds_the_tables_and_moves_the_partitions():
 
 
 def test_small_window_falls_back_to_the_loose_partitions():
-    app = PTJoinExplorer(d=20.0)
-    assert not app.fast_path and set(app.partitions()) == {"loose"}
-    assert "Eq. 4-6" in app.curve_view().title
+    model = PTJoinModel(d=20.0)
+    assert not model.fast_path and set(model.partitions()) == {"loose"}
+    assert "Eq. 4-6" in model.title() and "loose fallback" in model.summary()
+    assert PTJoinExplorer(d=20.0).curve_view().title == model.title()
 
 
 def test_plotted_regions_agree_with_the_exact_probability():
@@ -64,7 +68,7 @@ def test_the_page_renders_to_bokeh_models():
 
 
 def test_template_index_is_bounded_by_the_stream():
-    app = PTJoinExplorer()
+    app = PTJoinModel()
     with pytest.raises(ValueError):
         app.template = 5
     app.stream_a = random_templates(np.random.default_rng(1), 7, name="A")
@@ -118,7 +122,7 @@ def test_markers_are_the_envelopes_crossings_of_delta():
 
 
 def test_delta_d_pi_and_t_det_move_the_markers():
-    app = PTJoinExplorer()
+    app = PTJoinModel()
     before = app.markers()
     app.delta = 0.6
     lower = app.markers()
@@ -135,7 +139,7 @@ def test_delta_d_pi_and_t_det_move_the_markers():
 def test_interval_model_uses_the_closed_forms():
     from workbench.interval_bounds import interval_bounds
 
-    app = PTJoinExplorer(model="intervals", d=100.0, pi=40.0, delta=0.7)
+    app = PTJoinModel(model="intervals", d=100.0, pi=40.0, delta=0.7)
     hi = app.base_event()
     assert hi.n_buckets == 1
     closed = interval_bounds(hi.min, hi.max, 100.0, 0.7, 40.0)
@@ -148,9 +152,7 @@ def test_interval_model_uses_the_closed_forms():
 
 
 def test_template_editor_rejects_invalid_edits_and_stores_valid_ones():
-    from workbench.app import TemplateEditor
-
-    ed = TemplateEditor(source="PTJoin Example 3")
+    ed = TemplatesModel(source="PTJoin Example 3")
     assert len(ed.stream_a) == 2 and ed.buckets.count("\n") == 2  # phi_1: three buckets
     before = ed.stream_a
     ed.buckets = "0, 20, 0.5\n20, 30, 0.6"
@@ -170,6 +172,10 @@ def test_template_editor_rejects_invalid_edits_and_stores_valid_ones():
     ed.generate(ed)
     assert len(ed.stream_b) == 5 and ed.stream_b[4].n_buckets == 3 and ed.stream_b.pi <= 100
     assert ed.param.pair_v.bounds == (0, 4)
+    assert ed.bar_title("B").startswith("Stream B: 5 templates, longest pi = ")
+    ed.param.update(pair_u=1, pair_v=2)
+    assert ed.adjusted_title().startswith("Adjusted histograms of phi_1 (A) and phi_2 (B)")
+    assert ed.picked_of("A") == ed.picked and ed.picked_of("B") is None
 
 
 def test_template_editor_shows_templates_and_adjusted_histograms():

@@ -22,6 +22,7 @@ from workbench.app import (
     TemplateEditor,
     dashboard_tabs,
 )
+from workbench.app.ptjoin_model import PTJoinModel
 from workbench.data.streams import default_readings
 from workbench.viz.figures import View
 
@@ -193,7 +194,7 @@ def test_satisfaction_marker_labels_do_not_overprint(linked, d):
 
 
 def test_satisfaction_summary_has_sensible_precision():
-    app = PTJoinExplorer()
+    app = PTJoinModel()
     text = app.summary()
     assert "exact, Theorem 3" in text
     numbers = [t for t in text.replace("|", " ").split() if "." in t and t[0].isdigit()]

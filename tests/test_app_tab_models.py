@@ -97,6 +97,17 @@ def test_the_models_import_no_panel(module):
     assert not {"panel", "holoviews"} & _imports(APP / module)
 
 
+@pytest.mark.parametrize("module", ["ptjoin_model.py", "templates_model.py", "controls.py"])
+def test_the_explorer_models_import_no_panel_bokeh_or_plots(module):
+    """The Satisfaction probability and Templates tabs' models compute without a page: no
+    Panel, HoloViews or Bokeh, nothing of workbench.viz (their views draw)."""
+    tree = ast.parse((APP / module).read_text(encoding="utf-8"))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    drawing = ("panel", "holoviews", "bokeh", "workbench.viz", "workbench.app.panes")
+    assert not [name for name in names if name.startswith(drawing)]
+
+
 def test_the_coalescing_model_streams_and_reconfigures_without_a_page():
     """Eager and lazy extents store the same window (Sections 3-4); a reconfiguration replays
     the latest readings; the readout and the selection follow (Sections 5-7)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from workbench.data.intel_lab import FLAG_BATTERY, load_readings
@@ -34,6 +37,20 @@ def test_seeded_and_labelled(replica):
     again = simulate_deployment(days=2.0, seed=3, failing_fraction=0.15)
     assert replica.equals(again) and replica.attrs["source"] == SOURCE_LABEL
     assert not replica.equals(simulate_deployment(days=2.0, seed=4, failing_fraction=0.15))
+
+
+@pytest.mark.parametrize(
+    ("days", "seed", "failing_fraction", "rows", "digest"),
+    [
+        (0.5, 0, 0.1, 40273, "86b8014f933d5029d1512544f86780c40c85b01331f82d8786658cf03a1a0297"),
+        (0.3, 3, 0.5, 22798, "1db520d9835bb1e299192aa8d981f6cd0935b6e7dcaaa97f92a54835be4db189"),
+    ],
+)
+def test_same_table_as_before_the_constants_were_named(days, seed, failing_fraction, rows, digest):
+    """Checksums computed on the simulation before its split into named pieces (issue 50)."""
+    table = simulate_deployment(days=days, seed=seed, failing_fraction=failing_fraction)
+    hashed = pd.util.hash_pandas_object(table, index=True).to_numpy().tobytes()
+    assert (len(table), hashlib.sha256(hashed).hexdigest()) == (rows, digest)
 
 
 def test_every_real_mote_samples_every_31_seconds_with_losses(replica):

@@ -22,12 +22,18 @@ from workbench.stime import StimeTable
 from workbench.timestamps import HistogramTimestamp
 
 __all__ = [
+    "MARKERS",
     "Partitions",
     "Region",
     "loose_partitions",
     "obsolete_before",
     "tight_partitions",
 ]
+
+
+MARKERS = ("LH", "LL", "RL", "RH")
+"""The crossing points of the envelopes with delta (interval timing paper, Figure 1(b)):
+Left or Right side, crossed by the High (upper) or Low (lower) envelope."""
 
 
 class Region(IntEnum):

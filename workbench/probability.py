@@ -13,10 +13,12 @@ independent, as in the paper.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 
+from workbench.templates import TemplateSet
 from workbench.timestamps import HistogramTimestamp, pack_histograms
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "ge_theorem1",
     "prob_ge",
     "prob_ge_many",
+    "satisfaction_grid",
 ]
 
 
@@ -234,3 +237,55 @@ def band_prob_many(
     [0.75, 0.0]
     """
     return band_batch(*_packed_pair(his, hjs), d)
+
+
+def satisfaction_grid(
+    hi: HistogramTimestamp, partners: TemplateSet, d: float, max_times: np.ndarray
+) -> np.ndarray:
+    """P(|Xi - Xj| <= d) for every partner template (rows) at every max(H_j) (columns).
+
+    One vectorised call of the Lemma 1 formulas (``band_batch``), as ``band_prob_many`` does
+    pair by pair: the partner's edges are shifted to each max time by broadcasting.  The grid
+    is computed once per distinct input and shared read-only (every dashboard session opens
+    on the same templates and parameters).
+
+    >>> u = HistogramTimestamp.uniform
+    >>> satisfaction_grid(u(0, 10), TemplateSet("B", (u(0, 10),)), 5.0, np.array([10.0, 30.0]))
+    array([[0.75, 0.  ]])
+    """
+    xs = np.ascontiguousarray(max_times, dtype=np.float64)
+    edges_b, probs_b = partners.packed()  # (V, m+1), (V, m)
+    return _grid(
+        hi.edges.tobytes(),
+        hi.probs.tobytes(),
+        edges_b.tobytes(),
+        probs_b.tobytes(),
+        probs_b.shape,
+        float(d),
+        xs.tobytes(),
+    )
+
+
+@lru_cache(maxsize=32)
+def _grid(
+    edges_i: bytes,
+    probs_i: bytes,
+    edges_b: bytes,
+    probs_b: bytes,
+    shape: tuple[int, int],
+    d: float,
+    xs: bytes,
+) -> np.ndarray:
+    """:func:`satisfaction_grid` on its inputs' bytes (hashable: the cache's key)."""
+    ei0, pi0 = np.frombuffer(edges_i), np.frombuffer(probs_i)
+    eb = np.frombuffer(edges_b).reshape(shape[0], shape[1] + 1)
+    pb = np.frombuffer(probs_b).reshape(shape)
+    x = np.frombuffer(xs)
+    shift = x[None, :] - eb[:, -1][:, None]  # (V, X): the last edge is each template's max
+    ej = eb[:, None, :] + shift[:, :, None]  # (V, X, m+1)
+    pj = np.broadcast_to(pb[:, None, :], (*shift.shape, pb.shape[1]))
+    ei = np.broadcast_to(ei0, (*shift.shape, ei0.size))
+    pi = np.broadcast_to(pi0, (*shift.shape, pi0.size))
+    out = band_batch(ei, pi, ej, pj, d)
+    out.flags.writeable = False
+    return out

@@ -27,7 +27,7 @@ import numpy as np
 
 from workbench.decision import UNIT_ROUNDOFF, LocalTemplates, ge_bound, ge_shift
 from workbench.exact import stime_bracket
-from workbench.kernels.stime import stime_estimates
+from workbench.kernels.stime import StimeInputs, StimeOutputs, StimeParams, stime_estimates
 from workbench.probability import ge_batch
 from workbench.templates import TemplateSet
 from workbench.timestamps import pack_histograms
@@ -95,7 +95,8 @@ def _stime_estimates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Float estimates of x* = stime - max(phi_u) for every pair (flat, u-major) and |f'(x*)|
     (NaN where unknown): the compiled binary search over the breakpoints inside the paper's
-    quantile range (:func:`workbench.kernels.stime.stime_estimates`)."""
+    quantile range (:func:`workbench.kernels.stime.stime_estimates`)), the pairs it
+    flags solved again here from Lemma 1's values."""
     ea, pa, ja = _local_jumps(ha)
     eb, pb, jb = _local_jumps(hb)
     ja = -ja  # Hi's edges enter with the negated jump (Lemma 1: +i2, -i1)
@@ -103,13 +104,12 @@ def _stime_estimates(
     t_i, t_j = _quantiles(ea, pa, 1 - level), _quantiles(eb, pb, level)
     out, fprime, ck, ck1 = (np.empty(n) for _ in range(4))
     flagged = np.zeros(n, dtype=bool)
+    inputs = StimeInputs(ea, ja, eb, jb, t_i, t_j)
+    params = StimeParams(level, side == "right", _LEVEL_TOL, _TIME_TOL, _EPS_SUM)
+    outputs = StimeOutputs(out, fprime, flagged, ck, ck1)
 
     def estimate(start: int) -> None:
-        stop = min(start + _CHUNK_PAIRS, n)
-        stime_estimates(
-            ea, ja, eb, jb, t_i, t_j, level, side == "right", _LEVEL_TOL, _TIME_TOL, _EPS_SUM,
-            start, stop, out, fprime, flagged, ck, ck1,
-        )  # fmt: skip
+        stime_estimates(inputs, params, start, min(start + _CHUNK_PAIRS, n), outputs)
 
     _in_threads(estimate, range(0, n, _CHUNK_PAIRS))
     pair = np.flatnonzero(flagged)  # rounding could move x*: solved again from Lemma 1 values

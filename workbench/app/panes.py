@@ -16,6 +16,7 @@ import panel as pn
 import param
 from bokeh.plotting import figure
 
+from workbench.app.controls import confidence_delta
 from workbench.viz.figures import View, refresh, view_figure
 from workbench.viz.ptjoin import key
 
@@ -100,18 +101,6 @@ def following_view(
     :func:`following` redraws."""
     fig = view_figure(view(), x_label, y_label, height, x_axis)
     return following_pane(owner, names, fig, view, height)
-
-
-def confidence_delta() -> param.Number:
-    """The confidence threshold control shared by the tabs that decide pairs (PTJoin
-    jc(d, delta), Lemma 1)."""
-    return param.Number(
-        0.8,
-        bounds=(0.01, 0.99),
-        step=0.01,
-        label="confidence delta",
-        doc="Confidence threshold: a pair joins when P(|Xa - Xb| <= d) >= delta.",
-    )
 
 
 def plot_key(entries: Sequence[tuple[str, str]]) -> pn.pane.Markdown:

@@ -16,6 +16,7 @@ from workbench.partitions import (
     obsolete_before,
     tight_partitions,
 )
+from workbench.probability import satisfaction_grid
 from workbench.stime import StimeTable
 from workbench.viz.axes import clock
 from workbench.viz.figures import Layer, View
@@ -29,7 +30,6 @@ from workbench.viz.ptjoin import (
     point_layer,
     region_entries,
     region_layer,
-    satisfaction_grid,
 )
 
 __all__ = ["PartitionRegions"]

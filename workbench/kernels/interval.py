@@ -12,16 +12,17 @@ partner max time), for the caller's exact path to keep or drop.  The look-up blo
 verdict itself (it is stored for reuse), so there the kernel stops before the block's part and
 returns; the caller runs that part in Python and resumes.
 
-Shared arguments: ``b_*`` the two buffers' columns (tuples, stream A then B) and ``window``
-their live ``[start, end)`` as ``[start_a, end_a, start_b, end_b]``; ``tlen`` the template
-lengths per (stream, template); ``pi`` the streams' longest templates; ``delay``, ``d_max``,
-``ct_min`` the envelope's eviction parameters; ``counts`` accumulates ``[prob_evals,
-lookup_reuses, obsolete_removed]``.
+The kernels take typed bundles (named tuples of arrays, as numba passes them): the batch's
+columns (:class:`Batch`), two buffers (:class:`Buffers`: their columns, each a pair of arrays
+for stream A then B, and their live windows), the join's parameters (:class:`Params`), the lazy
+triggers (:class:`Triggers`) and the output written so far (:class:`Written`); ``counts``
+accumulates ``[prob_evals, lookup_reuses, obsolete_removed]``.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -29,11 +30,92 @@ from numba import njit
 from workbench.interval_bounds import lh_ll_rl_rh
 from workbench.kernels.buffers import evict_before, grow, insert_sorted, partition_window
 
-__all__ = ["band_certified", "eager_batch", "lazy_batch", "probe_bounds"]
+__all__ = [
+    "Batch",
+    "Buffers",
+    "Params",
+    "Triggers",
+    "Written",
+    "band_certified",
+    "eager_batch",
+    "lazy_batch",
+    "probe_bounds",
+]
 
 U = 2.0**-53  # the unit roundoff, as workbench.decision.UNIT_ROUNDOFF
 SIMPLE, SSORT, EAGER = 0, 1, 2  # the eager kernels' algorithms
 VIOLATED, SATISFIED, UNSURE = 0, 1, 2  # a probe's verdict
+
+
+class Batch(NamedTuple):
+    """A batch's columns in arrival order (int64 but ``t_det``, ``tmin``, ``arrival``: float64;
+    ``late``: bool)."""
+
+    stream: np.ndarray
+    ids: np.ndarray
+    tmpl: np.ndarray
+    t_det: np.ndarray
+    tmin: np.ndarray
+    arrival: np.ndarray
+    late: np.ndarray
+
+
+class Buffers(NamedTuple):
+    """Two buffers' columns, each the pair (stream A, stream B) of preallocated arrays, and their
+    live windows ``[start_A, end_A, start_B, end_B]`` (moved in place): the max-time buffers
+    of :func:`~workbench.operators.buffers.kernel_state`, or the lazy algorithms' pending
+    blocks (unsorted, in arrival order)."""
+
+    ids: tuple[np.ndarray, np.ndarray]
+    tmpl: tuple[np.ndarray, np.ndarray]
+    tmax: tuple[np.ndarray, np.ndarray]
+    tmin: tuple[np.ndarray, np.ndarray]
+    window: np.ndarray
+
+
+class Params(NamedTuple):
+    """The join's parameters: template lengths per (stream, template), the streams' longest
+    templates ``pi``, ``d`` and ``ct``, and the envelope's eviction parameters (max delays per
+    stream, ``d_max``, ``ct_min``)."""
+
+    tlen: np.ndarray
+    pi: np.ndarray
+    d: float
+    ct: float
+    delay: np.ndarray
+    d_max: float
+    ct_min: float
+
+
+class Triggers(NamedTuple):
+    """When a lazy block is correlated: at ``max_pending`` waiting tuples or ``max_wait`` (NaN:
+    never) since the last evaluation, ``last_eval[0]`` (NaN before the first arrival; moved in
+    place)."""
+
+    max_pending: int
+    max_wait: float
+    last_eval: np.ndarray
+
+
+class Written(NamedTuple):
+    """The output so far: pairs and unsure ones (row, stream, template, t_det, partner template,
+    partner max time) in their first ``n_pairs`` / ``n_unsure`` rows; a kernel returns a new
+    one (the arrays grow when full)."""
+
+    pairs: np.ndarray
+    n_pairs: int
+    unsure: np.ndarray
+    n_unsure: int
+
+
+class Block(NamedTuple):
+    """One stream's pending block sorted by max time (Algorithm 4): ids, templates, max and min
+    times."""
+
+    ids: np.ndarray
+    tmpl: np.ndarray
+    tmax: np.ndarray
+    tmin: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -84,19 +166,22 @@ def probe_bounds(lo, hi, d, ct, pi):
 
 
 @njit(cache=True, nogil=True)
-def _evict(b_tmax, b_ids, b_tmpl, b_tmin, window, target, keep_sorted, now, delay, pi, d, ct):
+def _evict(buffers, target, keep_sorted, now, params):
     """Drop the target buffer's tuples below ``LH(e_inv)`` at clock ``now`` (Section 4.2's
-    invalidation, less its rounding margin); how many left."""
+    invalidation, less its rounding margin; the envelope's ``d_max`` and ``ct_min``); how many
+    left.  Mirrored by ``IntervalCorrelation._eviction_bound``."""
     base = 1 - target
+    delay, pi, d, ct = params.delay, params.pi, params.d_max, params.ct_min
     bound = now - delay[base] - pi[base] + ct * pi[base] - d
     bound -= 16 * U * (abs(now) + abs(delay[base]) + abs(pi[base]) + abs(d))
+    window = buffers.window
     start, end = window[2 * target], window[2 * target + 1]
-    tmax = b_tmax[target]
+    tmax = buffers.tmax[target]
     if keep_sorted:
         new_start = evict_before(tmax, start, end, bound)
         window[2 * target] = new_start
         return new_start - start
-    ids, tmpl, tmin = b_ids[target], b_tmpl[target], b_tmin[target]
+    ids, tmpl, tmin = buffers.ids[target], buffers.tmpl[target], buffers.tmin[target]
     kept = start
     for k in range(start, end):  # compacted in arrival order
         if tmax[k] >= bound:
@@ -125,136 +210,142 @@ def _flag(unsure, n_unsure, row, stream, template, t_det, partner_template, part
 
 
 @njit(cache=True, nogil=True)
-def eager_batch(
-    first, last, kind, stream, ids, tmpl, t_det, tmin, arrival, late,
-    b_ids, b_tmpl, b_tmax, b_tmin, window, tlen, pi, d, ct, delay, d_max, ct_min, counts,
-    pairs, n_pairs, unsure, n_unsure,
-):  # fmt: skip
+def _probe_range(s, own, template, t_det, lo, hi, buffers, params, counts, out):
+    """Probe the other stream's buffer rows ``[lo, hi)`` for one base tuple by the trapezoid
+    (Section 4.1): a pair is written unless violated, an unsure one flagged in place."""
+    t = 1 - s
+    t_ids, t_tmpl, t_tmax = buffers.ids[t], buffers.tmpl[t], buffers.tmax[t]
+    tlen, d, ct = params.tlen, params.d, params.ct
+    pairs, n_pairs, unsure, n_unsure = out
+    len_a = tlen[s, template]
+    for pos in range(lo, hi):
+        k = t_tmpl[pos]
+        verdict = _verdict(len_a, t_det, tlen[t, k], t_tmax[pos], d, ct)
+        _emit(pairs, n_pairs, s, own, t_ids[pos])  # kept unless violated
+        if verdict == UNSURE:
+            _flag(unsure, n_unsure, n_pairs, s, template, t_det, k, t_tmax[pos])
+            n_unsure += 1
+        else:
+            counts[0] += 1
+        n_pairs += verdict != VIOLATED
+    return Written(pairs, n_pairs, unsure, n_unsure)
+
+
+@njit(cache=True, nogil=True)
+def _insert(buffers, s, keep_sorted, own, template, t_det, tmin):
+    """Insert a tuple into its stream's buffer: at its max-time position, or appended in
+    arrival order (Simple)."""
+    window = buffers.window
+    if keep_sorted:
+        window[2 * s + 1] = insert_sorted(
+            buffers.ids[s], buffers.tmpl[s], buffers.tmax[s], buffers.tmin[s],
+            window[2 * s], window[2 * s + 1], own, template, t_det, tmin,
+        )  # fmt: skip
+        return
+    end = window[2 * s + 1]
+    buffers.ids[s][end], buffers.tmpl[s][end] = own, template
+    buffers.tmax[s][end], buffers.tmin[s][end] = t_det, tmin
+    window[2 * s + 1] = end + 1
+
+
+@njit(cache=True, nogil=True)
+def eager_batch(batch, first, last, kind, buffers, params, counts, out):
     """Simple, SSort (Algorithm 1) and Eager (Algorithms 2-3) over rows ``[first, last)`` of
-    a batch: per on-time arrival, probe the target (all of it, or LPR and RPR with SR joined
+    ``batch``: per on-time arrival, probe the target (all of it, or LPR and RPR with SR joined
     unprobed), evict the target by ``LH(e_inv)`` at its clock, insert it.  Pairs and unsure
-    ones are written after the first ``n_pairs`` / ``n_unsure`` rows of ``pairs`` / ``unsure``
-    (grown when full); returns both arrays and their new row counts."""
+    ones are written after those of ``out`` (grown when full); returns the new
+    :class:`Written`.  Mirrored by the ``_join`` of ``SimpleCorrelation`` and
+    ``EagerCorrelation`` (the Python references)."""
+    window = buffers.window
     for i in range(first, last):
-        if late[i]:
+        if batch.late[i]:
             continue
-        s = stream[i]
+        s, own, template, t_det = batch.stream[i], batch.ids[i], batch.tmpl[i], batch.t_det[i]
         t = 1 - s
         start, end = window[2 * t], window[2 * t + 1]
-        t_ids, t_tmpl, t_tmax = b_ids[t], b_tmpl[t], b_tmax[t]
-        len_a = tlen[s, tmpl[i]]
+        pairs, n_pairs, unsure, n_unsure = out
         if kind == EAGER:
-            lh, ll, rl, rh = probe_bounds(tmin[i], t_det[i], d, ct, pi[t])
-            i_lh, i_sr, j_sr, j_rh = partition_window(t_tmax, start, end, lh, ll, rl, rh)
+            lh, ll, rl, rh = probe_bounds(batch.tmin[i], t_det, params.d, params.ct, params.pi[t])
+            i_lh, i_sr, j_sr, j_rh = partition_window(buffers.tmax[t], start, end, lh, ll, rl, rh)
             pairs = grow(pairs, n_pairs, j_rh - i_lh)
             for pos in range(i_sr, j_sr):
-                _emit(pairs, n_pairs, s, ids[i], t_ids[pos])
+                _emit(pairs, n_pairs, s, own, buffers.ids[t][pos])
                 n_pairs += 1
         else:
             i_lh, i_sr, j_sr, j_rh = start, end, end, end
             pairs = grow(pairs, n_pairs, end - start)
         unsure = grow(unsure, n_unsure, (i_sr - i_lh) + (j_rh - j_sr))
+        out = Written(pairs, n_pairs, unsure, n_unsure)
         for lo, hi in ((i_lh, i_sr), (j_sr, j_rh)):
-            for pos in range(lo, hi):
-                k = t_tmpl[pos]
-                verdict = _verdict(len_a, t_det[i], tlen[t, k], t_tmax[pos], d, ct)
-                _emit(pairs, n_pairs, s, ids[i], t_ids[pos])  # kept unless violated
-                if verdict == UNSURE:
-                    _flag(unsure, n_unsure, n_pairs, s, tmpl[i], t_det[i], k, t_tmax[pos])
-                    n_unsure += 1
-                else:
-                    counts[0] += 1
-                n_pairs += verdict != VIOLATED
-        counts[2] += _evict(
-            b_tmax, b_ids, b_tmpl, b_tmin, window, t, kind != SIMPLE,
-            arrival[i], delay, pi, d_max, ct_min,
-        )  # fmt: skip
-        if kind == SIMPLE:  # appended in arrival order
-            end = window[2 * s + 1]
-            b_ids[s][end], b_tmpl[s][end] = ids[i], tmpl[i]
-            b_tmax[s][end], b_tmin[s][end] = t_det[i], tmin[i]
-            window[2 * s + 1] = end + 1
-        else:
-            window[2 * s + 1] = insert_sorted(
-                b_ids[s], b_tmpl[s], b_tmax[s], b_tmin[s], window[2 * s], window[2 * s + 1],
-                ids[i], tmpl[i], t_det[i], tmin[i],
-            )  # fmt: skip
-    return pairs, n_pairs, unsure, n_unsure
+            out = _probe_range(s, own, template, t_det, lo, hi, buffers, params, counts, out)
+        counts[2] += _evict(buffers, t, kind != SIMPLE, batch.arrival[i], params)
+        _insert(buffers, s, kind != SIMPLE, own, template, t_det, batch.tmin[i])
+    return out
 
 
 @njit(cache=True, nogil=True)
-def _block_slices(s, btmin, btmax, b_tmax, window, pi, d, ct):
+def _block_slices(s, block, buffers, params):
     """Each block tuple's ``(i_lh, i_sr, j_sr, j_rh)`` in the target buffer (Algorithm 5's
     binary searches, ``partition_slices`` of the widened bounds)."""
     t = 1 - s
-    out = np.empty((btmax.size, 4), np.int64)
-    for k in range(btmax.size):
-        lh, ll, rl, rh = probe_bounds(btmin[k], btmax[k], d, ct, pi[t])
-        start, end = window[2 * t], window[2 * t + 1]
-        i_lh, i_sr, j_sr, j_rh = partition_window(b_tmax[t], start, end, lh, ll, rl, rh)
+    out = np.empty((block.tmax.size, 4), np.int64)
+    start, end = buffers.window[2 * t], buffers.window[2 * t + 1]
+    for k in range(block.tmax.size):
+        lh, ll, rl, rh = probe_bounds(
+            block.tmin[k], block.tmax[k], params.d, params.ct, params.pi[t]
+        )
+        i_lh, i_sr, j_sr, j_rh = partition_window(buffers.tmax[t], start, end, lh, ll, rl, rh)
         out[k, 0], out[k, 1], out[k, 2], out[k, 3] = i_lh, i_sr, j_sr, j_rh
     return out
 
 
 @njit(cache=True, nogil=True)
-def _plain_block(
-    s, bid, btmpl, btmax, sl, b_ids, b_tmpl, b_tmax, tlen, d, ct,
-    pairs, n_pairs, unsure, n_unsure, counts,
-):  # fmt: skip
-    """BlockTimingCorrelation (Algorithm 5) of one stream's sorted block: every SR pair, then
-    the left probe regions' hits, then the right ones'."""
-    t = 1 - s
-    t_ids, t_tmpl, t_tmax = b_ids[t], b_tmpl[t], b_tmax[t]
-    m = bid.size
-    total = evals = 0
-    for k in range(m):
+def _satisfied_pairs(s, block, sl, buffers, pairs, n_pairs):
+    """Every block tuple's SR pairs, joined unprobed (Algorithm 5 lines 4-9), after room for
+    all its probe regions too; the pairs array and its new row count."""
+    t_ids = buffers.ids[1 - s]
+    total = 0
+    for k in range(block.ids.size):
         total += sl[k, 3] - sl[k, 0]
     pairs = grow(pairs, n_pairs, total)
-    unsure = grow(unsure, n_unsure, total)
-    for k in range(m):
+    for k in range(block.ids.size):
         for pos in range(sl[k, 1], sl[k, 2]):
-            _emit(pairs, n_pairs, s, bid[k], t_ids[pos])
+            _emit(pairs, n_pairs, s, block.ids[k], t_ids[pos])
             n_pairs += 1
-    for lo_col, hi_col in ((0, 1), (2, 3)):
-        for k in range(m):
-            len_a = tlen[s, btmpl[k]]
-            for pos in range(sl[k, lo_col], sl[k, hi_col]):
-                v = t_tmpl[pos]
-                verdict = _verdict(len_a, btmax[k], tlen[t, v], t_tmax[pos], d, ct)
-                _emit(pairs, n_pairs, s, bid[k], t_ids[pos])  # kept unless violated
-                if verdict == UNSURE:
-                    _flag(unsure, n_unsure, n_pairs, s, btmpl[k], btmax[k], v, t_tmax[pos])
-                    n_unsure += 1
-                else:
-                    evals += 1
-                n_pairs += verdict != VIOLATED
-    counts[0] += evals
-    return pairs, n_pairs, unsure, n_unsure
+    return pairs, n_pairs, total
 
 
 @njit(cache=True, nogil=True)
-def _lookup_block(
-    s, bid, btmpl, btmax, btmin, sl, b_ids, b_tmpl, b_tmax, window, tlen, d, ct,
-    pairs, n_pairs, counts,
-):  # fmt: skip
+def _plain_block(s, block, sl, buffers, params, counts, out):
+    """BlockTimingCorrelation (Algorithm 5) of one stream's sorted block: every SR pair, then
+    the left probe regions' hits, then the right ones'.  Mirrored by
+    ``LazyCorrelation._correlate_block``."""
+    pairs, n_pairs, unsure, n_unsure = out
+    pairs, n_pairs, total = _satisfied_pairs(s, block, sl, buffers, pairs, n_pairs)
+    out = Written(pairs, n_pairs, grow(unsure, n_unsure, total), n_unsure)
+    for lo_col, hi_col in ((0, 1), (2, 3)):
+        for k in range(block.ids.size):
+            out = _probe_range(
+                s, block.ids[k], block.tmpl[k], block.tmax[k], sl[k, lo_col], sl[k, hi_col],
+                buffers, params, counts, out,
+            )  # fmt: skip
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _lookup_block(s, block, sl, buffers, params, counts, out):
     """LookupBlockTimingCorrelation (Algorithms 6-7) of one stream's sorted block: SR pairs,
     then the left probe regions from the last base tuple to the first and the right ones from
     first to last, reusing a stored *satisfied* verdict when ``min(e_new) <= min(e_b)`` (left)
-    or ``>=`` (right).  Returns the pairs and False, nothing written, at an unsure probe."""
+    or ``>=`` (right).  Returns the output and False, nothing written, at an unsure probe.
+    Mirrored by ``LazyLookupCorrelation._correlate_block``."""
     t = 1 - s
-    t_ids, t_tmpl, t_tmax = b_ids[t], b_tmpl[t], b_tmax[t]
-    start = window[2 * t]
-    m = bid.size
-    total = 0
-    for k in range(m):
-        total += sl[k, 3] - sl[k, 0]
-    pairs = grow(pairs, n_pairs, total)
-    first = n_pairs
-    for k in range(m):
-        for pos in range(sl[k, 1], sl[k, 2]):
-            _emit(pairs, n_pairs, s, bid[k], t_ids[pos])
-            n_pairs += 1
-    n_target = window[2 * t + 1] - start
+    t_ids, t_tmpl, t_tmax = buffers.ids[t], buffers.tmpl[t], buffers.tmax[t]
+    tlen, d, ct = params.tlen, params.d, params.ct
+    start = buffers.window[2 * t]
+    m = block.ids.size
+    pairs, n_pairs, total = _satisfied_pairs(s, block, sl, buffers, out.pairs, out.n_pairs)
+    n_target = buffers.window[2 * t + 1] - start
     stored = np.zeros(n_target, np.int8)  # 0 notInit, 1 violated, 2 satisfied
     stored_min = np.zeros(n_target)
     hits = np.empty(n_target, np.int64)  # one base tuple's probed hits, after its reused ones
@@ -265,7 +356,7 @@ def _lookup_block(
         lo_col = 0 if side > 0 else 2
         for step in range(m):
             b = m - 1 - step if side > 0 else step
-            len_a, own, own_min = tlen[s, btmpl[b]], bid[b], btmin[b]
+            len_a, own, own_min = tlen[s, block.tmpl[b]], block.ids[b], block.tmin[b]
             n_hits = 0
             for pos in range(sl[b, lo_col], sl[b, lo_col + 1]):
                 r = pos - start
@@ -277,9 +368,9 @@ def _lookup_block(
                     reuses += 1
                     continue
                 v = t_tmpl[pos]
-                verdict = _verdict(len_a, btmax[b], tlen[t, v], t_tmax[pos], d, ct)
+                verdict = _verdict(len_a, block.tmax[b], tlen[t, v], t_tmax[pos], d, ct)
                 if verdict == UNSURE:
-                    return pairs, first, False
+                    return Written(pairs, out.n_pairs, out.unsure, out.n_unsure), False
                 evals += 1
                 # SetLookup where the table was not usable (written branch-free)
                 stored[r] = state if usable else 1 + (verdict == SATISFIED)
@@ -291,81 +382,81 @@ def _lookup_block(
                 n_pairs += 1
     counts[0] += evals
     counts[1] += reuses
-    return pairs, n_pairs, True
+    return Written(pairs, n_pairs, out.unsure, out.n_unsure), True
 
 
 @njit(cache=True, nogil=True)
-def _merge_block(ids, tmpl, tmax, tmin, start, end, bid, btmpl, btmax, btmin):
-    """Merge a sorted block into a buffer's window in place (Algorithm 4's insertion of the
-    processed block), buffered tuples first among equal max times (as
-    ``SortedBuffer.insert_many``); the new end."""
-    i, j, k = end - 1, bid.size - 1, end + bid.size - 1
+def _merge_block(buffers, s, block):
+    """Merge a sorted block into stream ``s``'s buffer window in place (Algorithm 4's
+    insertion of the processed block), buffered tuples first among equal max times (as
+    ``SortedBuffer.insert_many``)."""
+    ids, tmpl, tmax, tmin = buffers.ids[s], buffers.tmpl[s], buffers.tmax[s], buffers.tmin[s]
+    start, end = buffers.window[2 * s], buffers.window[2 * s + 1]
+    i, j, k = end - 1, block.ids.size - 1, end + block.ids.size - 1
     while j >= 0:
-        if i >= start and tmax[i] > btmax[j]:
+        if i >= start and tmax[i] > block.tmax[j]:
             ids[k], tmpl[k], tmax[k], tmin[k] = ids[i], tmpl[i], tmax[i], tmin[i]
             i -= 1
         else:
-            ids[k], tmpl[k], tmax[k], tmin[k] = bid[j], btmpl[j], btmax[j], btmin[j]
+            ids[k], tmpl[k] = block.ids[j], block.tmpl[j]
+            tmax[k], tmin[k] = block.tmax[j], block.tmin[j]
             j -= 1
         k -= 1
-    return end + bid.size
+    buffers.window[2 * s + 1] = end + block.ids.size
 
 
 @njit(cache=True, nogil=True)
-def lazy_batch(
-    first, last, lookup, stream, ids, tmpl, t_det, tmin, arrival, late,
-    p_ids, p_tmpl, p_tmax, p_tmin, pending,
-    b_ids, b_tmpl, b_tmax, b_tmin, window, tlen, pi, d, ct, delay, d_max, ct_min,
-    max_pending, max_wait, last_eval, counts, pairs, n_pairs, unsure, n_unsure,
-):  # fmt: skip
-    """Lazy (Algorithms 4-5) and LazyWithLookup (Algorithms 6-7) over rows ``[first, last)``
-    of a batch: on-time arrivals join the pending blocks (``pending``: their windows, as
-    ``window``), a block is correlated at ``max_pending`` tuples or ``max_wait`` (NaN: never)
-    since the last evaluation (``last_eval[0]``, NaN before the first arrival), part A then
-    part B, then both buffers are invalidated.  Pairs and unsure ones are written as by
-    :func:`eager_batch`; returns those arrays, their row counts and -1, -1, or, when a look-up
-    part meets an unsure probe, (row, part) to finish outside, with the rows before it."""
-    for i in range(first, last):
-        if late[i]:
-            continue
-        now = arrival[i]
-        s = stream[i]
-        e = pending[2 * s + 1]
-        p_ids[s][e], p_tmpl[s][e], p_tmax[s][e], p_tmin[s][e] = ids[i], tmpl[i], t_det[i], tmin[i]
-        pending[2 * s + 1] = e + 1
-        if math.isnan(last_eval[0]):
-            last_eval[0] = now
-        count = pending[1] - pending[0] + pending[3] - pending[2]
-        if not (count >= max_pending or now - last_eval[0] >= max_wait):
-            continue
+def _sorted_block(pending, s):
+    """Stream ``s``'s pending tuples sorted by max time, stable (Algorithm 4)."""
+    lo, hi = pending.window[2 * s], pending.window[2 * s + 1]
+    order = lo + np.argsort(pending.tmax[s][lo:hi], kind="mergesort")
+    return Block(pending.ids[s][order], pending.tmpl[s][order], pending.tmax[s][order],
+                 pending.tmin[s][order])  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _due(pending, triggers, now):
+    """Whether the pending blocks are correlated at clock ``now`` (the triggers), moving the
+    last evaluation's clock when they are (or at the first arrival)."""
+    last_eval = triggers.last_eval
+    if math.isnan(last_eval[0]):
         last_eval[0] = now
+    window = pending.window
+    count = window[1] - window[0] + window[3] - window[2]
+    if not (count >= triggers.max_pending or now - last_eval[0] >= triggers.max_wait):
+        return False
+    last_eval[0] = now
+    return True
+
+
+@njit(cache=True, nogil=True)
+def lazy_batch(batch, first, last, lookup, pending, buffers, params, triggers, counts, out):
+    """Lazy (Algorithms 4-5) and LazyWithLookup (Algorithms 6-7) over rows ``[first, last)``
+    of ``batch``: on-time arrivals join the ``pending`` blocks, a block is correlated when the
+    ``triggers`` say so, part A then part B, then both buffers are invalidated.  Pairs and
+    unsure ones are written as by :func:`eager_batch`; returns the new :class:`Written` and
+    -1, -1, or, when a look-up part meets an unsure probe, (row, part) to finish outside, with
+    the rows before it.  Mirrored by ``LazyCorrelation._join`` (the Python reference)."""
+    for i in range(first, last):
+        if batch.late[i]:
+            continue
+        now, s = batch.arrival[i], batch.stream[i]
+        _insert(pending, s, False, batch.ids[i], batch.tmpl[i], batch.t_det[i], batch.tmin[i])
+        if not _due(pending, triggers, now):
+            continue
         for part in (0, 1):
-            lo, hi = pending[2 * part], pending[2 * part + 1]
-            if lo == hi:
+            if pending.window[2 * part] == pending.window[2 * part + 1]:
                 continue
-            order = lo + np.argsort(p_tmax[part][lo:hi], kind="mergesort")
-            bid, btmpl = p_ids[part][order], p_tmpl[part][order]
-            btmax, btmin = p_tmax[part][order], p_tmin[part][order]
-            sl = _block_slices(part, btmin, btmax, b_tmax, window, pi, d, ct)
+            block = _sorted_block(pending, part)
+            sl = _block_slices(part, block, buffers, params)
             if lookup:
-                pairs, n_pairs, done = _lookup_block(
-                    part, bid, btmpl, btmax, btmin, sl, b_ids, b_tmpl, b_tmax, window, tlen,
-                    d, ct, pairs, n_pairs, counts,
-                )  # fmt: skip
+                out, done = _lookup_block(part, block, sl, buffers, params, counts, out)
                 if not done:
-                    return pairs, n_pairs, unsure, n_unsure, i, part
+                    return out, i, part
             else:
-                pairs, n_pairs, unsure, n_unsure = _plain_block(
-                    part, bid, btmpl, btmax, sl, b_ids, b_tmpl, b_tmax, tlen, d, ct,
-                    pairs, n_pairs, unsure, n_unsure, counts,
-                )  # fmt: skip
-            window[2 * part + 1] = _merge_block(
-                b_ids[part], b_tmpl[part], b_tmax[part], b_tmin[part],
-                window[2 * part], window[2 * part + 1], bid, btmpl, btmax, btmin,
-            )  # fmt: skip
-            pending[2 * part] = pending[2 * part + 1] = 0
+                out = _plain_block(part, block, sl, buffers, params, counts, out)
+            _merge_block(buffers, part, block)
+            pending.window[2 * part] = pending.window[2 * part + 1] = 0
         for target in (0, 1):
-            counts[2] += _evict(
-                b_tmax, b_ids, b_tmpl, b_tmin, window, target, True, now, delay, pi, d_max, ct_min
-            )
-    return pairs, n_pairs, unsure, n_unsure, -1, -1
+            counts[2] += _evict(buffers, target, True, now, params)
+    return out, -1, -1

@@ -112,7 +112,8 @@ class SortedBuffer:
     def insert_many(
         self, ids: np.ndarray, templates: np.ndarray, tmax: np.ndarray, tmin: np.ndarray
     ) -> None:
-        """Add a block of events, keeping the order (one merge instead of many inserts)."""
+        """Add a block of events, keeping the order (one merge instead of many inserts; mirrors
+        kernels.interval._merge_block)."""
         n_new = int(ids.size)
         if n_new == 0:
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend and its options)
 
+from workbench.probability import satisfaction_grid
 from workbench.viz.axes import clock, time_ticks
 from workbench.viz.coalesce import (
     SCHEME_COLORS,
@@ -36,7 +37,6 @@ from workbench.viz.ptjoin import (
     marker_layer,
     point_layer,
     region_layer,
-    satisfaction_grid,
     template_bar_view,
     template_bars,
 )

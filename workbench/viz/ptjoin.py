@@ -11,7 +11,6 @@ redraws in place: the template and adjusted-histogram bars (:func:`template_bar_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 import holoviews as hv
 import numpy as np
@@ -20,8 +19,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from workbench.partitions import Partitions, Region
-from workbench.probability import adjusted_histograms, band_batch
+from workbench.partitions import MARKERS, Partitions, Region
+from workbench.probability import adjusted_histograms
 from workbench.templates import TemplateSet
 from workbench.timestamps import HistogramTimestamp
 from workbench.viz.figures import Layer, View, headroom, margin, view_figure
@@ -43,7 +42,6 @@ __all__ = [
     "point_layer",
     "region_layer",
     "region_entries",
-    "satisfaction_grid",
     "template_bar_view",
     "template_bars",
 ]
@@ -53,10 +51,6 @@ REGION_COLORS = {"VR": "#d62728", "PR": "#ff7f0e", "SR": "#2ca02c"}
 
 DELTA_COLOR = "#1f77b4"
 """Colour of the confidence delta and the base event's time."""
-
-MARKERS = ("LH", "LL", "RL", "RH")
-"""The crossing points of the envelopes with delta (interval timing paper, Figure 1(b)):
-Left or Right side, crossed by the High (upper) or Low (lower) envelope."""
 
 LABEL_CHAR = 0.012
 """Width of one label character as a fraction of the x range (9 pt text on a plot >= 650 px)."""
@@ -220,58 +214,6 @@ def adjusted_bar_view(hi: HistogramTimestamp, hj: HistogramTimestamp, title: str
 def adjusted_bars(view: View, height: int = 280) -> figure:
     """An :func:`adjusted_bar_view` drawn."""
     return _bar_figure(view, "occurrence time (a detected at 0)", height)
-
-
-def satisfaction_grid(
-    hi: HistogramTimestamp, partners: TemplateSet, d: float, max_times: np.ndarray
-) -> np.ndarray:
-    """P(|Xi - Xj| <= d) for every partner template (rows) at every max(H_j) (columns).
-
-    One vectorised call of the Lemma 1 formulas (``band_batch``), as ``band_prob_many`` does
-    pair by pair: the partner's edges are shifted to each max time by broadcasting.  The grid
-    is computed once per distinct input and shared read-only (every dashboard session opens
-    on the same templates and parameters).
-
-    >>> u = HistogramTimestamp.uniform
-    >>> satisfaction_grid(u(0, 10), TemplateSet("B", (u(0, 10),)), 5.0, np.array([10.0, 30.0]))
-    array([[0.75, 0.  ]])
-    """
-    xs = np.ascontiguousarray(max_times, dtype=np.float64)
-    edges_b, probs_b = partners.packed()  # (V, m+1), (V, m)
-    return _grid(
-        hi.edges.tobytes(),
-        hi.probs.tobytes(),
-        edges_b.tobytes(),
-        probs_b.tobytes(),
-        probs_b.shape,
-        float(d),
-        xs.tobytes(),
-    )
-
-
-@lru_cache(maxsize=32)
-def _grid(
-    edges_i: bytes,
-    probs_i: bytes,
-    edges_b: bytes,
-    probs_b: bytes,
-    shape: tuple[int, int],
-    d: float,
-    xs: bytes,
-) -> np.ndarray:
-    """:func:`satisfaction_grid` on its inputs' bytes (hashable: the cache's key)."""
-    ei0, pi0 = np.frombuffer(edges_i), np.frombuffer(probs_i)
-    eb = np.frombuffer(edges_b).reshape(shape[0], shape[1] + 1)
-    pb = np.frombuffer(probs_b).reshape(shape)
-    x = np.frombuffer(xs)
-    shift = x[None, :] - eb[:, -1][:, None]  # (V, X): the last edge is each template's max
-    ej = eb[:, None, :] + shift[:, :, None]  # (V, X, m+1)
-    pj = np.broadcast_to(pb[:, None, :], (*shift.shape, pb.shape[1]))
-    ei = np.broadcast_to(ei0, (*shift.shape, ei0.size))
-    pi = np.broadcast_to(pi0, (*shift.shape, pi0.size))
-    out = band_batch(ei, pi, ej, pj, d)
-    out.flags.writeable = False
-    return out
 
 
 def label_levels(xs: Sequence[float], names: Sequence[str], span: float) -> np.ndarray:

@@ -14,13 +14,19 @@ from workbench.interval_bounds import (
     invalidation_bound,
     uniform_band_certified,
 )
-from workbench.kernels.interval import EAGER, eager_batch
+from workbench.kernels.interval import EAGER, Batch, Buffers, Params, Written, eager_batch
 from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import kernel_state, rounding_margin, set_windows
 from workbench.templates import TemplateSet
 from workbench.timestamps import HistogramTimestamp
 
-__all__ = ["IntervalConfig", "IntervalCorrelation", "KernelOutput", "example_params"]
+__all__ = [
+    "IntervalConfig",
+    "IntervalCorrelation",
+    "KernelOutput",
+    "example_params",
+    "kernel_batch",
+]
 
 
 class KernelOutput:
@@ -33,9 +39,9 @@ class KernelOutput:
         self.unsure = np.empty((16, 6))
         self.n_pairs = self.n_unsure = 0
 
-    def state(self) -> tuple[np.ndarray, int, np.ndarray, int]:
-        """The kernels' output arguments."""
-        return self.pairs, self.n_pairs, self.unsure, self.n_unsure
+    def state(self) -> Written:
+        """The kernels' output argument."""
+        return Written(self.pairs, self.n_pairs, self.unsure, self.n_unsure)
 
     def room(self, extra: int) -> None:
         """At least ``extra`` free rows after the pairs written."""
@@ -61,6 +67,12 @@ class KernelOutput:
         if 2 * self.n_pairs + 64 < len(self.pairs):
             pairs = pairs.copy()
         return pairs, self.unsure[: self.n_unsure]
+
+
+def kernel_batch(events: Events, tmin: np.ndarray, late: np.ndarray) -> Batch:
+    """A batch's columns as the interval kernels take them (contiguous)."""
+    stream, ids, tmpl, t_det, arrival = (np.ascontiguousarray(c) for c in events.columns())
+    return Batch(stream, ids, tmpl, t_det, np.ascontiguousarray(tmin), arrival, late)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,18 +116,18 @@ class IntervalCorrelation(TwoStreamJoin):
     def _join_batch(self, events: Events, tmin: np.ndarray, late: np.ndarray) -> np.ndarray:
         """Algorithms 1-3 over the batch in :func:`~workbench.kernels.interval.eager_batch`
         (``_join`` per on-time event, each at its clock); unsure pairs settled in place."""
-        columns = tuple(np.ascontiguousarray(c) for c in events.columns())
-        *buffers, window = kernel_state(self.buffers)
+        batch = kernel_batch(events, tmin, late)
+        buffers = Buffers(*kernel_state(self.buffers))
         params, counts, n = self._kernel_params(), np.zeros(3, dtype=np.int64), len(events)
         out = KernelOutput(n)
         for first in range(0, n, self.chunk):
             last = min(first + self.chunk, n)
-            out.pairs, out.n_pairs, out.unsure, out.n_unsure = eager_batch(
-                first, last, self.kernel_kind, *columns[:4], tmin, columns[4], late,
-                *buffers, window, *params, counts, *out.state(),
-            )  # fmt: skip
+            written = eager_batch(
+                batch, first, last, self.kernel_kind, buffers, params, counts, out.state()
+            )
+            out.pairs, out.n_pairs, out.unsure, out.n_unsure = written
             out.fit(last, n)
-        self._kernel_done(window, counts)
+        self._kernel_done(buffers.window, counts)
         return self._settle(*out.written())
 
     @property
@@ -127,13 +139,15 @@ class IntervalCorrelation(TwoStreamJoin):
         self, stream: int, lo: np.ndarray, hi: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """LH, LL, RL, RH of base events of ``stream`` against the other stream's pi, widened
-        by their rounding (probing ranges grow by a few ulps)."""
+        by their rounding (probing ranges grow by a few ulps; mirrors
+        kernels.interval.probe_bounds)."""
         pi = self.streams[1 - stream].pi
         lh, ll, rl, rh = interval_bounds_many(lo, hi, self.d, self.threshold, pi)
         margin = 16 * UNIT_ROUNDOFF * (np.abs(hi) + self.d + pi + (hi - lo))
         return lh - margin, ll + margin, rl - margin, rh + margin
 
     def _eviction_bound(self, target: int) -> float:
+        """LH(e_inv) at the clock less its rounding margin (mirrors kernels.interval._evict)."""
         base = 1 - target
         env = self.envelope
         pi = self.streams[base].pi
@@ -171,18 +185,18 @@ class IntervalCorrelation(TwoStreamJoin):
             )
         return ok
 
-    def _kernel_params(self) -> tuple[object, ...]:
+    def _kernel_params(self) -> Params:
         """Template lengths, pi of both streams, d, ct and the envelope's eviction
-        parameters (max delays, d_max, ct_min), in the kernels' argument order."""
+        parameters (max delays, d_max, ct_min), as the kernels take them."""
         env = self.envelope
-        return (
-            self._tlen_table,
-            np.array([s.pi for s in self.streams]),
-            self.d,
-            self.threshold,
-            np.array(env.max_delay),
-            env.d_max,
-            env.threshold_min,
+        return Params(
+            tlen=self._tlen_table,
+            pi=np.array([s.pi for s in self.streams]),
+            d=self.d,
+            ct=self.threshold,
+            delay=np.array(env.max_delay),
+            d_max=env.d_max,
+            ct_min=env.threshold_min,
         )
 
     def _kernel_done(self, window: np.ndarray, counts: np.ndarray) -> None:

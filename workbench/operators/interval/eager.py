@@ -25,6 +25,8 @@ class EagerCorrelation(IntervalCorrelation):
     def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Emitted:
+        """One on-time arrival (Algorithms 2-3): the reference the compiled path mirrors
+        (mirrors kernels.interval.eager_batch's loop body, kind EAGER)."""
         target = self.buffers[1 - stream]
         pi = self.streams[1 - stream].pi
         bounds = bounds_tuple(tmin, t_det, self.d, self.threshold, pi)

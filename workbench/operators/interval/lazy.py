@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from workbench.events import Events
-from workbench.kernels.interval import lazy_batch
+from workbench.kernels.interval import Buffers, Triggers, lazy_batch
 from workbench.operators.buffers import (
     SortedBuffer,
     expand_ranges,
@@ -21,6 +21,7 @@ from workbench.operators.interval.common import (
     IntervalCorrelation,
     KernelOutput,
     example_params,
+    kernel_batch,
 )
 from workbench.protocol import from_config
 from workbench.records import Emitted
@@ -99,6 +100,8 @@ class LazyCorrelation(IntervalCorrelation):
     def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Emitted:
+        """One on-time arrival (Algorithm 4's triggers): the reference the compiled path mirrors
+        (mirrors kernels.interval.lazy_batch's loop body)."""
         self._pending[stream].insert(event_id, template, t_det, tmin)
         if self._last_eval is None:
             self._last_eval = self.now
@@ -151,7 +154,7 @@ class LazyCorrelation(IntervalCorrelation):
         (the triggers checked after each on-time event, as ``_join`` does); unsure pairs
         settled in place, a look-up block part that meets one finished here."""
         lookup = self.uses_lookup and self._exact_bounds()
-        columns = tuple(np.ascontiguousarray(c) for c in events.columns())
+        batch, params = kernel_batch(events, tmin, late), self._kernel_params()
         limits = (  # an int and a float, whatever the caller gave: one compiled signature
             _NO_LIMIT if self.max_pending is None else int(self.max_pending),
             np.nan if self.max_wait is None else float(self.max_wait),  # NaN: never due
@@ -164,17 +167,17 @@ class LazyCorrelation(IntervalCorrelation):
                 buf.reserve(last - first)
             for buf in self.buffers:  # blocks merge every waiting tuple into its buffer
                 buf.reserve(waiting + last - first)
-            *buffers, window = kernel_state(self.buffers)
-            *blocks, pending = kernel_state(self._pending)
+            buffers = Buffers(*kernel_state(self.buffers))
+            pending = Buffers(*kernel_state(self._pending))
             clock = np.array([np.nan if self._last_eval is None else self._last_eval])
+            triggers = Triggers(*limits, last_eval=clock)
             counts = np.zeros(3, dtype=np.int64)
-            out.pairs, out.n_pairs, out.unsure, out.n_unsure, stop, part = lazy_batch(
-                first, last, lookup, *columns[:4], tmin, columns[4], late,
-                *blocks, pending, *buffers, window, *self._kernel_params(), *limits, clock, counts,
-                *out.state(),
-            )  # fmt: skip
-            self._kernel_done(window, counts)
-            set_windows(self._pending, pending)
+            written, stop, part = lazy_batch(
+                batch, first, last, lookup, pending, buffers, params, triggers, counts, out.state()
+            )
+            out.pairs, out.n_pairs, out.unsure, out.n_unsure = written
+            self._kernel_done(buffers.window, counts)
+            set_windows(self._pending, pending.window)
             self._last_eval = None if np.isnan(clock[0]) else float(clock[0])
             if stop >= 0:  # finish the look-up block in Python, then go on after its row
                 self._now = float(events.arrival[stop])
@@ -202,6 +205,8 @@ class LazyCorrelation(IntervalCorrelation):
         tmin: np.ndarray,
         tmax: np.ndarray,
     ) -> Emitted:
+        """BlockTimingCorrelation (Algorithm 5) of one stream's sorted block (mirrors
+        kernels.interval._plain_block)."""
         target, (i_lh, i_sr, j_sr, j_rh), sr = self._satisfied(stream, ids, tmin, tmax)
         own_l, pos_l = expand_ranges(i_lh, i_sr)
         own_r, pos_r = expand_ranges(j_sr, j_rh)
@@ -240,6 +245,8 @@ class LazyLookupCorrelation(LazyCorrelation):
         tmin: np.ndarray,
         tmax: np.ndarray,
     ) -> Emitted:
+        """LookupBlockTimingCorrelation (Algorithms 6-7) of one stream's sorted block (mirrors
+        kernels.interval._lookup_block)."""
         if not self._exact_bounds():
             return super()._correlate_block(stream, ids, templates, tmin, tmax)
         target, (i_lh, i_sr, j_sr, j_rh), sr = self._satisfied(stream, ids, tmin, tmax)

@@ -35,6 +35,8 @@ class SimpleCorrelation(IntervalCorrelation):
     def _join(
         self, stream: int, event_id: int, template: int, t_det: float, tmin: float
     ) -> Emitted:
+        """One on-time arrival (Algorithm 1): the reference the compiled path mirrors
+        (mirrors kernels.interval.eager_batch's loop body, kind SIMPLE or SSORT)."""
         target = self.buffers[1 - stream]
         hits = target.ids[self._band_ok(stream, template, t_det, target.templates, target.tmax)]
         self._evict(1 - stream)  # marked obsolete tuples leave the target buffer
