@@ -34,11 +34,11 @@ from workbench.coalesce.scan import Key, coalesce_sorted
 from workbench.coalesce.window import Readings, WindowExtent
 from workbench.kernels.coalesce import KIND_CODES, NEED, eager_push, lazy_push
 from workbench.kernels.coalesce_room import (
-    GROWTH,
     MIN_ROOM,
     compacts,
     grown,
     kept_room,
+    moved_room,
     row_need,
     shrinks,
 )
@@ -378,7 +378,7 @@ class EagerExtent(WindowExtent):
 
     def _room(self, c: int, need: int) -> None:
         """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the
-        pool's used part, else moved to its end with ``GROWTH`` times its entries (mirrors
+        pool's used part, else moved to its end with ``moved_room`` (mirrors
         ``kernels.coalesce._room``)."""
         if self._c_cap[c] >= need:
             return
@@ -386,7 +386,7 @@ class EagerExtent(WindowExtent):
             self._v_top = int(self._c_start[c]) + need
             self._c_cap[c] = need
             return
-        cap = max(need, GROWTH * int(self._c_len[c]))
+        cap = int(moved_room(int(self._c_len[c]), need))
         self._move(self._v_top, int(self._c_start[c]), int(self._c_len[c]))
         self._c_start[c], self._c_cap[c] = self._v_top, cap
         self._v_top += cap

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from workbench.kernels.coalesce_room import GROWTH, compacts, kept_room, row_need
+from workbench.kernels.coalesce_room import compacts, kept_room, moved_room, row_need
 
 __all__ = ["KIND_CODES", "eager_push", "lazy_push", "same"]
 
@@ -188,7 +188,7 @@ def _copy_entries(dst, src, n, v_ts, v_seq, v_number, per_entry):
 @njit(cache=True, nogil=True, _nrt=False)
 def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
     """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the pool's
-    used part, else moved to its end with ``GROWTH`` times its entries (the caller left
+    used part, else moved to its end with ``moved_room`` (the caller left
     ``row_need``)."""
     if c_cap[c] >= need:
         return
@@ -196,7 +196,7 @@ def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
         pos[V_TOP] = c_start[c] + need
         c_cap[c] = need
         return
-    cap = max(need, GROWTH * c_len[c])
+    cap = moved_room(c_len[c], need)
     _copy_entries(pos[V_TOP], c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
     c_start[c] = pos[V_TOP]
     c_cap[c] = cap

@@ -9,15 +9,16 @@ rows: both amortised (a resize copies what is held, and the next one waits until
 arrived or left).
 
 The eager extent's timestamp vectors share one pool, filled from its top: a vector that needs
-room and does not end the pool's used part moves to the top with ``GROWTH`` times its entries
-(:func:`vector_need`), leaving its old entries dead, as a detach leaves the entry it drops.  A
+room and does not end the pool's used part moves to the top with room to spare
+(:func:`moved_room`), leaving its old entries dead, as a detach leaves the entry it drops.  A
 row that finds too little room at the top compacts the pool when the dead entries (and the
 vectors' spare room) exceed ``DEAD_PER_LIVE`` times the live ones (:func:`compacts`), else the
 pool grows to ``GROWTH`` times its live entries and what the row needs; the kernel cannot
 grow an array, so it stops at that row and the caller grows the pool and calls it again from
-there.  A compaction keeps each vector at most ``1 / SPARE_PER_ENTRY`` spare entries per entry
-(:func:`kept_room`): enough that long vectors need not move again at once, little enough that
-the next compaction waits until that many entries have been taken (both amortised).
+there.  A moved vector gets one spare entry per ``SPARE_PER_ENTRY`` of its entries, and a
+compaction keeps it at most as many (:func:`kept_room`): enough that long vectors need not move
+again at once, little enough that the next compaction waits until that many entries have been
+taken (both amortised).
 
 >>> grown(100), shrinks(1000, 200), shrinks(1000, 300)
 (200, True, False)
@@ -37,6 +38,7 @@ __all__ = [
     "compacts",
     "grown",
     "kept_room",
+    "moved_room",
     "row_need",
     "shrinks",
     "vector_need",
@@ -52,7 +54,7 @@ DEAD_PER_LIVE = 1
 """The vector pool compacts (rather than grows) once its dead entries exceed this many per live
 one: a compaction moves the live entries, paid for by at least as many entries allocated."""
 SPARE_PER_ENTRY = 2
-"""A compaction keeps a vector's spare room up to one entry per this many of its entries."""
+"""A moved vector gets, and a compaction keeps it, one spare entry per this many entries."""
 
 
 def grown(held: int) -> int:
@@ -73,16 +75,22 @@ def kept_room(length, cap):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def moved_room(length, need):
+    """The room of a vector of ``length`` entries moved to the pool's top to hold ``need``."""
+    return max(need, length + (length + 1) // SPARE_PER_ENTRY)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def vector_need(c, extra, c_start, c_len, c_cap, top):
     """Pool entries the vector of coalesced tuple ``c`` takes to grow by ``extra`` entries: none
     within its room, the missing ones when it ends the pool's used part (``top``), else a move to
-    the top with ``GROWTH`` times its entries (bounded by ``GROWTH * (len + extra)``, which also
-    covers a second growth right after the move)."""
+    the top (bounded by ``moved_room`` of the grown vector, which also covers a second growth in
+    place right after the move)."""
     if c < 0 or c_cap[c] >= c_len[c] + extra:
         return 0
     if c_start[c] + c_cap[c] == top:
         return c_len[c] + extra - c_cap[c]
-    return GROWTH * (c_len[c] + extra)
+    return moved_room(c_len[c] + extra, c_len[c] + extra)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
