@@ -39,6 +39,7 @@ from workbench.kernels.coalesce_room import (
     grown,
     kept_room,
     moved_room,
+    pool_room,
     row_need,
     shrinks,
 )
@@ -310,20 +311,20 @@ class EagerExtent(WindowExtent):
     def _make_room(self, need: int) -> None:
         """Two free coalesced tuples and ``need`` free pool entries at the pool's top: the
         tuple arrays grown to ``GROWTH`` times the tuples they must hold, the pool to
-        ``GROWTH`` times its live entries and ``need`` (what the caller of
-        ``kernels.coalesce.eager_push`` does where it stops, and the reference before a row)."""
+        ``pool_room`` (what the caller of ``kernels.coalesce.eager_push`` does where it stops,
+        and the reference before a row)."""
         tuples = len(self._c_code) - self._n_free_c
         if self._n_free_c < 2:
             self._retuple(grown(tuples + 2))
         if len(self._v_ts) - self._v_top < need:
-            self._repool(grown(len(self)) + need)
+            self._repool(pool_room(len(self), need))
 
     def _fit(self) -> None:
         """Shrink the pool and the tuple arrays once they hold less than a quarter of their
         room (``coalesce_room.shrinks``)."""
         super()._fit()
         if shrinks(len(self._v_ts), len(self)):
-            self._repool(grown(len(self)))
+            self._repool(pool_room(len(self), 0))
         tuples = len(self._c_code) - self._n_free_c
         if shrinks(len(self._c_code), tuples):
             self._retuple(grown(tuples))

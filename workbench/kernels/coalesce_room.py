@@ -11,14 +11,14 @@ arrived or left).
 The eager extent's timestamp vectors share one pool, filled from its top: a vector that needs
 room and does not end the pool's used part moves to the top with room to spare
 (:func:`moved_room`), leaving its old entries dead, as a detach leaves the entry it drops.  A
-row that finds too little room at the top compacts the pool when the dead entries (and the
-vectors' spare room) exceed ``DEAD_PER_LIVE`` times the live ones (:func:`compacts`), else the
-pool grows to ``GROWTH`` times its live entries and what the row needs; the kernel cannot
-grow an array, so it stops at that row and the caller grows the pool and calls it again from
-there.  A moved vector gets one spare entry per ``SPARE_PER_ENTRY`` of its entries, and a
-compaction keeps it at most as many (:func:`kept_room`): enough that long vectors need not move
-again at once, little enough that the next compaction waits until that many entries have been
-taken (both amortised).
+row that finds too little room at the top (:func:`row_need`) compacts the pool when the dead
+entries (and the vectors' spare room) exceed ``DEAD_PER_LIVE`` times the live ones
+(:func:`compacts`), else the pool grows to room for as many dead entries and what the row
+needs (:func:`pool_room`); the kernel cannot grow an array, so it stops at that row and the
+caller grows the pool and calls it again from there.  A moved vector gets one spare entry per
+``SPARE_PER_ENTRY`` of its entries, and a compaction keeps it at most as many
+(:func:`kept_room`): enough that long vectors need not move again at once, little enough that
+the next compaction waits until that many entries have been taken (both amortised).
 
 >>> grown(100), shrinks(1000, 200), shrinks(1000, 300)
 (200, True, False)
@@ -39,6 +39,7 @@ __all__ = [
     "grown",
     "kept_room",
     "moved_room",
+    "pool_room",
     "row_need",
     "shrinks",
     "vector_need",
@@ -60,6 +61,17 @@ SPARE_PER_ENTRY = 2
 def grown(held: int) -> int:
     """The rows of an array that must hold ``held`` rows (grown, or shrunk to fit)."""
     return max(MIN_ROOM, GROWTH * held)
+
+
+def pool_room(live: int, need: int) -> int:
+    """The entries of a vector pool grown (or shrunk) to hold ``live`` entries in vectors and
+    ``need`` more at its top: ``DEAD_PER_LIVE`` dead entries per live one fit before it compacts
+    again, so a row that needs no more than this one compacts rather than grows.
+
+    >>> pool_room(1000, 30)
+    2030
+    """
+    return max(MIN_ROOM, (1 + DEAD_PER_LIVE) * live + need)
 
 
 def shrinks(size: int, held: int) -> bool:
