@@ -20,6 +20,10 @@ caller grows the pool and calls it again from there.  A moved vector gets one sp
 (:func:`kept_room`): enough that long vectors need not move again at once, little enough that
 the next compaction waits until that many entries have been taken (both amortised).
 
+The kernels compile these constants in, and numba's on-disk cache follows only the file of
+the function it caches: after changing a constant here, delete the cached
+``workbench/kernels/__pycache__/coalesce.*.nbi`` / ``.nbc`` (or touch ``coalesce.py``).
+
 >>> grown(100), shrinks(1000, 200), shrinks(1000, 300)
 (200, True, False)
 """
