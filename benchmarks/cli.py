@@ -87,6 +87,8 @@ def parser() -> argparse.ArgumentParser:
     co.add_argument(
         "--cell-tuples", type=int, help="tuples per cell whose atomic costs are measured"
     )
+    co.add_argument("--memory-tuples", type=int, help="tuples pushed per cp, allocated bytes")
+    co.add_argument("--memory-window", type=int, help="window (tuples), allocated bytes")
     co.add_argument(
         "--readings",
         dest="deployment_readings",

@@ -56,7 +56,7 @@ from workbench.experiments import (
     wjoin_window_sweep,
 )
 from workbench.experiments.atomic_costs import mechanisms_available, table4_summary
-from workbench.experiments.coalescing_memory import held_bytes_by_cp
+from workbench.experiments.coalescing_memory import allocated_bytes_by_cp
 from workbench.experiments.coalescing_selection import what_if_array_costs
 from workbench.experiments.coalescing_verdicts import Section7Run, reproduced_rows, run_section7
 from workbench.experiments.month import delta_sweep, month_join
@@ -537,6 +537,8 @@ def bench_coalesce(
     grid_tuples: int = 200_000,
     deployment_readings: int = 2_300_000,
     cell_tuples: int | None = None,
+    memory_tuples: int = 20_000,
+    memory_window: int = 5000,
     seed: int = 0,
 ) -> BenchReport:
     """Eager vs lazy coalescing (coalescing paper, Section 7): throughput over cp x oop by
@@ -594,16 +596,18 @@ def bench_coalesce(
                         for e, lz in zip(frame[f"eager_{what}"], frame[f"lazy_{what}"], strict=True)
                     ]
                     lines.append(f"  {oop:5.1f}  " + "".join(f"{c:>11}" for c in cells))
-        stages.begin("bytes held")
-        memory = held_bytes_by_cp(rng, grid, grid_tuples, window, eq)
+        stages.begin("allocated bytes")
+        memory = allocated_bytes_by_cp(rng, grid, memory_tuples, Window("tuples", memory_window))
         lines.append(
-            f"  bytes held per raw tuple of the window ({window_tuples:,} tuples, oop 0.1; "
-            "held_bytes: fields 8 bytes each, distinct Python objects once), eager / lazy:"
+            f"  allocated bytes (allocated_bytes: arrays' nbytes and the Python objects they "
+            f"refer to), {memory_tuples:,} tuples into a {memory_window:,}-tuple window, oop 0.1:"
         )
+        lines.append("    cp      eager / lazy (KiB)     per raw tuple (B)   eager / lazy")
         for row in memory.itertuples():
             lines.append(
-                f"    cp {row.cp:5.3f}  {row.eager_bytes:6.1f} / {row.lazy_bytes:5.1f} B = "
-                f"{row.eager_over_lazy:4.2f}  ({row.stored:,} coalesced tuples)"
+                f"    {row.cp:5.3f}  {row.eager_total / 1024:8.1f} / {row.lazy_total / 1024:7.1f}"
+                f"   {row.eager_bytes:6.1f} / {row.lazy_bytes:5.1f}   {row.eager_over_lazy:10.2f}"
+                f"  ({row.stored:,} coalesced tuples)"
             )
         stages.begin("Table 5's cps on the deployment")
         cps = table5_cps(simulate_deployment(days=3.0, seed=seed))
@@ -643,7 +647,7 @@ def bench_coalesce(
         "headline": headline,
         "compiled_over_python": speedup,
         "grid": grids,
-        "bytes_held": memory.to_dict("records"),
+        "allocated_bytes": memory.to_dict("records"),
         "section7": {
             mechanism: {
                 "seconds": run.seconds,

@@ -120,6 +120,8 @@ def test_the_coalescing_model_streams_and_reconfigures_without_a_page():
     model.window_kind = "tuples"
     assert model.position == position + 50 and len(model.lazy) <= model.window_tuples
     assert f"{model.position:,} of" in model.readout()
+    kib = model.eager.allocated_bytes() / 1024  # what the process allocates (Section 3.2)
+    assert f"| bytes allocated (per reading) | {kib:,.0f} KiB (" in model.readout()
     eager, lazy = model.surfaces()
     assert eager.shape == lazy.shape == (21, 21) and not eager.flags.writeable
     assert len(model.selection()) == 4

@@ -178,10 +178,11 @@ def _custom_cost(name: str, what: str) -> param.Number:
     )
 
 
-def _held(extent: EagerExtent | LazyExtent) -> str:
-    """What an extent holds (``held_bytes``), in all and per raw reading of its window."""
-    held = extent.held_bytes()
-    return f"{held / 1024:,.0f} KiB ({held / max(len(extent), 1):.0f} B)"
+def _allocated(extent: EagerExtent | LazyExtent) -> str:
+    """What an extent allocates (``allocated_bytes``: its arrays' room and the Python objects
+    they refer to), in all and per raw reading of its window."""
+    allocated = extent.allocated_bytes()
+    return f"{allocated / 1024:,.0f} KiB ({allocated / max(len(extent), 1):.0f} B)"
 
 
 class CoalescingModel(param.Parameterized):
@@ -478,7 +479,8 @@ class CoalescingModel(param.Parameterized):
             f"too late for the window: {e.late:,}\n\n"
             f"| | eager | lazy |\n|---|---|---|\n"
             f"| stored tuples | {self.eager.stored:,} | {len(self.lazy):,} |\n"
-            f"| bytes held (per reading) | {_held(self.eager)} | {_held(self.lazy)} |\n"
+            f"| bytes allocated (per reading) | {_allocated(self.eager)} | "
+            f"{_allocated(self.lazy)} |\n"
             f"| inserts | {e.inserts:,} | {z.inserts:,} |\n"
             f"| merges / splits | {e.merges:,} / {e.splits:,} | - |\n"
             f"| detaches / deletes | {e.detaches:,} / {e.deletes:,} | - / {z.deletes:,} |\n"

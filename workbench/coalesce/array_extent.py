@@ -582,10 +582,6 @@ class ArrayExtent(WindowExtent):
             [self._codes, self._groups, *self._groups]
         )
 
-    def held_bytes(self) -> int:
-        """What the extent holds for its window: all it allocates (``allocated_bytes``)."""
-        return self.allocated_bytes()
-
 
 def _empty_tuples(room: int) -> Tuples:
     return Tuples(

@@ -16,15 +16,15 @@ temporal tuple (the window rule and what both share: :mod:`workbench.coalesce.wi
 
 Both extents expose the same coalesced view after every arrival (tested against
 :func:`~workbench.coalesce.scan.recoalesce`, which coalesces the window's raw tuples from
-scratch), and say what they hold (``held_bytes``): the eager-vs-lazy memory trade-off of
-Section 6 measured rather than modelled.
+scratch), and say what they allocate (``allocated_bytes``): the eager-vs-lazy memory
+trade-off of Section 3.2 and Section 6.1.1 (Eqs. 1-2) measured rather than modelled.  Their
+arrays grow and shrink with what the window holds (:mod:`workbench.kernels.coalesce_room`).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import ClassVar
 
 import numpy as np
@@ -32,8 +32,18 @@ import numpy as np
 from workbench.coalesce.array_extent import ArrayExtent
 from workbench.coalesce.order import SlotStore
 from workbench.coalesce.scan import Key, coalesce_sorted
-from workbench.coalesce.window import Readings, WindowExtent, object_bytes
-from workbench.kernels.coalesce import KIND_CODES, eager_push, lazy_push
+from workbench.coalesce.window import Readings, WindowExtent
+from workbench.kernels.coalesce import KIND_CODES, NEED, eager_push, lazy_push
+from workbench.kernels.coalesce_room import (
+    MIN_ROOM,
+    compacts,
+    grown,
+    kept_room,
+    moved_room,
+    pool_room,
+    row_need,
+    shrinks,
+)
 from workbench.records import Coalesced
 
 __all__ = ["EagerExtent", "LazyExtent"]
@@ -98,24 +108,13 @@ class LazyExtent(SlotStore, WindowExtent):
         columns = self._ts[self._head : self._end], self._arrival[live], self._group[live]
         return list(zip(*(c.tolist() for c in columns), self._value[live].tolist(), strict=True))
 
-    def held_bytes(self) -> int:
-        """Bytes held: per raw tuple its key-order entry (timestamp, slot), arrival number and
-        references to its value and group (8 bytes each), and the distinct Python objects
-        those reference; the arrays' spare room is not counted."""
-        live = self._slot[self._head : self._end]
-        return 40 * len(live) + object_bytes([*self._value[live], *self._group[live]])
+    def _referenced(self) -> Iterable[object]:
+        """Every raw tuple's value and group, as every slot refers to them."""
+        return [*self._value, *self._group]
 
 
 INT_EXACT = 2**52
 """Integers up to this magnitude: their float64 copies subtract exactly (Python ints do)."""
-
-_ROOM = 16
-"""The initial room of the eager extent's arrays (they double as needed)."""
-
-POOL_PER_TUPLE = 16
-"""Pool entries kept per raw tuple of the window: a row needs at most six per raw tuple (a
-split and two moves of a vector), and a compacted pool has ten more for vectors to move into
-(twice their room) before it compacts again."""
 
 NUMBER_TYPES = (float, int, bool, np.float64)
 """The types of values the kernel judges, numbered by ``_c_type``."""
@@ -138,7 +137,10 @@ class EagerExtent(WindowExtent):
     ``_g_group`` the view reports).  The window's key order
     (:class:`~workbench.coalesce.order.KeyOrder`) refers to each raw tuple's group: the
     oldest raw tuple is the first timestamp of that group's first coalesced tuple, detached
-    from its vector on expiry (or the tuple deleted with it).
+    from its vector on expiry (or the tuple deleted with it).  The arrays follow what the
+    window holds (:mod:`~workbench.kernels.coalesce_room`): before a row the pool compacts or
+    grows and the tuple arrays grow (``_make_room``; the kernel stops at such a row and goes on
+    once the caller grew them), and they shrink once a quarter or less is in use (``_fit``).
 
     One value describes a run only for the transitive kinds (``equal``, ``quantized``); for
     the others each vector entry keeps its raw value beside its timestamp (``_v_number``, shown
@@ -190,17 +192,17 @@ class EagerExtent(WindowExtent):
             self._int_exact = 2**53 // eq.tolerance  # Python multiplies ints exactly
         self._scale = float(eq.quantum) if eq.kind == "quantized" else 1.0  # value / quantum
         self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
-        self._g_head = np.full(_ROOM, -1, dtype=np.int64)
-        self._g_tail = np.full(_ROOM, -1, dtype=np.int64)
-        self._g_group = np.empty(_ROOM, dtype=object)
+        self._g_head = np.full(MIN_ROOM, -1, dtype=np.int64)
+        self._g_tail = np.full(MIN_ROOM, -1, dtype=np.int64)
+        self._g_group = np.empty(MIN_ROOM, dtype=object)
         for name, dtype in self.tuple_columns.items():
-            setattr(self, name, np.zeros(_ROOM, dtype=dtype))
-        self._c_code = np.full(_ROOM, -1, dtype=np.int64)
-        self._c_free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free tuples
-        self._n_free_c = _ROOM
-        self._v_ts = np.empty(4 * _ROOM)
-        self._v_seq = np.empty(4 * _ROOM, dtype=np.int64)
-        self._v_number = np.empty(4 * _ROOM if self._per_entry else 0)
+            setattr(self, name, np.zeros(MIN_ROOM, dtype=dtype))
+        self._c_code = np.full(MIN_ROOM, -1, dtype=np.int64)
+        self._c_free = np.arange(MIN_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free tuples
+        self._n_free_c = MIN_ROOM
+        self._v_ts = np.empty(MIN_ROOM)
+        self._v_seq = np.empty(MIN_ROOM, dtype=np.int64)
+        self._v_number = np.empty(MIN_ROOM if self._per_entry else 0)
         self._v_top = 0  # the pool's first unused entry
         self._c_value = self._v_value = np.empty(0, dtype=object)  # the values as objects
         if not self._compilable:
@@ -305,51 +307,76 @@ class EagerExtent(WindowExtent):
         used = self._c_code >= 0
         self._c_code[used] = new_code[self._c_code[used]]
         self._slot[self._head : self._end] = new_code[self._slot[self._head : self._end]]
+        room = grown(len(kept)) if shrinks(len(self._g_head), len(kept)) else len(self._g_head)
         for name in ("_g_head", "_g_tail", "_g_group"):
             column = getattr(self, name)
             column[: len(kept)] = column[old]
+            setattr(self, name, column[:room].copy())
+        self._g_group[len(kept) :] = None  # the groups that left are not kept alive
         self._codes = dict(zip(kept, range(len(kept)), strict=True))
 
     # -- room ---------------------------------------------------------------------------------
 
-    def _reserve(self, k: int) -> None:
-        """Room for ``k`` more raw tuples: in key order, two free tuples per arrival, and a
-        pool of at least sixteen entries per raw tuple the window may hold meanwhile (so that a
-        compacted pool has room for every vector to move twice before it compacts again)."""
-        super()._reserve(k)
-        if self._n_free_c < 2 * k + 2:
-            old = len(self._c_code)
-            room = max(2 * old, old + 2 * k + 2)
-            columns = {**self.tuple_columns, "_c_code": np.int64}
-            if len(self._c_value):
-                columns["_c_value"] = object
-            for name, dtype in columns.items():
-                grown = np.full(room, -1 if name == "_c_code" else 0, dtype=dtype)
-                grown[:old] = getattr(self, name)
-                setattr(self, name, grown)
-            free = np.empty(room, dtype=np.int64)
-            free[: self._n_free_c] = self._c_free[: self._n_free_c]
-            free[self._n_free_c : self._n_free_c + room - old] = np.arange(room - 1, old - 1, -1)
-            self._c_free, self._n_free_c = free, self._n_free_c + room - old
-        need = POOL_PER_TUPLE * (len(self) + k) + 64
-        if len(self._v_ts) < need:
-            self._repool(max(2 * len(self._v_ts), need))
+    def _make_room(self, need: int) -> None:
+        """Two free coalesced tuples and ``need`` free pool entries at the pool's top: the
+        tuple arrays grown to ``GROWTH`` times the tuples they must hold, the pool to
+        ``pool_room`` (what the caller of ``kernels.coalesce.eager_push`` does where it stops,
+        and the reference before a row)."""
+        tuples = len(self._c_code) - self._n_free_c
+        if self._n_free_c < 2:
+            self._retuple(grown(tuples + 2))
+        if len(self._v_ts) - self._v_top < need:
+            self._repool(pool_room(len(self), need))
+
+    def _fit(self) -> None:
+        """Shrink the pool and the tuple arrays once they hold less than a quarter of their
+        room (``coalesce_room.shrinks``)."""
+        super()._fit()
+        if shrinks(len(self._v_ts), len(self)):
+            self._repool(pool_room(len(self), 0))
+        tuples = len(self._c_code) - self._n_free_c
+        if shrinks(len(self._c_code), tuples):
+            self._retuple(grown(tuples))
+
+    def _retuple(self, room: int) -> None:
+        """Renumber the coalesced tuples ``0..`` in arrays of ``room`` rows (links and group
+        ends follow; the rest free)."""
+        live = self._live()
+        new = np.full(len(self._c_code) + 1, -1, dtype=np.int64)  # new[-1] = -1: no tuple
+        new[live] = np.arange(len(live))
+        columns = {**self.tuple_columns, "_c_code": np.int64}
+        if len(self._c_value):
+            columns["_c_value"] = object
+        for name, dtype in columns.items():
+            column = np.full(room, -1 if name == "_c_code" else 0, dtype=dtype)
+            column[: len(live)] = getattr(self, name)[live]
+            setattr(self, name, column)
+        for name in ("_c_prev", "_c_next"):
+            getattr(self, name)[: len(live)] = new[getattr(self, name)[: len(live)]]
+        self._g_head, self._g_tail = new[self._g_head], new[self._g_tail]
+        self._n_free_c = room - len(live)
+        self._c_free = np.empty(room, dtype=np.int64)
+        self._c_free[: self._n_free_c] = np.arange(room - 1, len(live) - 1, -1)
 
     def _repool(self, size: int) -> None:
-        """Move every live vector to the front of a pool of ``size`` entries, without spare
-        room (what detaches, splits and moves left behind is reclaimed)."""
+        """Move every live vector to the front of a pool of ``size`` entries with the room
+        ``kept_room`` leaves it (what detaches, splits and moves left behind is reclaimed): as
+        ``kernels.coalesce._compact`` does in place."""
         live = np.flatnonzero(self._c_code >= 0)
         lengths = self._c_len[live]
-        starts = np.cumsum(lengths) - lengths
-        source = np.repeat(self._c_start[live] - starts, lengths) + np.arange(lengths.sum())
+        caps = kept_room(lengths, self._c_cap[live])
+        starts = np.cumsum(caps) - caps
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        source = np.repeat(self._c_start[live], lengths) + offsets
+        target = np.repeat(starts, lengths) + offsets
         for name in ("_v_ts", "_v_seq", "_v_number", "_v_value"):
             column = getattr(self, name)
             if len(column):
                 grown = np.empty(size, dtype=column.dtype)
-                grown[: len(source)] = column[source]
+                grown[target] = column[source]
                 setattr(self, name, grown)
-        self._c_start[live], self._c_cap[live] = starts, lengths
-        self._v_top = len(source)
+        self._c_start[live], self._c_cap[live] = starts, caps
+        self._v_top = int(caps.sum())
 
     # -- the reference: addTuple, mergeTuples, splitTuple, detach (Appendix A) ----------------
 
@@ -361,21 +388,23 @@ class EagerExtent(WindowExtent):
 
     def _room(self, c: int, need: int) -> None:
         """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the
-        pool's used part, else moved to its end with twice the room."""
+        pool's used part, else moved to its end with ``moved_room`` (mirrors
+        ``kernels.coalesce._room``)."""
         if self._c_cap[c] >= need:
             return
         if self._c_start[c] + self._c_cap[c] == self._v_top:
             self._v_top = int(self._c_start[c]) + need
             self._c_cap[c] = need
             return
-        cap = max(need, 2 * int(self._c_len[c]))
+        cap = int(moved_room(int(self._c_len[c]), need))
         self._move(self._v_top, int(self._c_start[c]), int(self._c_len[c]))
         self._c_start[c], self._c_cap[c] = self._v_top, cap
         self._v_top += cap
 
     def _insert_entry(self, c: int, p: int, key: Key, number: float, value: object) -> None:
         """mergeTuples (Function 2, Line 1): the key into ``c``'s vector at position ``p``,
-        in sorted order (the later entries move up one)."""
+        in sorted order (the later entries move up one; mirrors
+        ``kernels.coalesce._insert_entry``)."""
         self._room(c, int(self._c_len[c]) + 1)
         at, n = int(self._c_start[c]) + p, int(self._c_len[c])
         self._move(at + 1, at, n - p)
@@ -388,7 +417,8 @@ class EagerExtent(WindowExtent):
 
     def _new_tuple(self, g: int, left: int, right: int, cap: int) -> int:
         """addTuple (Function 1): an empty coalesced tuple of group ``g`` with room for
-        ``cap`` entries, linked between the group's tuples ``left`` and ``right``."""
+        ``cap`` entries, linked between the group's tuples ``left`` and ``right`` (mirrors
+        ``kernels.coalesce._new_tuple``)."""
         self._n_free_c -= 1
         c = int(self._c_free[self._n_free_c])
         self._c_start[c], self._c_len[c], self._c_cap[c] = self._v_top, 0, cap
@@ -405,7 +435,8 @@ class EagerExtent(WindowExtent):
         return c
 
     def _free_tuple(self, c: int) -> None:
-        """Unlink a coalesced tuple from its group and free it."""
+        """Unlink a coalesced tuple from its group and free it (mirrors
+        ``kernels.coalesce._free_tuple``)."""
         g, left, right = (int(a[c]) for a in (self._c_code, self._c_prev, self._c_next))
         if left >= 0:
             self._c_next[left] = right
@@ -419,24 +450,40 @@ class EagerExtent(WindowExtent):
         self._c_free[self._n_free_c] = c
         self._n_free_c += 1
 
-    def _insert(self, key: Key, group: Hashable, value: object) -> None:
-        self._forget_empty_groups()
-        self._reserve(1)
-        g = self._group_code(group)
-        number = self._exact_number(value)
-        x = key[0]
-        if len(self._v_ts) - self._v_top < 6 * (len(self) + 1):  # as the kernel compacts
-            self._repool(max(len(self._v_ts), POOL_PER_TUPLE * (len(self) + 1) + 64))
-        self._place(x, g)
-        same, counters = self.equivalence.same, self._counters
-        # the group's coalesced tuple c whose vector x lands in or after (-1: before all)
+    def _locate(self, g: int, x: float) -> tuple[int, int, int]:
+        """Where timestamp ``x`` lands among group ``g``'s coalesced tuples: the tuple ``c``
+        whose vector it lands in or after (-1: before all), its place ``p`` there (after its
+        equal timestamps) and the group's next tuple (mirrors ``kernels.coalesce._locate``)."""
         c = int(self._g_tail[g])
         while c >= 0 and self._v_ts[self._c_start[c]] > x:
             c = int(self._c_prev[c])
-        first = p = 0
-        if c >= 0:  # x's place in c's vector: after its equal timestamps
-            first = int(self._c_start[c])
-            p = int(self._v_ts[first : first + self._c_len[c]].searchsorted(x, "right"))
+        if c < 0:
+            return c, 0, int(self._g_head[g])
+        first = int(self._c_start[c])
+        p = int(self._v_ts[first : first + self._c_len[c]].searchsorted(x, "right"))
+        return c, p, int(self._c_next[c])
+
+    def _insert(self, key: Key, group: Hashable, value: object) -> None:
+        """tupleBasedEagerUpdate's insertion (Algorithm 2) with Appendix A's functions, room
+        made first as ``kernels.coalesce.eager_push`` makes it (compacting the pool, or
+        growing what the kernel would stop for; mirrors a row of ``eager_push``)."""
+        self._forget_empty_groups()
+        g = self._group_code(group)
+        number = self._exact_number(value)
+        x = key[0]
+        while True:
+            c, p, right = self._locate(g, x)
+            args = self._c_start, self._c_len, self._c_cap
+            need = row_need(c, p, right, *args, self._v_top)
+            if compacts(len(self._v_ts), self._v_top, len(self), need):
+                self._repool(len(self._v_ts))
+                need = row_need(c, p, right, *args, self._v_top)
+            if self._n_free_c >= 2 and len(self._v_ts) - self._v_top >= need:
+                break
+            self._make_room(need)
+        self._place(x, g)
+        same, counters = self.equivalence.same, self._counters
+        first = int(self._c_start[c]) if c >= 0 else 0
         if c >= 0 and p < self._c_len[c]:  # x lands inside c, between entries p - 1 and p
             join_a = same(self._entry_value(first + p - 1, c), value)
             join_b = same(value, self._entry_value(first + p, c))
@@ -453,7 +500,6 @@ class EagerExtent(WindowExtent):
                 if len(column):
                     column[right] = column[c]
         else:
-            right = int(self._c_next[c]) if c >= 0 else int(self._g_head[g])
             end = first + int(self._c_len[c]) - 1
             join_a = c >= 0 and same(self._entry_value(end, c), value)
             join_b = right >= 0 and same(value, self._entry_value(int(self._c_start[right]), right))
@@ -500,40 +546,24 @@ class EagerExtent(WindowExtent):
         self._forget_empty_groups()
         codes = self._group_codes(batch.group)
         eq, window = self.equivalence, self._config.window
-        counts = np.zeros(6, dtype=np.int64)
-        pos = np.array([self._head, self._end, self._seq, self._n_free_c, self._v_top])
-        late, self._t_max = eager_push(
-            np.ascontiguousarray(batch.ts),
-            numbers,
-            codes,
-            self._ts,
-            self._slot,
-            self._t_max,
-            window.kind == "tuples",
-            float(window.size),
-            counts,
-            pos,
-            self._c_start,
-            self._c_len,
-            self._c_cap,
-            self._c_prev,
-            self._c_next,
-            self._c_code,
-            self._c_number,
-            self._c_free,
-            self._g_head,
-            self._g_tail,
-            self._v_ts,
-            self._v_seq,
-            self._v_number,
-            self._per_entry,
-            KIND_CODES[eq.kind],
-            float(eq.tolerance),
-            float(eq.quantum),
-            self._c_type,
-            _DTYPE_CODE[batch.value.dtype.kind],
-        )
-        self._head, self._end, self._seq, self._n_free_c, self._v_top = pos.tolist()
+        counts, late = np.zeros(6, dtype=np.int64), np.zeros(len(batch), dtype=np.bool_)
+        ts, kind = np.ascontiguousarray(batch.ts), KIND_CODES[eq.kind]
+        by_tuples = window.kind == "tuples"
+        row = 0
+        while True:  # the kernel stops at a row short of room: grow, then on from there
+            pos = np.array([self._head, self._end, self._seq, self._n_free_c, self._v_top, 0])
+            row, self._t_max = eager_push(
+                ts, numbers, codes, row, late, self._ts, self._slot, self._t_max,
+                by_tuples, float(window.size), counts, pos, self._c_start,
+                self._c_len, self._c_cap, self._c_prev, self._c_next, self._c_code,
+                self._c_number, self._c_free, self._g_head, self._g_tail, self._v_ts,
+                self._v_seq, self._v_number, self._per_entry, kind, float(eq.tolerance),
+                float(eq.quantum), self._c_type, _DTYPE_CODE[batch.value.dtype.kind],
+            )  # fmt: skip
+            self._head, self._end, self._seq, self._n_free_c, self._v_top = pos[:NEED].tolist()
+            if row == len(batch):
+                break
+            self._make_room(int(pos[NEED]))
         self._add_counts(counts)
         return late
 
@@ -573,7 +603,8 @@ class EagerExtent(WindowExtent):
         last_ts = self._v_ts[first + self._c_len[live] - 1]
         following = self._c_next[live]
         # valid until the group's next coalesced tuple starts, else until its last timestamp
-        te = np.where(following >= 0, self._v_ts[self._c_start[np.maximum(following, 0)]], last_ts)
+        te, linked = last_ts, following >= 0
+        te[linked] = self._v_ts[self._c_start[following[linked]]]
         self._counters.reads += len(live)
         if self._per_entry:
             values = (self._v_number if self._compilable else self._v_value)[first].tolist()
@@ -593,36 +624,7 @@ class EagerExtent(WindowExtent):
         out.sort()
         return out
 
-    def held_bytes(self) -> int:
-        """Bytes held: per raw tuple its key-order entry (timestamp, group code) and its
-        vector entry (timestamp, arrival number, and for the kinds that keep one its own
-        value); per coalesced tuple its vector's place (start, length, room), links and group
-        code (8 bytes each) and, for the transitive kinds, its value once (a float64 and a
-        type byte); per group in the window its first and last tuple and object, and the
-        group index; values kept as objects cost a reference and the distinct objects.  The
-        arrays' spare room (and what detaches left in the pool) is not counted."""
-        live, n = self._live(), len(self)
-        objects = [*self._g_group[np.flatnonzero(self._g_head[: len(self._codes)] >= 0)]]
-        groups = len(objects)
-        if self._per_entry:
-            per_raw, per_tuple = 40, 48
-            if not self._compilable:
-                per_raw += 8
-                objects += [v for c in live.tolist() for v in self._vector_values(c)]
-        else:
-            per_raw, per_tuple = 32, 57
-            if not self._compilable:
-                per_tuple += 8
-                objects += [*self._c_value[live]]
-        return (
-            per_raw * n
-            + per_tuple * len(live)
-            + 24 * groups
-            + sys.getsizeof(self._codes)
-            + object_bytes(objects)
-        )
-
-    def _vector_values(self, c: int) -> np.ndarray:
-        """The raw values kept in ``c``'s vector (the kinds that keep one per entry)."""
-        first = int(self._c_start[c])
-        return self._v_value[first : first + int(self._c_len[c])]
+    def _referenced(self) -> Iterable[object]:
+        """The groups (and their index), and the values kept as objects."""
+        codes = self._codes
+        return [*self._g_group, codes, *codes.values(), *self._c_value, *self._v_value]

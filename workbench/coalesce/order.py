@@ -8,11 +8,9 @@ from typing import ClassVar
 import numpy as np
 
 from workbench.coalesce.scan import Key
+from workbench.kernels.coalesce_room import GROWTH, MIN_ROOM, grown, shrinks
 
 __all__ = ["KeyOrder", "SlotStore"]
-
-_ROOM = 64
-"""The initial room of the arrays (they double as needed)."""
 
 
 class KeyOrder:
@@ -22,13 +20,15 @@ class KeyOrder:
     9-10), and the oldest leaves from the front.
 
     The state is two arrays in key order, live in ``[_head, _end)``: the timestamps ``_ts`` and
-    what each refers to, ``_slot`` (the lazy extent's storage slot, the eager extent's group).
+    what each refers to, ``_slot`` (the lazy extent's storage slot, the eager extent's group),
+    with ``GROWTH`` times the room the window needs (:mod:`workbench.kernels.coalesce_room`:
+    grown when full, shrunk by ``_fit`` once it holds less than a quarter).
     """
 
     def _new_order(self) -> None:
         """Empty arrays with room for a few tuples."""
-        self._ts = np.empty(_ROOM)
-        self._slot = np.empty(_ROOM, dtype=np.int64)
+        self._ts = np.empty(MIN_ROOM)
+        self._slot = np.empty(MIN_ROOM, dtype=np.int64)
         self._head = self._end = 0
 
     def __len__(self) -> int:
@@ -36,14 +36,22 @@ class KeyOrder:
         return self._end - self._head
 
     def _reserve(self, k: int) -> None:
-        """Room for ``k`` more raw tuples: the tuples moved to the front of (doubled) arrays
-        when they reach their end."""
-        n, head = len(self), self._head
+        """Room for ``k`` more raw tuples: the tuples moved to the front of arrays of
+        ``GROWTH`` times the room they need when they reach their end."""
         if self._end + k > len(self._ts):
-            room = max(len(self._ts), 2 * (n + k))
-            ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
-            ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
-            self._ts, self._slot, self._head, self._end = ts, slot, 0, n
+            self._reorder(max(len(self._ts), grown(len(self) + k)))
+
+    def _reorder(self, room: int) -> None:
+        """The raw tuples moved to the front of arrays of ``room`` rows."""
+        n, head = len(self), self._head
+        ts, slot = np.empty(room), np.empty(room, dtype=np.int64)
+        ts[:n], slot[:n] = self._ts[head : self._end], self._slot[head : self._end]
+        self._ts, self._slot, self._head, self._end = ts, slot, 0, n
+
+    def _fit(self) -> None:
+        """Shrink the arrays once they hold less than a quarter of their room."""
+        if shrinks(len(self._ts), len(self)):
+            self._reorder(grown(len(self)))
 
     def _place(self, ts: float, ref: int) -> None:
         """Put a raw tuple's timestamp in key order (after its equal timestamps: ties by
@@ -83,10 +91,10 @@ class SlotStore(KeyOrder):
 
     def _new_order(self) -> None:
         super()._new_order()
-        self._free = np.arange(_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free slots
-        self._n_free = _ROOM
+        self._free = np.arange(MIN_ROOM - 1, -1, -1, dtype=np.int64)  # a stack of free slots
+        self._n_free = MIN_ROOM
         for name, dtype in self.slot_columns.items():
-            setattr(self, name, np.empty(_ROOM, dtype=dtype))
+            setattr(self, name, np.empty(MIN_ROOM, dtype=dtype))
 
     def oldest(self) -> Key | None:
         """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
@@ -99,7 +107,7 @@ class SlotStore(KeyOrder):
         super()._reserve(k)
         if self._n_free < k:
             n, old = len(self), len(self._arrival)
-            room = max(2 * old, n + k)
+            room = max(GROWTH * old, n + k)
             for name in self.slot_columns:
                 column = getattr(self, name)
                 grown = np.empty(room, dtype=column.dtype)
@@ -109,6 +117,23 @@ class SlotStore(KeyOrder):
             free[: self._n_free] = self._free[: self._n_free]
             free[self._n_free : self._n_free + room - old] = np.arange(room - 1, old - 1, -1)
             self._free, self._n_free = free, self._n_free + room - old
+
+    def _fit(self) -> None:
+        """Shrink the slots once a quarter of them or less are used: the raw tuples renumbered
+        ``0..`` in key order (what free slots referred to is let go)."""
+        super()._fit()
+        n = len(self)
+        if shrinks(len(self._arrival), n):
+            live, room = self._slot[self._head : self._end], grown(n)
+            for name in self.slot_columns:
+                column = getattr(self, name)
+                kept = np.empty(room, dtype=column.dtype)
+                kept[:n] = column[live]
+                setattr(self, name, kept)
+            self._slot[self._head : self._end] = np.arange(n)
+            self._n_free = room - n
+            self._free = np.empty(room, dtype=np.int64)
+            self._free[: self._n_free] = np.arange(room - 1, n - 1, -1)
 
     def _store(self, key: Key, group: Hashable, value: object) -> int:
         """Put a raw tuple in key order and in a free slot; the slot."""

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from workbench.kernels.coalesce_room import compacts, kept_room, moved_room, row_need
+
 __all__ = ["KIND_CODES", "eager_push", "lazy_push", "same"]
 
 KIND_CODES = {"equal": 0, "absolute": 1, "relative": 2, "increasing": 3, "quantized": 4}
@@ -125,10 +127,11 @@ def lazy_push(
 # tuple).  Runs of the transitive kinds are judged on the tuple's one value ``c_number`` (and
 # ``c_type`` the type it came as: a batch's ``batch_type``); the other kinds keep each raw
 # value in ``v_number`` beside its timestamp (``per_entry``).  ``pos`` holds ``[head, end, seq,
-# n_free_c, v_top]``: the key order's live range, the next arrival number, the free tuples on
-# ``c_free`` and the pool's first unused entry.
+# n_free_c, v_top, need]``: the key order's live range, the next arrival number, the free
+# tuples on ``c_free``, the pool's first unused entry, and the pool entries the row the kernel
+# stopped at needs.  The arrays are sized by :mod:`workbench.kernels.coalesce_room`.
 
-HEAD, END, SEQ, N_FREE_C, V_TOP = range(5)  # the slots of ``pos``
+HEAD, END, SEQ, N_FREE_C, V_TOP, NEED = range(6)  # the slots of ``pos``
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -153,6 +156,19 @@ def _after_equal(v_ts, first, n, x):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _locate(g, x, c_start, c_len, c_prev, c_next, g_head, g_tail, v_ts):
+    """Where timestamp ``x`` lands among group ``g``'s coalesced tuples: the tuple ``c`` whose
+    vector it lands in or after (-1: before all), its place ``p`` there (after its equal
+    timestamps) and the group's next tuple ``right``."""
+    c = g_tail[g]
+    while c >= 0 and v_ts[c_start[c]] > x:
+        c = c_prev[c]
+    if c < 0:
+        return c, 0, g_head[g]
+    return c, _after_equal(v_ts, c_start[c], c_len[c], x), c_next[c]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _copy_entries(dst, src, n, v_ts, v_seq, v_number, per_entry):
     """Move ``n`` pool entries from ``src`` to ``dst`` (overlapping ranges allowed)."""
     if dst < src:
@@ -172,14 +188,15 @@ def _copy_entries(dst, src, n, v_ts, v_seq, v_number, per_entry):
 @njit(cache=True, nogil=True, _nrt=False)
 def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
     """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the pool's
-    used part, else moved to its end with twice the room (the caller left enough)."""
+    used part, else moved to its end with ``moved_room`` (the caller left
+    ``row_need``)."""
     if c_cap[c] >= need:
         return
     if c_start[c] + c_cap[c] == pos[V_TOP]:
         pos[V_TOP] = c_start[c] + need
         c_cap[c] = need
         return
-    cap = max(need, 2 * c_len[c])
+    cap = moved_room(c_len[c], need)
     _copy_entries(pos[V_TOP], c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
     c_start[c] = pos[V_TOP]
     c_cap[c] = cap
@@ -188,16 +205,20 @@ def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
 
 @njit(cache=True, nogil=True)
 def _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos):
-    """Move every live vector to the front of the pool, without spare room (pool entries
-    left behind by detaches, splits and moves are reclaimed)."""
-    live = np.flatnonzero(c_code >= 0)
-    order = live[np.argsort(c_start[live])]
+    """Move every live vector to the front of the pool with the room ``kept_room`` leaves it
+    (pool entries left behind by detaches, splits and moves are reclaimed), in pool order:
+    each vector's first entry marks its tuple."""
+    owner = np.full(pos[V_TOP], -1, dtype=np.int64)
+    for c in range(c_code.shape[0]):
+        if c_code[c] >= 0:
+            owner[c_start[c]] = c
     top = 0
-    for c in order:
-        _copy_entries(top, c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
-        c_start[c] = top
-        c_cap[c] = c_len[c]
-        top += c_len[c]
+    for c in owner:
+        if c >= 0:
+            _copy_entries(top, c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
+            c_start[c] = top
+            c_cap[c] = kept_room(c_len[c], c_cap[c])
+            top += c_cap[c]
     pos[V_TOP] = top
 
 
@@ -258,134 +279,99 @@ def _insert_entry(c, p, x, s, number, c_start, c_len, c_cap, v_ts, v_seq, v_numb
     c_len[c] += 1
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _split(
+    c, p, g, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number, c_type,
+    c_free, g_head, g_tail, v_ts, v_seq, v_number, per_entry,
+):  # fmt: skip
+    """splitTuple (Function 3): the entries of ``c``'s vector from ``p`` on move to a copy of
+    ``c`` linked after it; the copy."""
+    counts[SPLITS] += 1
+    rest = c_len[c] - p
+    c2 = _new_tuple(
+        g, c, c_next[c], rest, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head,
+        g_tail, pos,
+    )  # fmt: skip
+    _copy_entries(c_start[c2], c_start[c] + p, rest, v_ts, v_seq, v_number, per_entry)
+    c_len[c2] = rest
+    c_len[c] = p
+    c_number[c2] = c_number[c]
+    c_type[c2] = c_type[c]
+    return c2
+
+
 @njit(cache=True, nogil=True)
 def eager_push(
-    batch_ts,
-    batch_number,
-    batch_code,
-    order_ts,
-    order_code,
-    t_max,
-    by_tuples,
-    size,
-    counts,
-    pos,
-    c_start,
-    c_len,
-    c_cap,
-    c_prev,
-    c_next,
-    c_code,
-    c_number,
-    c_free,
-    g_head,
-    g_tail,
-    v_ts,
-    v_seq,
-    v_number,
-    per_entry,
-    kind,
-    tolerance,
-    quantum,
-    c_type,
-    batch_type,
-):
-    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over a batch, in order,
-    on coalesced tuples with timestamp vectors (addTuple, mergeTuples, splitTuple, detach:
-    Appendix A); which rows were too late, and the new ``t_max``.
+    batch_ts, batch_number, batch_code, first, late, order_ts, order_code, t_max, by_tuples,
+    size, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number, c_free, g_head,
+    g_tail, v_ts, v_seq, v_number, per_entry, kind, tolerance, quantum, c_type, batch_type,
+):  # fmt: skip
+    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over a batch's rows from
+    ``first`` on, in order, on coalesced tuples with timestamp vectors (addTuple, mergeTuples,
+    splitTuple, detach: Appendix A), marking the rows too late in ``late``; the row it stopped
+    at (the batch's length when done) and the new ``t_max``.
 
-    The caller leaves room for two new tuples per row, and a pool at least sixteen times the
-    window plus the batch: a row finding fewer than six free entries per live one compacts
-    the pool first.
+    Before each row it makes room (:mod:`~workbench.kernels.coalesce_room`): it compacts the
+    pool when ``compacts`` says so, and stops at a row that finds fewer than two free tuples or
+    fewer free pool entries than its ``row_need`` (left in ``pos[NEED]``): the caller grows
+    the arrays and calls it again from that row.  The caller leaves the key order room for
+    the batch.  A row's steps stay in this loop: a call passing the state's arrays costs about
+    as much as the steps.
     """
     n = batch_ts.shape[0]
-    late = np.zeros(n, dtype=np.bool_)
-    for i in range(n):
+    for i in range(first, n):
         x = batch_ts[i]
         head, end = pos[HEAD], pos[END]
-        pos[SEQ] += 1
         if _late(order_ts, head, end, t_max, by_tuples, size, x):
+            pos[SEQ] += 1
             late[i] = True
             continue
+        g = batch_code[i]
+        c, p, right = _locate(g, x, c_start, c_len, c_prev, c_next, g_head, g_tail, v_ts)
+        need = row_need(c, p, right, c_start, c_len, c_cap, pos[V_TOP])
+        if compacts(v_ts.shape[0], pos[V_TOP], end - head, need):
+            _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos)
+            need = row_need(c, p, right, c_start, c_len, c_cap, pos[V_TOP])
+        if pos[N_FREE_C] < 2 or v_ts.shape[0] - pos[V_TOP] < need:
+            pos[NEED] = need
+            return i, t_max
+        pos[SEQ] += 1
         if x < t_max:
             counts[OUT_OF_ORDER] += 1
         else:
             t_max = x
-        g = batch_code[i]
-        v = batch_number[i]
-        s = pos[SEQ] - 1
-        if v_ts.shape[0] - pos[V_TOP] < 6 * (end - head + 1):
-            _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos)
         pos[HEAD], pos[END] = _place(order_ts, order_code, head, end, x, g)
-        # the group's coalesced tuple c whose vector x lands in or after (-1: before all)
-        c = g_tail[g]
-        while c >= 0 and v_ts[c_start[c]] > x:
-            c = c_prev[c]
-        p = 0
-        right = -1
+        s = pos[SEQ] - 1
+        v = batch_number[i]
         inside = False
-        if c >= 0:  # x's place in c's vector: after its equal timestamps
-            p = _after_equal(v_ts, c_start[c], c_len[c], x)
         if c >= 0 and p < c_len[c]:  # x lands inside c, between its entries p - 1 and p
-            first = c_start[c]
+            e = c_start[c] + p
             join_a = same(
-                kind,
-                tolerance,
-                quantum,
-                _value_at(first + p - 1, c, per_entry, v_number, c_number),
-                v,
+                kind, tolerance, quantum, _value_at(e - 1, c, per_entry, v_number, c_number), v
             )
             join_b = same(
-                kind, tolerance, quantum, v, _value_at(first + p, c, per_entry, v_number, c_number)
+                kind, tolerance, quantum, v, _value_at(e, c, per_entry, v_number, c_number)
             )
-            if join_a and join_b:
+            if join_a and join_b:  # mergeTuples, inside c's vector
                 counts[MERGES] += 1
                 _insert_entry(
                     c, p, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
                 )
                 inside = True
-            else:
-                # splitTuple (Function 3): the entries from p on move to a copy c2 of c
-                counts[SPLITS] += 1
-                rest = c_len[c] - p
-                c2 = _new_tuple(
-                    g,
-                    c,
-                    c_next[c],
-                    rest,
-                    c_start,
-                    c_len,
-                    c_cap,
-                    c_prev,
-                    c_next,
-                    c_code,
-                    c_free,
-                    g_head,
-                    g_tail,
-                    pos,
-                )
-                _copy_entries(c_start[c2], c_start[c] + p, rest, v_ts, v_seq, v_number, per_entry)
-                c_len[c2] = rest
-                c_len[c] = p
-                c_number[c2] = c_number[c]
-                c_type[c2] = c_type[c]
-                right = c2
+            else:  # splitTuple: c's entries from p on move to a copy, the new right
+                right = _split(
+                    c, p, g, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number,
+                    c_type, c_free, g_head, g_tail, v_ts, v_seq, v_number, per_entry,
+                )  # fmt: skip
         else:
-            right = c_next[c] if c >= 0 else g_head[g]
             join_a = c >= 0 and same(
-                kind,
-                tolerance,
-                quantum,
-                _value_at(c_start[c] + c_len[c] - 1, c, per_entry, v_number, c_number),
-                v,
-            )
+                kind, tolerance, quantum,
+                _value_at(c_start[c] + c_len[c] - 1, c, per_entry, v_number, c_number), v,
+            )  # fmt: skip
             join_b = right >= 0 and same(
-                kind,
-                tolerance,
-                quantum,
-                v,
+                kind, tolerance, quantum, v,
                 _value_at(c_start[right], right, per_entry, v_number, c_number),
-            )
+            )  # fmt: skip
         if inside:  # merged between two entries of c's vector
             pass
         elif join_a:  # mergeTuples: x joins c's vector at its end (and bridges to right)
@@ -409,21 +395,9 @@ def eager_push(
         else:  # addTuple: x starts a coalesced tuple of its own
             counts[INSERTS] += 1
             cx = _new_tuple(
-                g,
-                c,
-                right,
-                1,
-                c_start,
-                c_len,
-                c_cap,
-                c_prev,
-                c_next,
-                c_code,
-                c_free,
-                g_head,
-                g_tail,
-                pos,
-            )
+                g, c, right, 1, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head,
+                g_tail, pos,
+            )  # fmt: skip
             _insert_entry(
                 cx, 0, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
             )
@@ -433,7 +407,7 @@ def eager_push(
             order_ts, order_code, t_max, by_tuples, size, counts, pos,
             c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head, g_tail,
         )  # fmt: skip
-    return late, t_max
+    return n, t_max
 
 
 @njit(cache=True, nogil=True, _nrt=False)
