@@ -21,8 +21,9 @@ caller grows the pool and calls it again from there.  A moved vector gets one sp
 the next compaction waits until that many entries have been taken (both amortised).
 
 The kernels compile these constants in, and numba's on-disk cache follows only the file of
-the function it caches: after changing a constant here, delete the cached
-``workbench/kernels/__pycache__/coalesce.*.nbi`` / ``.nbc`` (or touch ``coalesce.py``).
+the function it caches: ``./dev setup`` empties the kernels' cache whenever any file of
+``workbench/kernels/`` changes; outside it, delete ``workbench/kernels/__pycache__/*.nbi`` and
+``*.nbc`` after changing a constant here.
 
 >>> grown(100), shrinks(1000, 200), shrinks(1000, 300)
 (200, True, False)
