@@ -230,6 +230,10 @@ class ArrayExtent(WindowExtent):
 
     # -- room: doubling when full, halving at a quarter ---------------------------------------
 
+    def _fit(self) -> None:
+        """Nothing after an update: the arrays are fitted before each arrival
+        (:meth:`_make_room`); the array extent keeps no key order of its own."""
+
     def _make_room(self) -> None:
         """Before an arrival in the window, unless
         :func:`~workbench.kernels.coalesce_array.room_ok` (the test the kernel stops for): the
@@ -578,9 +582,11 @@ class ArrayExtent(WindowExtent):
         included), the cursors, and the Python objects held (the group index and the group
         objects, :func:`~workbench.coalesce.window.object_bytes`)."""
         arrays = (*self._tuples, *self._vectors, self._pos)
-        return sum(a.nbytes for a in arrays) + object_bytes(
-            [self._codes, self._groups, *self._groups]
-        )
+        return sum(a.nbytes for a in arrays) + object_bytes(self._referenced())
+
+    def _referenced(self) -> list[object]:
+        """The group index and the group objects (``allocated_bytes``)."""
+        return [self._codes, self._groups, *self._groups]
 
 
 def _empty_tuples(room: int) -> Tuples:
