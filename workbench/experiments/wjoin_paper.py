@@ -501,7 +501,8 @@ def _work(runs: pd.DataFrame, case: str, mechanism: str) -> str:
         + f", peak {r.loc[a, 'peak_buffered']:,.0f} buffered"
         for a in r.index
     ]
-    return f"{mechanism}: " + "; ".join(parts)
+    results = r["results_per_tuple"].iloc[0]  # the same for all: the same results
+    return f"{mechanism}: " + "; ".join(parts) + f" ({results:.2g} results per tuple)"
 
 
 def _figure6_row(runs: pd.DataFrame, impl: str, fig: str, probe: float, refine: int) -> dict:
