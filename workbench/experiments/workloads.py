@@ -6,7 +6,9 @@
   interval timing paper (Section 4: lengths of a few ms, a low and a high arrival rate) and
   its correlation;
 - :class:`WJoinWorkload`: synthetic integer streams with exponential gaps (W-join paper,
-  performance study); :class:`RetailWorkload`: a synthetic stand-in for its Wal-Mart sales;
+  performance study), at equal or Figure 4's unequal rates, with a key range that holds the
+  results per tuple constant as the rate grows, and delayed out-of-order arrivals;
+  :class:`RetailWorkload`: a synthetic stand-in for its Wal-Mart sales;
 - :func:`deployment_replay`: the (simulated) Intel Lab's west and east halves as two
   out-of-order streams, folded to higher rates;
 - :func:`coalescing_rows`: a coalescing stream with a given cp and oop (coalescing paper,
