@@ -138,6 +138,16 @@ TINY = PaperSettings(
 )
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("hash_window_ms", 0.0), ("max_rate", 10.0), ("refine", -1), ("ways", (1, 2)),
+     ("response_rates", ())],
+)  # fmt: skip
+def test_bad_settings_name_their_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(TINY, **{field: value})
+
+
 @pytest.fixture(scope="module")
 def tiny_runs():
     return paper_runs(TINY, seed=0, progress=False)

@@ -100,6 +100,23 @@ class PaperSettings:
     results_per_tuple: float = 1.0
     delay_windows: float = 0.25
 
+    def __post_init__(self) -> None:
+        for name in ("nested_window_ms", "hash_window_ms", "windows", "start_rate", "probe_rate"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} = {value!r} must be a positive number")
+        if not self.max_rate >= self.start_rate:
+            raise ValueError(f"max_rate = {self.max_rate!r} is below start_rate")
+        if self.refine < 0 or self.max_tuples < 1 or self.response_tuples < 1:
+            raise ValueError(
+                f"refine = {self.refine!r}, max_tuples = {self.max_tuples!r}, response_tuples = "
+                f"{self.response_tuples!r}: refine must be >= 0, the tuple counts >= 1"
+            )
+        if not self.ways or not all(2 <= m <= 6 for m in self.ways):
+            raise ValueError(f"ways = {self.ways!r} must be joins of 2 to 6 streams")
+        if not self.response_rates or min(self.response_rates) <= 0:
+            raise ValueError(f"response_rates = {self.response_rates!r} must be positive rates")
+
     def workload(self, window_ms: float, **changes: Any) -> WJoinWorkload:
         """The workload of a case with window ``window_ms`` (``changes``: its other fields)."""
         base = WJoinWorkload(
