@@ -26,7 +26,7 @@ def parser() -> argparse.ArgumentParser:
         "interval": "the five interval correlation algorithms at each arrival rate (the grid "
         "of WORKBENCH_SCALE: ci or paper)",
         "wjoin": "BEW vs FEW by rate and by streams, GCA vs LCA and modified BEW across windows, "
-        "the retail stand-in, fast vs paper mechanisms",
+        "the retail stand-in, fast vs paper mechanisms; the paper's settings with verdicts",
         "coalesce": "eager vs lazy coalescing, cost surfaces",
         "month": "the whole simulated month through tight PTJoin, at each delta",
         "spark": "joins by time ranges vs the write floor and the stream-stream queries, per "
@@ -82,6 +82,17 @@ def parser() -> argparse.ArgumentParser:
     iv.add_argument("--max-results", type=int, help="pairs per run at most (shortens runs)")
     wj.add_argument("--max-rate", type=float, help="highest rate tried (python)")
     wj.add_argument("--compiled-max-rate", type=float, help="highest rate tried (compiled)")
+    wj.add_argument(
+        "--scale",
+        choices=("ci", "paper"),
+        help="sizes of the paper-settings part (default: WORKBENCH_SCALE, else ci); paper: "
+        "2 s nested-loop and one-minute hash windows, compiled engine",
+    )
+    wj.add_argument(
+        "--paper-only",
+        action="store_true",
+        help="run only the experiments at the paper's settings (both mechanisms, verdicts)",
+    )
     co.add_argument("--tuples", type=int, help="tuples timed at cp 0.5, oop 0.1")
     co.add_argument("--grid-tuples", type=int, help="tuples per cp x oop cell")
     co.add_argument(

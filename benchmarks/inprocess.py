@@ -9,6 +9,7 @@ run, and the ratio is printed beside the goal.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
@@ -60,7 +61,15 @@ from workbench.experiments.coalescing_memory import allocated_bytes_by_cp
 from workbench.experiments.coalescing_selection import what_if_array_costs
 from workbench.experiments.coalescing_verdicts import Section7Run, reproduced_rows, run_section7
 from workbench.experiments.month import delta_sweep, month_join
-from workbench.experiments.scale import scale
+from workbench.experiments.scale import SCALE_ENV, Scale, scale
+from workbench.experiments.wjoin_paper import (
+    PaperRuns,
+    PaperSettings,
+    few_over_bew,
+    paper_runs,
+    paper_settings,
+    verdicts,
+)
 from workbench.operators import PTJoin
 from workbench.paper_examples import Example5Setting
 
@@ -253,18 +262,119 @@ def _sweep_line(name: str, sweep: pd.DataFrame, max_rate: float) -> str:
 
 
 def bench_wjoin(
-    max_rate: float = 64_000.0, compiled_max_rate: float = 8_192_000.0, seed: int = 0
+    max_rate: float = 64_000.0,
+    compiled_max_rate: float = 8_192_000.0,
+    seed: int = 0,
+    scale: Scale | None = None,
+    paper_only: bool = False,
 ) -> BenchReport:
     """BEW vs FEW (nested and hash) against the number of streams, GCA vs LCA and
     conservative vs modified BEW across window sizes, the retail stand-in's execution time
     against output tuples, and the fast mechanisms against the paper's (W-join paper,
     Sections 3-5 and its performance study), by the python reference and the compiled
-    kernels.
+    kernels; then the experiments at the paper's settings for both mechanisms and their
+    verdicts (:mod:`workbench.experiments.wjoin_paper`), sized by ``scale`` (ci or paper;
+    default: ``WORKBENCH_SCALE``).  ``paper_only`` runs only those.
 
     For each join the aggregate arrival rate doubles from 250 tuples/s until the measured
     capacity (tuples/s of processing, after one window of warm-up) no longer covers it, or
     past ``max_rate`` (python) / ``compiled_max_rate`` (compiled).
     """
+    if scale is not None:
+        os.environ[SCALE_ENV] = scale
+    sweeps = None if paper_only else _bench_wjoin_sweeps(max_rate, compiled_max_rate, seed)
+    paper = _bench_wjoin_paper(seed)
+    if sweeps is None:
+        return paper
+    figures = {**sweeps.figures, **paper.figures}
+    return BenchReport("wjoin", (*sweeps.lines, *paper.lines), figures)
+
+
+def _bench_wjoin_paper(seed: int) -> BenchReport:
+    """The experiments at the paper's settings, both mechanisms: tables and verdicts."""
+    settings = paper_settings()
+    with Stages("bench wjoin: paper's settings", 1) as stages:
+        stages.begin(f"{scale()} scale, {settings.engine} engine")
+        runs = paper_runs(settings, seed=seed, progress=True)
+    table = verdicts(runs)
+    lines = [*_paper_setting_lines(settings, seed), *_paper_table_lines(runs)]
+    lines.append("  Reproduced? (each mechanism: whether the claim held, and its figures)")
+    for row in table.itertuples(index=False):
+        result, claim, paper, fast, verdict, reason = row
+        lines += [
+            f"    {result}: {verdict}",
+            f"      the paper: {claim}",
+            f"      paper's mechanism: {paper}",
+            f"      fast mechanism:    {fast}",
+            f"      measured: {reason}",
+        ]
+    figures = {
+        "paper_settings": {"scale": scale(), **asdict(settings)},
+        "paper_figure6": runs.figure6,
+        "paper_few_over_bew": few_over_bew(runs.figure6),
+        "paper_figure4": runs.figure4,
+        "paper_delayed": runs.delayed,
+        "paper_variants": runs.variants,
+        "paper_figure7": runs.figure7,
+        "paper_verdicts": table,
+    }
+    return BenchReport("wjoin", tuple(lines), figures)
+
+
+def _paper_setting_lines(s: PaperSettings, seed: int) -> list[str]:
+    """What the paper-settings part ran, and how its figures are found."""
+    return [
+        f"W-join at the paper's settings ({scale()} scale, WORKBENCH_SCALE or --scale; seed "
+        f"{seed}), engine {s.engine}, both mechanisms (paper, fast) on the same streams:",
+        f"  windows: nested loop {s.nested_window_ms:g} ms, hash {s.hash_window_ms:g} ms; runs of "
+        f"{s.windows:g} windows, at most {s.max_tuples:,} tuples; keys scaled so that each tuple "
+        f"completes {s.results_per_tuple:g} result(s) on average at every rate",
+        f"  max sustainable: the rate doubles from {s.start_rate:,.0f}/s (up to "
+        f"{s.max_rate:,.0f}/s) until the capacity (tuples over the run's total busy time, "
+        f"flush included) falls below it, then {s.refine} geometric bisection(s); counters per "
+        f"tuple at {s.probe_rate:,.0f}/s",
+    ]
+
+
+def _paper_table_lines(runs: PaperRuns) -> list[str]:
+    """Figure 6's maximum sustainable rates and FEW / BEW, then every case's figures."""
+    lines = ["  Figure 6: max sustainable (tuples/s) and FEW / BEW, by mechanism"]
+    f6 = runs.figure6
+    top = f6.pivot_table(
+        index="ways", columns=["implementation", "mechanism", "algorithm"], values="max_sustainable"
+    )
+    ratio = few_over_bew(f6, ("ways", "implementation", "mechanism")).pivot_table(
+        index="ways", columns=["implementation", "mechanism"], values="few_over_bew"
+    )
+    lines += _indented(top.round(0).to_string(), 4)
+    lines += _indented(ratio.round(2).to_string(), 4)
+    cols = [
+        "algorithm", "mechanism", "strategy", "max_sustainable", "comparisons",
+        "visited_inside", "visited_outside", "peak_buffered", "response_ms", "results",
+    ]  # fmt: skip
+    for name, frame in (
+        ("Figure 6, per tuple at the probe rate", f6),
+        ("Figure 4: unequal rates beside equal", runs.figure4),
+        ("delayed tuples", runs.delayed),
+        ("Section 5: GCA vs LCA, graph join", runs.variants),
+    ):
+        lines.append(f"  {name}")
+        lines += _indented(frame.set_index(["case"])[cols].round(2).to_string(), 4)
+    lines.append("  Figure 7: mean response time (ms), hash, one call per tuple")
+    response = runs.figure7.pivot_table(
+        index="rate", columns=["algorithm", "mechanism"], values="response_ms"
+    )
+    lines += _indented(response.round(3).to_string(), 4)
+    return lines
+
+
+def _indented(text: str, spaces: int) -> list[str]:
+    """A block of text as lines indented by ``spaces``."""
+    return [" " * spaces + line for line in text.splitlines()]
+
+
+def _bench_wjoin_sweeps(max_rate: float, compiled_max_rate: float, seed: int) -> BenchReport:
+    """The sweeps of :func:`bench_wjoin` before the paper's settings (both engines)."""
     ways, w, m, rates = (
         (2, 3, 4, 5),
         CAPACITY_WORKLOAD,

@@ -13,6 +13,8 @@ dashboard.
 - :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps (against the rate and the
   number of streams), response times, GCA/LCA across window sizes, the retail stand-in,
   fast vs paper mechanisms;
+- :mod:`~workbench.experiments.wjoin_paper`: the W-join experiments at the paper's settings
+  (Figures 4, 6, 7, delayed tuples, Section 5), both mechanisms, and their verdicts;
 - :mod:`~workbench.experiments.coalescing`: coalescing throughput, the model's cost surfaces
   (Figures 3 and 4), the deployment;
 - :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs timed per (cp, oop) on

@@ -72,21 +72,31 @@ def wjoin_measures(
 ) -> dict[str, float]:
     """One timed replay of tuples (times in ms, ``batch`` per call) through a BEW or FEW join
     (W-join performance study): ``capacity`` (tuples per busy second after ``warm_ms`` of
-    stream time: buffers in steady state), mean ``response_ms``, ``results`` and
-    ``comparisons`` per tuple.
+    stream time: buffers in steady state), ``busy_s`` (every call's service time, the flush
+    included), mean ``response_ms``, ``results``, and per tuple
+    ``results_per_tuple``, ``comparisons``, ``visited_inside`` and ``visited_outside`` (buffered
+    tuples the search met inside and outside the period: Section 3.1's Figure 4 discussion),
+    with ``peak_buffered`` (the most tuples held at once; the operator's counters, 0 where a
+    mechanism does not count them).
 
     >>> rows = WJoinWorkload(200.0, 3, 1.0).streams(np.random.default_rng(0), 2, 1000.0)
     >>> op = BEWJoin(constraints=WindowConstraints.uniform(2, 50.0), max_delay=[0.0, 0.0])
     >>> m = wjoin_measures(op, rows)
-    >>> sorted(m), m["results"] > 0
-    (['capacity', 'comparisons', 'response_ms', 'results'], True)
+    >>> sorted(m)[:4], m["results"] > 0
+    (['busy_s', 'capacity', 'comparisons', 'peak_buffered'], True)
     """
     p = profile_wjoin(op, rows, clock=clock, batch=batch)
+    n, c = max(len(rows), 1), p.counters
     return {
         "capacity": p.capacity(warm_ms),
+        "busy_s": p.seconds,
         "response_ms": p.mean_response_ms(),
         "results": p.results,
-        "comparisons": p.counters.comparisons / max(len(rows), 1),
+        "results_per_tuple": p.results / n,
+        "comparisons": c.comparisons / n,
+        "visited_inside": c.visited_inside / n,
+        "visited_outside": c.visited_outside / n,
+        "peak_buffered": c.peak_buffered,
     }
 
 

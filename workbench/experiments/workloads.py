@@ -6,7 +6,9 @@
   interval timing paper (Section 4: lengths of a few ms, a low and a high arrival rate) and
   its correlation;
 - :class:`WJoinWorkload`: synthetic integer streams with exponential gaps (W-join paper,
-  performance study); :class:`RetailWorkload`: a synthetic stand-in for its Wal-Mart sales;
+  performance study), at equal or Figure 4's unequal rates, with a key range that holds the
+  results per tuple constant as the rate grows, and delayed out-of-order arrivals;
+  :class:`RetailWorkload`: a synthetic stand-in for its Wal-Mart sales;
 - :func:`deployment_replay`: the (simulated) Intel Lab's west and east halves as two
   out-of-order streams, folded to higher rates;
 - :func:`coalescing_rows`: a coalescing stream with a given cp and oop (coalescing paper,
@@ -155,45 +157,129 @@ class IntervalWorkload:
 
 @dataclass(frozen=True)
 class WJoinWorkload:
-    """Synthetic integer streams of the W-join performance study: equality joins over keys
-    ``0..keys-1``, exponential gaps, ``windows`` windows of ``window_ms`` of stream time per
-    run.
+    """Synthetic integer streams of the W-join performance study (Section 4.1: "a sequence of
+    integers whose inter-arrival times follow an exponential distribution"): equality joins
+    over keys ``0..keys-1``, ``windows`` windows of ``window_ms`` of stream time per run (at
+    most ``max_tuples`` tuples: a shorter run at high rates).
+
+    The paper's settings beside its equal-rate default:
+
+    - **unequal rates** (Section 3.1's Figure 4 discussion): the last ``slow_streams``
+      streams arrive ``slow_factor`` times as often as the others (:meth:`stream_rates`);
+    - **results per tuple held constant**: with ``results_per_tuple`` set, the key range
+      grows with rate x window (:meth:`key_range`) so that each tuple completes that many
+      results on average whatever the rate (a fixed range lets results, not tuples, dominate
+      the work at high rates);
+    - **delayed tuples** (Section 2.1's transaction-time arrivals): with ``max_delay_ms`` D
+      > 0 each tuple arrives ``ts + U(0, D)``, so the rows come out of timestamp order (the
+      joins then run with ``max_delay = D``).
 
     >>> rows = WJoinWorkload(window_ms=10.0, keys=5, windows=1.0).streams(
     ...     np.random.default_rng(0), 3, 3000.0)
     >>> list(rows.columns), len(rows), bool(rows["arrival"].is_monotonic_increasing)
     (['stream', 'id', 'value', 'ts', 'arrival'], 30, True)
+    >>> fig4 = WJoinWorkload(window_ms=1000.0, slow_streams=2, slow_factor=0.1)
+    >>> fig4.stream_rates(4, 2200.0).round(6).tolist()
+    [1000.0, 1000.0, 100.0, 100.0]
+    >>> scaled = WJoinWorkload(window_ms=100.0, results_per_tuple=1.0)
+    >>> scaled.key_range(3, 3000.0), scaled.key_range(3, 30000.0)   # 100 and 1,000 per window
+    (100, 1000)
     """
 
     window_ms: float = 500.0
     keys: int = 10_000
     windows: float = 3.0
+    slow_streams: int = 0
+    slow_factor: float = 0.1
+    results_per_tuple: float | None = None
+    max_delay_ms: float = 0.0
+    max_tuples: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("window_ms", "windows", "slow_factor"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} = {value!r} must be a positive number")
+        if self.keys < 1:
+            raise ValueError(f"keys = {self.keys!r} must be at least 1")
+        if self.slow_streams < 0:
+            raise ValueError(f"slow_streams = {self.slow_streams!r} must be >= 0")
+        if self.results_per_tuple is not None and not self.results_per_tuple > 0:
+            raise ValueError(f"results_per_tuple = {self.results_per_tuple!r} must be > 0")
+        if not (np.isfinite(self.max_delay_ms) and self.max_delay_ms >= 0):
+            raise ValueError(f"max_delay_ms = {self.max_delay_ms!r} must be >= 0")
+        if self.max_tuples is not None and self.max_tuples < 1:
+            raise ValueError(f"max_tuples = {self.max_tuples!r} must be at least 1")
+
+    def stream_rates(self, m: int, rate: float) -> np.ndarray:
+        """Each stream's rate (tuples/s) at aggregate ``rate``: equal, but the last
+        ``slow_streams`` at ``slow_factor`` times the others' (Figure 4)."""
+        if self.slow_streams >= m:
+            raise ValueError(f"slow_streams = {self.slow_streams!r} leaves no fast stream of {m}")
+        weight = np.where(np.arange(m) < m - self.slow_streams, 1.0, self.slow_factor)
+        return rate * weight / weight.sum()
+
+    def key_range(self, m: int, rate: float) -> int:
+        """The keys drawn from at aggregate ``rate``: ``keys``, or with ``results_per_tuple``
+        set the range K that gives each tuple that many results on average.
+
+        A tuple of stream s completes, in an m-way uniform clique, the combinations of one
+        tuple per other stream from the window before it with its key: on average
+        ``prod_j(r_j W) / K^(m-1)``; over every arrival, ``(W/K)^(m-1) m prod(r) / sum(r)``
+        (r_j in tuples per ms).  Solved for K, rounded, at least 1."""
+        if self.results_per_tuple is None:
+            return self.keys
+        r = self.stream_rates(m, rate) / 1000.0
+        mean = self.window_ms ** (m - 1) * m * np.prod(r) / r.sum()
+        return max(1, round(float((mean / self.results_per_tuple) ** (1.0 / (m - 1)))))
+
+    def expected_results_per_tuple(self, m: int, rate: float) -> float:
+        """Results per tuple the key range gives on average (:meth:`key_range`'s formula),
+        away from the streams' start."""
+        r = self.stream_rates(m, rate) / 1000.0
+        w_over_k = self.window_ms / self.key_range(m, rate)
+        return float(w_over_k ** (m - 1) * m * np.prod(r) / r.sum())
+
+    def span_ms(self, rate: float) -> float:
+        """Stream time per run: ``windows`` windows, shortened to ``max_tuples`` tuples."""
+        span = self.windows * self.window_ms
+        if self.max_tuples is not None:
+            span = min(span, 1000.0 * self.max_tuples / rate)
+        return span
 
     def streams(self, rng: np.random.Generator, m: int, rate: float) -> pd.DataFrame:
-        """m synchronous streams at aggregate ``rate`` tuples/s, as tuples (``stream``,
-        ``id``, ``value``, ``ts``, ``arrival``) in arrival order; ids are unique over all
-        streams, times in ms, every tuple arriving at its timestamp."""
-        gap_ms = 1000.0 * m / rate
-        per_stream = max(1, int(self.windows * self.window_ms / gap_ms))
+        """m streams at aggregate ``rate`` tuples/s, as tuples (``stream``, ``id``,
+        ``value``, ``ts``, ``arrival``) in arrival order; ids are unique over all streams,
+        times in ms; every tuple arrives at its timestamp, or up to ``max_delay_ms`` later."""
+        keys, span = self.key_range(m, rate), self.span_ms(rate)
         stamps, values = [], []
-        for _ in range(m):
-            stamps.append(np.cumsum(rng.exponential(gap_ms, per_stream)))
-            values.append(rng.integers(0, self.keys, per_stream))
-        return _wjoin_rows(stamps, values)
+        for r in self.stream_rates(m, rate):
+            gap_ms = 1000.0 / r
+            count = max(1, int(span / gap_ms))
+            stamps.append(np.cumsum(rng.exponential(gap_ms, count)))
+            values.append(rng.integers(0, keys, count))
+        delays = None
+        if self.max_delay_ms > 0:
+            delays = [rng.uniform(0.0, self.max_delay_ms, len(ts)) for ts in stamps]
+        return _wjoin_rows(stamps, values, delays)
 
 
-def _wjoin_rows(stamps: list[np.ndarray], values: list[np.ndarray]) -> pd.DataFrame:
+def _wjoin_rows(
+    stamps: list[np.ndarray], values: list[np.ndarray], delays: list[np.ndarray] | None = None
+) -> pd.DataFrame:
     """Each stream's timestamps and values as multi-way join tuples (``stream``, ``id``,
     ``value``, ``ts``, ``arrival``) in arrival order: ids numbered stream after stream, every
-    tuple arriving at its timestamp (valid time, W-join Section 2.1)."""
+    tuple arriving at its timestamp (valid time, W-join Section 2.1) or ``delays`` later."""
     parts, first = [], 0
     for s, (ts, value) in enumerate(zip(stamps, values, strict=True)):
         ids = first + np.arange(len(ts))
         first += len(ts)
-        parts.append(pd.DataFrame({"stream": s, "id": ids, "value": value, "ts": ts}))
+        arrival = ts if delays is None else ts + delays[s]
+        parts.append(
+            pd.DataFrame({"stream": s, "id": ids, "value": value, "ts": ts, "arrival": arrival})
+        )
     rows = pd.concat(parts, ignore_index=True)
-    rows = rows.sort_values(["ts", "stream", "id"], kind="stable", ignore_index=True)
-    return rows.assign(arrival=rows["ts"])
+    return rows.sort_values(["arrival", "stream", "id"], kind="stable", ignore_index=True)
 
 
 @dataclass(frozen=True)

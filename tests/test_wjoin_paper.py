@@ -1,0 +1,224 @@
+"""The W-join experiments at the paper's settings (workbench.experiments.wjoin_paper) and the
+workloads behind them: per-stream rates (Figure 4), a key range that holds the results per
+tuple constant as the rate grows, delayed out-of-order tuples; the measures at a tiny size."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.experiments import WJoinWorkload, profile_wjoin
+from workbench.experiments.wjoin_paper import (
+    MECHANISMS,
+    VERDICT_COLUMNS,
+    PaperSettings,
+    few_over_bew,
+    markdown_table,
+    max_sustainable_rate,
+    paper_runs,
+    paper_settings,
+    verdicts,
+)
+from workbench.operators import BEWJoin, FEWJoin, WindowConstraints
+from workbench.operators.oracle import brute_force_wjoin
+
+
+def test_slow_streams_arrive_at_a_tenth_of_the_rate():
+    """Figure 4: half the streams at a tenth of the others' rate, the aggregate kept."""
+    w = WJoinWorkload(window_ms=1000.0, keys=10, windows=20.0, slow_streams=2, slow_factor=0.1)
+    rates = w.stream_rates(4, 2200.0)
+    assert rates == pytest.approx([1000.0, 1000.0, 100.0, 100.0])
+    counts = w.streams(np.random.default_rng(0), 4, 2200.0)["stream"].value_counts().sort_index()
+    span_s = 20.0
+    assert counts.to_numpy() / span_s == pytest.approx(rates, rel=0.05)
+    assert WJoinWorkload().stream_rates(3, 300.0) == pytest.approx([100.0] * 3)
+
+
+@pytest.mark.parametrize(
+    ("m", "slow"),
+    [(2, 0), (3, 0), (3, 1)],
+)
+def test_the_key_range_holds_the_results_per_tuple_as_the_rate_grows(m, slow):
+    """Each tuple completes about ``results_per_tuple`` results at every rate, as counted by
+    a join; with a fixed key range the results per tuple grow with the rate instead."""
+    scaled = WJoinWorkload(window_ms=20.0, windows=60.0, results_per_tuple=0.5, slow_streams=slow)
+    wc = WindowConstraints.uniform(m, 20.0)
+    measured, fixed = [], []
+    for rate in (1000.0, 4000.0, 8000.0):
+        assert scaled.expected_results_per_tuple(m, rate) == pytest.approx(0.5, rel=0.15)
+        for workload, out in (
+            (scaled, measured),
+            (replace(scaled, results_per_tuple=None, keys=50), fixed),
+        ):
+            rows = workload.streams(np.random.default_rng(1), m, rate)
+            op = BEWJoin(constraints=wc, max_delay=[0.0] * m, implementation="hash")
+            out.append(profile_wjoin(op, rows).results / len(rows))
+    assert measured == pytest.approx([0.5] * 3, rel=0.2)
+    assert fixed[-1] > 4 * fixed[0]
+    assert scaled.key_range(m, 8000.0) > scaled.key_range(m, 1000.0)
+
+
+def test_delays_are_bounded_and_out_of_order_and_joined_exactly():
+    """Arrivals lag timestamps by 0..D, rows come in arrival order with timestamps out of
+    order; BEW and FEW under both mechanisms, told D, drop nothing as late and find exactly
+    the brute-force result set."""
+    d = 5.0
+    w = WJoinWorkload(window_ms=10.0, keys=8, windows=6.0, max_delay_ms=d)
+    rows = w.streams(np.random.default_rng(2), 3, 3000.0)
+    lag = rows["arrival"] - rows["ts"]
+    assert lag.min() >= 0.0 and lag.max() <= d and lag.max() > d / 2
+    assert rows["arrival"].is_monotonic_increasing and not rows["ts"].is_monotonic_increasing
+    wc = WindowConstraints.uniform(3, 10.0)
+    by_stream = [rows[rows["stream"] == s] for s in range(3)]
+    expected = brute_force_wjoin(
+        [r["value"].tolist() for r in by_stream],
+        [r["ts"].tolist() for r in by_stream],
+        [r["id"].tolist() for r in by_stream],
+        wc,
+    )
+    assert len(expected) > 10
+    for cls in (BEWJoin, FEWJoin):
+        for mechanism in MECHANISMS:
+            op = cls(constraints=wc, max_delay=[d] * 3, mechanism=mechanism)
+            p = profile_wjoin(op, rows)
+            assert op.counters.late == 0
+            assert {tuple(r) for r in p.ids.tolist()} == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("window_ms", 0.0),
+        ("keys", 0),
+        ("slow_streams", -1),
+        ("results_per_tuple", 0.0),
+        ("max_delay_ms", -1.0),
+        ("max_tuples", 0),
+    ],
+)
+def test_a_bad_workload_names_its_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        WJoinWorkload(**{field: value})
+    with pytest.raises(ValueError, match="slow_streams"):
+        WJoinWorkload(slow_streams=3).stream_rates(3, 100.0)
+
+
+def test_max_sustainable_rate_doubles_then_bisects():
+    """A join of capacity 5,000/s: kept up with 1,000, 2,000, 4,000, not 8,000; bisection
+    then tries 5,657 (no) and 4,757 (yes): the best rate found, within 1.19x of the truth."""
+    tried: list[float] = []
+
+    def capacity(rate: float) -> float:
+        tried.append(rate)
+        return 5000.0
+
+    best, saturated = max_sustainable_rate(capacity, 1000.0, 64000.0, 2)
+    assert (best, saturated) == (pytest.approx(np.sqrt(4000 * np.sqrt(4000 * 8000))), True)
+    assert tried[:4] == [1000.0, 2000.0, 4000.0, 8000.0]
+    assert tried[4:] == pytest.approx([np.sqrt(4000 * 8000), np.sqrt(4000 * np.sqrt(4000 * 8000))])
+    assert max_sustainable_rate(lambda r: 10.0, 1000.0, 4000.0, 3) == (0.0, True)
+
+
+TINY = PaperSettings(
+    nested_window_ms=10.0,
+    hash_window_ms=10.0,
+    windows=3.0,
+    max_tuples=300,
+    start_rate=2000.0,
+    max_rate=4000.0,
+    refine=1,
+    probe_rate=2000.0,
+    response_rates=(1000.0, 4000.0),
+    response_tuples=200,
+    engine="python",
+    ways=(2, 3),
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("hash_window_ms", 0.0), ("max_rate", 10.0), ("refine", -1), ("ways", (1, 2)),
+     ("response_rates", ())],
+)  # fmt: skip
+def test_bad_settings_name_their_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(TINY, **{field: value})
+
+
+@pytest.fixture(scope="module")
+def tiny_runs():
+    return paper_runs(TINY, seed=0, progress=False)
+
+
+def test_both_mechanisms_give_the_same_results_in_every_case(tiny_runs):
+    for frame in (tiny_runs.figure6, tiny_runs.figure4, tiny_runs.delayed, tiny_runs.variants):
+        assert set(frame["mechanism"]) == set(MECHANISMS)
+        assert frame.groupby(["form", "case"])["results"].nunique().eq(1).all()
+    assert tiny_runs.figure7.groupby("rate")["results"].nunique().eq(1).all()
+    assert (tiny_runs.figure6["results"] > 0).all()
+    assert not (
+        (tiny_runs.variants["algorithm"] == "FEWJoin")
+        & (tiny_runs.variants["strategy"] == "modified")
+    ).any()
+
+
+def test_few_over_bew_and_the_verdicts_come_from_the_runs(tiny_runs):
+    ratio = few_over_bew(tiny_runs.figure6)
+    assert len(ratio) == 2 * 2 * 2  # 2 ways x 2 implementations x 2 mechanisms
+    assert np.isfinite(ratio["few_over_bew"]).all() and (ratio["few_over_bew"] > 0).all()
+    table = verdicts(tiny_runs)
+    assert list(table.columns) == list(VERDICT_COLUMNS)
+    assert table["result"].tolist() == [
+        "Figure 4, unequal rates",
+        "Figure 6(a), hash",
+        "Figure 6(b), nested",
+        "Figure 7, low rates",
+        "Figure 7, crossing",
+        "Figure 7, FEW",
+        "Delayed tuples (3-way, D = 2.5 ms)",
+        "Section 5.2, graph join",
+        "Section 5.1, GCA vs LCA",
+    ]
+    assert table["verdict"].str.match(r"(reproduced|not reproduced)").all()
+    assert table["measured reason"].str.len().gt(20).all()
+    text = markdown_table(table)
+    assert text.count("\n") == len(table) + 1
+
+
+def test_the_settings_follow_the_scale_switch(monkeypatch):
+    monkeypatch.delenv("WORKBENCH_SCALE", raising=False)
+    ci = paper_settings()
+    monkeypatch.setenv("WORKBENCH_SCALE", "paper")
+    paper = paper_settings()
+    assert (ci.engine, paper.engine) == ("python", "compiled")
+    assert paper.hash_window_ms == 60_000.0 and paper.nested_window_ms >= 1000.0
+    assert paper.max_tuples > ci.max_tuples and paper.ways == (2, 3, 4, 5)
+
+
+def test_markdown_table_escapes_and_formats():
+    frame = pd.DataFrame({"x": [1234.5], "y": ["a|b"]})
+    assert markdown_table(frame).splitlines()[-1] == "| 1,234.50 | a\\|b |"
+
+
+def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys):
+    """``./dev bench wjoin --paper-only [--scale S] [--json]``: the tables, the verdicts and
+    the frames as JSON (tiny settings in place of the scale's)."""
+    import json
+
+    from benchmarks import inprocess
+    from benchmarks.cli import main
+
+    monkeypatch.setenv("WORKBENCH_SCALE", "ci")  # restored after the test
+    monkeypatch.setattr(inprocess, "paper_settings", lambda: TINY)
+    assert main(["wjoin", "--paper-only", "--scale", "paper"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("W-join at the paper's settings (paper scale")
+    assert "Figure 6: max sustainable" in out and "Reproduced?" in out
+    assert out.count("      the paper: ") == 9
+    assert main(["wjoin", "--paper-only", "--scale", "ci", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["figures"]
+    assert doc["paper_settings"]["scale"] == "ci" and doc["paper_settings"]["ways"] == [2, 3]
+    assert len(doc["paper_verdicts"]) == 9 and len(doc["paper_figure6"]) == 2 * 2 * 2 * 2
