@@ -31,6 +31,7 @@ from workbench.kernels.wjoin_store import (
     NIL,
     POOL_B_NEWER,
     POOL_ID,
+    POOL_TS,
     Store,
     drop_before,
     find,
@@ -487,12 +488,14 @@ def wjoin_batch(batch, st, p, state, sc, until, out):
 def warm_up() -> None:
     """Compile (or load from the on-disk cache) :func:`wjoin_batch` for the one signature
     the operators call it with, outside any timed region."""
-    from workbench.operators.wbuffers import FifoBuffers, HashBuffers
-
-    fifo, table = FifoBuffers(2, capacity=0), HashBuffers(2, capacity=2, keys=0)  # as _NO_HASH
+    fifo = (np.zeros((2, 0)), *(np.zeros((2, 0), np.int64) for _ in range(3)))
+    ints = np.full((2, 8), NIL, dtype=np.int64)  # an empty pool of two slots, as _NO_HASH's
+    lists = np.full((2, 3), NIL, dtype=np.int64)
+    lists[:, 2] = 0
     st = Store(
-        False, fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
-        table.ts, table.ints, table.lists, table.buckets, table.free, table.nfree,
+        False, *fifo, np.zeros((2, 2), np.int64),
+        ints.view(np.float64)[:, POOL_TS], ints, lists, np.zeros((2, 0, 2), np.int64),
+        np.arange(1, -1, -1, dtype=np.int64), np.array([2], dtype=np.int64),
     )  # fmt: skip
     i, f = np.zeros(0, np.int64), np.zeros(0)
     square = np.zeros((2, 2))
