@@ -104,6 +104,16 @@ PLANS: dict[str, Run | Serve | Listed] = {
         out="eager",
     ),
     "./dev bench month": Run(CHECKOUT, "--prefix 2000", out="pairs"),
+    "./dev bench wjoin --paper-only": Run(CHECKOUT, out="FEW"),
+    "./dev bench wjoin --paper-only --scale paper": Listed(
+        "the papers' sizes run for hours on 2 cores; the line without --scale runs the same "
+        "experiments at the suite's sizes"
+    ),
+    "./dev bench wjoin --paper-only --json": Run(CHECKOUT, out='"benchmark": "wjoin"'),
+    "./dev reports --paper": Listed(
+        "every notebook at the papers' sizes (an hour and more); each notebook runs at the "
+        "suite's sizes under nbmake, and the reports command runs in the line above"
+    ),
     "./dev bench spark": Listed(
         "minutes of Spark jobs at its sizes: tests/test_spark_bench.py runs its races on the "
         "suite's session, tests/test_benchmarks.py its options"
