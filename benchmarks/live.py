@@ -32,7 +32,7 @@ from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, interval_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark.job import FILES_PER_SECOND
+from workbench.app.runs.live import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
 from workbench.spark.session import (
     LIVE_SHUFFLE_PARTITIONS,

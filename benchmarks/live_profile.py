@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
-from workbench.spark.job import FILES_PER_SECOND
+from workbench.app.runs.live import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
 from workbench.spark.live_ranges import BANDS_PER_RANGE, live_pairs
 from workbench.spark.live_sink import LiveParams, write_params

@@ -16,7 +16,7 @@ from workbench.app.live_settings import LiveJoinSettings
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
 from workbench.spark.live import LiveJoin
-from workbench.spark.slots import spark_slots
+from workbench.app.runs.slots import spark_slots
 
 pytestmark = pytest.mark.spark
 

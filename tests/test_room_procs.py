@@ -26,7 +26,7 @@ from tests.support.spark_cases import in_process_pairs
 from workbench.app.dashboard import LIVE_TAB, TABS_WARM
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.operators import StreamSpec
-from workbench.spark.slots import Cancelled, Slots
+from workbench.app.runs.slots import Cancelled, Slots
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

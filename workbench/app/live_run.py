@@ -2,7 +2,7 @@
 Section 3) over a replayed data set, started, paused, steered and stopped, on the shared
 :class:`~workbench.app.spark_control.SparkControl`.
 
-The run goes through a :class:`~workbench.spark.job.LiveSession`, which runs the replay and the
+The run goes through a :class:`~workbench.app.runs.live.LiveSession`, which runs the replay and the
 LiveJoin in its worker thread: starting (the JVM, the data, the queries), steering that may
 restart a query, stopping and collecting the figures go there in the order asked; polling on
 the server thread moves what finished into the run (``Buffer``/``Pipe`` streams, the latest
@@ -39,7 +39,7 @@ from workbench.viz.live import (
 
 if TYPE_CHECKING:
     from workbench.data.streams import ReplayedStreams
-    from workbench.spark.job import LiveSession, RunSettings, Snapshot, Started, Steered
+    from workbench.app.runs.live import LiveSession, RunSettings, Snapshot, Started, Steered
     from workbench.spark.live import LiveJoin
 
 __all__ = ["LiveRun"]
@@ -94,7 +94,7 @@ class LiveRun(SparkControl):
         return self.state
 
     def _make_job(self) -> LiveSession:
-        from workbench.spark.job import LiveSession  # pyspark loads here, not with the page
+        from workbench.app.runs.live import LiveSession  # pyspark loads here, not with the page
 
         return LiveSession(on_failure=self.fail)
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.app.runs.replay import ReplayJob, SessionFactory
 from workbench.events import sort_pairs
 from workbench.experiments import profile_wjoin
 from workbench.operators import BEWJoin
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.replay_job import ReplayJob, SessionFactory
 from workbench.spark.wjoin import result_schema, wjoin_query
 
 __all__ = ["WJoinJob", "WJoinSnapshot", "bew_results"]
@@ -63,7 +63,7 @@ class WJoinSnapshot:
     replayed: int
     total: int
     metrics: pd.DataFrame
-    """One row per micro-batch (:data:`~workbench.spark.replay_job.METRICS`)."""
+    """One row per micro-batch (:data:`~workbench.app.runs.replay.METRICS`)."""
     caught_up: bool
 
     @property

@@ -4,7 +4,7 @@ metrics and rejects; the end of a run; one worker thread that does it all in the
 
 Every action of a :class:`LiveSession` (:meth:`~LiveSession.start`, :meth:`~LiveSession.steer`,
 :meth:`~LiveSession.pace`, ...) runs on the calling thread; the session is a
-:class:`~workbench.spark.worker.Worker`, so :meth:`~LiveSession.submit` queues one for its
+:class:`~workbench.app.runs.worker.Worker`, so :meth:`~LiveSession.submit` queues one for its
 worker thread instead and :meth:`~LiveSession.poll` hands the results back on the polling thread
 (the dashboard's server thread, which Spark then never blocks).  A failure of queued work stops
 the run (:meth:`~LiveSession.teardown`) and goes to ``on_failure``.
@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench.app.runs.slots import spark_slots
+from workbench.app.runs.worker import Worker
 from workbench.config import run_folder
 from workbench.config import settings as workbench_settings
 from workbench.data.replay import Replayer
@@ -40,8 +42,6 @@ from workbench.spark.damage import DamagedRun, diagnose
 from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
 from workbench.spark.session import shared_session
-from workbench.spark.slots import spark_slots
-from workbench.spark.worker import Worker
 
 __all__ = [
     "LiveFactory",

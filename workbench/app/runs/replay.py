@@ -1,9 +1,9 @@
-"""What a dashboard tab's run on Spark shares (:mod:`workbench.spark.coalesce_job`,
-:mod:`workbench.spark.wjoin_job`): the tab's records replayed as JSON-lines files into a
+"""What a dashboard tab's run on Spark shares (:mod:`workbench.app.runs.coalesce`,
+:mod:`workbench.app.runs.wjoin`): the tab's records replayed as JSON-lines files into a
 temporary folder (:class:`~workbench.data.replay.Replayer`, paced in a thread of its own), one
 streaming query reading them, its progress (pushed by a listener,
 :func:`~workbench.spark.metrics.attach_progress`), and one worker thread
-(:class:`~workbench.spark.worker.Worker`) that runs every Spark call, so the Bokeh server
+(:class:`~workbench.app.runs.worker.Worker`) that runs every Spark call, so the Bokeh server
 thread never waits on Spark.
 
 **What the query has read.**  The replay writes the records, in arrival order, as files of
@@ -32,12 +32,12 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from workbench.app.runs.slots import spark_slots
+from workbench.app.runs.worker import Worker
 from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
-from workbench.spark.slots import spark_slots
 from workbench.spark.source import stop_query
-from workbench.spark.worker import Worker
 
 __all__ = [
     "FILES_PER_SECOND",
@@ -105,7 +105,7 @@ class ReplayJob(Worker):
     """A tab's records replayed into one streaming query at a time (module docstring).
 
     Actions (:meth:`pace`, :meth:`teardown` and the subclasses' ``start``, ...) run on the
-    calling thread; queue them with :meth:`~workbench.spark.worker.Worker.submit` to run them
+    calling thread; queue them with :meth:`~workbench.app.runs.worker.Worker.submit` to run them
     in the worker.  ``on_failure`` gets what made queued work fail (the run is then torn
     down).  ``session`` makes the SparkSession (None: the dashboard's shared session);
     ``work_root`` is where the run's temporary folder goes (None: the system's default).
@@ -304,7 +304,7 @@ class ReplayJob(Worker):
 
     def collect(self, then: Callable[[Snapshot], None]) -> None:
         """Queue a ``snapshot`` as the worker's sample (not while actions are queued);
-        :meth:`~workbench.spark.worker.Worker.poll` hands it to ``then`` unless the run
+        :meth:`~workbench.app.runs.worker.Worker.poll` hands it to ``then`` unless the run
         restarted or stopped since."""
         if self.query is not None and not self.sampling and not self.pending:
             self.sample(self.snapshot, partial(self._current, then))
