@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from workbench.app.runs.live import FILES_PER_SECOND
+from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
 from workbench.spark.live import LiveJoin

@@ -25,8 +25,8 @@ from tests.support.server import dashboard_server, serving_process
 from tests.support.spark_cases import in_process_pairs
 from workbench.app.dashboard import LIVE_TAB, TABS_WARM
 from workbench.app.live_settings import LiveJoinSettings
-from workbench.operators import StreamSpec
 from workbench.app.runs.slots import Cancelled, Slots
+from workbench.operators import StreamSpec
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -19,8 +19,8 @@ from workbench.app.spark_control import STARTING, ReplayControl, failure_text
 from workbench.coalesce import Coalesced, Window
 
 if TYPE_CHECKING:
-    from workbench.spark.coalesce import CoalesceSettings
     from workbench.app.runs.coalesce import CoalesceJob, Reconfigured
+    from workbench.spark.coalesce import CoalesceSettings
 
 __all__ = ["CoalescingSpark"]
 

@@ -36,7 +36,7 @@ from typing import Literal
 
 import pandas as pd
 
-from workbench.app.runs.replay import ReplayJob, SessionFactory
+from workbench.app.runs.replay import ReplayJob, Snapshot
 from workbench.coalesce import Equivalence, Window
 from workbench.spark.coalesce import (
     EXTENT_COLUMNS,
@@ -50,6 +50,7 @@ from workbench.spark.coalesce import (
     restart_kind,
 )
 from workbench.spark.coalesce_base import tidy_extents
+from workbench.spark.session import SessionFactory
 
 __all__ = [
     "RETAIN",
@@ -106,10 +107,10 @@ class Reconfigured:
 
 
 @dataclass(frozen=True)
-class CoalesceSnapshot:
-    """The Spark view of a coalescing run and the in-process view of the same tuples."""
+class CoalesceSnapshot(Snapshot):
+    """The Spark view of a coalescing run and the in-process view of the same tuples (its
+    :attr:`metrics`: :data:`~workbench.app.runs.replay.METRICS`)."""
 
-    generation: int
     checkpoint: int
     settings: CoalesceSettings
     view: pd.DataFrame
@@ -118,10 +119,6 @@ class CoalesceSnapshot:
     """The in-process eager extent's view of the tuples the query had read by then."""
     read: int
     """Records the current checkpoint's query has read (a prefix of the replay)."""
-    replayed: int
-    total: int
-    metrics: pd.DataFrame
-    """One row per micro-batch of the run (:data:`~workbench.app.runs.replay.METRICS`)."""
     caught_up: bool
     """Whether the replay has ended and the query has read all of it."""
 
@@ -162,6 +159,7 @@ class CoalesceJob(ReplayJob):
         if not len(records):
             raise ValueError("records: no reading to replay (choose motes with values)")
         self._open(records[RECORD_COLUMNS])
+        self._listen()
         self.max_delay = float((self.records["arrival"] - self.records["t"]).max()) + 1.0
         self.settings = settings
         self._launch()
@@ -239,16 +237,16 @@ class CoalesceJob(ReplayJob):
             view, expected = self._views(rows, batch)
             self._last = (key, view, expected)
         return CoalesceSnapshot(
-            self.generation,
-            self.checkpoint,
-            s,
-            view,
-            expected,
-            rows,
-            self.replayed,
-            self.total,
-            self.metrics(),
-            self.caught_up(rows),
+            generation=self.generation,
+            replayed=self.replayed,
+            total=self.total,
+            metrics=self.metrics(),
+            checkpoint=self.checkpoint,
+            settings=s,
+            view=view,
+            expected=expected,
+            read=rows,
+            caught_up=self.caught_up(rows),
         )
 
     def _views(self, rows: int, batch: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
