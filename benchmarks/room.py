@@ -4,7 +4,7 @@ slider on each analytical tab; every wait is for the page's own change, and each
 what that session's user waited (``./dev bench room``).
 
 Playwright and a Chromium are test tooling (the ``dev`` extra; ``./dev`` installs Debian's
-``chromium``); the server and the ready labels are the tests' (:mod:`tests.support.server`).
+``chromium``); the server and the ready labels are :mod:`harness.server`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.report import BenchReport
-from tests.support.server import READY, dashboard_server, headless_shell
+from harness.server import READY, dashboard_server, headless_shell
 
 __all__ = [
     "CpuSplit",

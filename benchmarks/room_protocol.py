@@ -40,7 +40,7 @@ from benchmarks.room import (
     pauses,
     server_per_interaction,
 )
-from tests.support.server import READY, dashboard_server
+from harness.server import READY, dashboard_server
 
 __all__ = [
     "GOALS",

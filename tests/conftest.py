@@ -134,7 +134,7 @@ def server(tmp_path_factory):
 
     Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
     up and block the server."""
-    from tests.support.server import dashboard_server
+    from harness.server import dashboard_server
 
     log = tmp_path_factory.mktemp("server") / "stderr.txt"
     with dashboard_server(log) as (url, _):

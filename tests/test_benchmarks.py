@@ -128,7 +128,7 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
     """``bench room --floor`` walks the floor page like the dashboard: same tab names, each
     tab's ready label on its first slider, which redraws the tab's one figure."""
     from benchmarks.room_floor import FLOOR_APP
-    from tests.support.server import READY
+    from harness.server import READY
     from workbench.app.dashboard import TAB_BUILDERS
 
     script: dict[str, object] = {}

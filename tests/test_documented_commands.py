@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from harness.server import serving
 from tests.support.doc_commands import ROOT, documented_commands, split_env
-from tests.support.server import serving
 
 SCRATCH = "scratch"
 """A folder of the test's own, holding a link to the checkout's ``data/``: where the

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from benchmarks.room import SLIDER_TABS, run_room, summary
-from tests.support.server import chromium, dashboard_server
+from harness.server import chromium, dashboard_server
 from workbench.app.dashboard import TABS_WARM
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
