@@ -1,7 +1,9 @@
-"""A room of users on one dashboard server: browser sessions (headless Chromium through
-Playwright, one context each) open the page at once, switch through the tabs and move a
-slider on each analytical tab; every wait is for the page's own change, and each figure is
-what that session's user waited (``./dev bench room``).
+"""A room of browser users on one dashboard server (``./dev bench room``, :mod:`benchmarks.room`):
+browser sessions (headless Chromium through Playwright, one context each) open the page at
+once, switch through the tabs and move a slider on each analytical tab; every wait is for the
+page's own change, and each figure is what that session's user waited.  What a room measures
+and how it is told (:func:`measure_rooms`, :func:`summary`, the CPU's split) the protocol
+room (:mod:`benchmarks.room_protocol`) shares.
 
 Playwright and a Chromium are test tooling (the ``dev`` extra; ``./dev`` installs Debian's
 ``chromium``); the server and the ready labels are :mod:`harness.server`'s.
@@ -29,7 +31,7 @@ __all__ = [
     "SessionTimes",
     "WALK",
     "WATCH",
-    "bench_room",
+    "bench_browser_room",
     "cpu_split",
     "measure_rooms",
     "run_room",
@@ -463,14 +465,13 @@ def _described(rooms: dict[int, dict], think: float) -> list[str]:
     return lines
 
 
-def bench_room(
+def bench_browser_room(
     sessions: Sequence[int] | None = None,
     moves: int = 3,
     cycles: int = 20,
     floor: bool = False,
     think: float = 0.0,
     procs: int = 1,
-    clients: str = "browser",
 ) -> BenchReport:
     """One session, then each of ``sessions`` at once (8 by default), on one ``workbench
     dashboard`` server: the page, tab switches and slider moves as each user waits them, and
@@ -479,17 +480,11 @@ def bench_room(
     floor page (:mod:`benchmarks.room_floor`), and each median's ratio to it.  ``think``: the
     seconds each user pauses before a switch or move, on average (0: none, the issue's room).
     ``procs``: the dashboard server's processes (``WORKBENCH_SERVER_PROCS``; the floor's is
-    one).  ``clients``: ``browser`` (headless Chromium, what a person sees) or ``protocol``
-    (:func:`benchmarks.room_protocol.bench_protocol_room`: the server measured alone, rooms
-    of 1, 8 and 32 by default, no open/close cycles)."""
+    one)."""
     import tempfile
 
     from benchmarks.room_floor import floor_server
 
-    if clients == "protocol":
-        from benchmarks.room_protocol import bench_protocol_room
-
-        return bench_protocol_room(sessions or (8, 32), moves, floor, think, procs)
     sessions = sessions or (8,)
     if headless_shell() is None:
         raise RuntimeError("bench room needs Chromium on PATH (./dev installs Debian's chromium)")

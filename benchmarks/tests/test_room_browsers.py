@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from benchmarks.room import SLIDER_TABS, run_room, summary
+from benchmarks.room_browser import SLIDER_TABS, run_room, summary
 from harness.server import chromium, dashboard_server
 from workbench.app.dashboard import TABS_WARM
 
