@@ -6,7 +6,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from tests.support.server import READY
+from harness.server import READY
 from workbench.app.dashboard import TAB_BUILDERS, TITLE
 from workbench.app.panes import in_place
 

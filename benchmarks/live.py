@@ -28,11 +28,11 @@ from pyspark.sql import SparkSession
 
 from benchmarks.live_profile import profile_batches
 from benchmarks.report import BenchReport, Stages
+from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, interval_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark.job import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
 from workbench.spark.session import (
     LIVE_SHUFFLE_PARTITIONS,

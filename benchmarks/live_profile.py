@@ -19,12 +19,12 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
-from workbench.spark.job import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
+from workbench.spark.live_params import LiveParams, write_params
 from workbench.spark.live_ranges import BANDS_PER_RANGE, live_pairs
-from workbench.spark.live_sink import LiveParams, write_params
 from workbench.spark.ranges import band_reach
 from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified
 

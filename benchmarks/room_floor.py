@@ -4,7 +4,7 @@ libraries and the browsers themselves cost on the machine.
 
 Each tab of the floor page holds one figure (one line of 200 points, the dashboard's tools),
 four sliders and one sentence; its first slider redraws the line, and the tab's ready label
-(:data:`tests.support.server.READY`) names that slider.  Nothing is computed: what a session
+(:data:`harness.server.READY`) names that slider.  Nothing is computed: what a session
 waits there is what a served Panel page costs at the least.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.server import free_port, serving
+from harness.server import free_port, serving
 
 __all__ = ["FLOOR_APP", "floor_server"]
 
@@ -33,7 +33,7 @@ def floor_server(folder: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     cmd = [sys.executable, "-m", "panel", "serve", str(FLOOR_APP), "--address", "127.0.0.1"]
     cmd += ["--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}"]
     url = f"http://127.0.0.1:{port}/floor_app"
-    checkout = str(FLOOR_APP.parents[1])  # the page imports tests.support from the checkout
+    checkout = str(FLOOR_APP.parents[1])  # the page imports harness from the checkout
     path = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p)
     with serving(folder / "floor.txt", cmd, url, env={"PYTHONPATH": path}) as server:
         yield url, server

@@ -4,11 +4,11 @@ figures are the server's (on a shared machine a browser takes several times the 
 per interaction; issue 39).
 
 A user opens a session (the websocket, then ``PULL-DOC-REQ``), then walks the tabs as the
-browser room does (:func:`benchmarks.room.run_room`): it sets the Tabs model's ``active`` and
-moves each analytical tab's first slider one step, ``moves`` times, sending each change as a
-``PATCH-DOC``, as BokehJS sends a click or a key press.  Each figure is the time from sending
-that message to the arrival of the message that holds the change it causes, stamped when its
-last frame arrives:
+browser room does (:func:`benchmarks.room_browser.run_room`): it sets the Tabs model's
+``active`` and moves each analytical tab's first slider one step, ``moves`` times, sending
+each change as a ``PATCH-DOC``, as BokehJS sends a click or a key press.  Each figure is the
+time from sending that message to the arrival of the message that holds the change it causes,
+stamped when its last frame arrives:
 
 * page: the websocket's opening to the first tab's ready label (:data:`READY`) in the
   document's first full state (``PULL-DOC-REPLY``, or a patch after it);
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.report import BenchReport
-from benchmarks.room import (
+from benchmarks.room_browser import (
     SLIDER_TABS,
     WALK,
     SessionTimes,
@@ -40,7 +40,7 @@ from benchmarks.room import (
     pauses,
     server_per_interaction,
 )
-from tests.support.server import READY, dashboard_server
+from harness.server import READY, dashboard_server
 
 __all__ = [
     "GOALS",
@@ -299,7 +299,7 @@ class ProtocolUser:
 async def _user(
     url: str, tabs: Sequence[str], moves: int, pause: Callable[[], float]
 ) -> SessionTimes:
-    """One user's walk, as the browser room's (:func:`benchmarks.room.run_room`)."""
+    """One user's walk, as the browser room's (:func:`benchmarks.room_browser.run_room`)."""
     user = ProtocolUser(url)
     try:
         user.times.page_s = await user.open(tabs[0])
@@ -329,7 +329,7 @@ def run_protocol_room(
     page_url: str, sessions: int, tabs: Sequence[str] = WALK, moves: int = 3, think: float = 0.0
 ) -> list[SessionTimes]:
     """``sessions`` protocol users at once on the app at ``page_url``, each opening ``tabs``
-    in turn (:func:`benchmarks.room.run_room`'s walk): each session's times.  ``think``: the
+    in turn (:func:`benchmarks.room_browser.run_room`'s walk): each session's times.  ``think``: the
     seconds a user pauses before each switch and move, on average."""
     return asyncio.run(_room(websocket_url(page_url), sessions, tabs, moves, think))
 

@@ -45,10 +45,10 @@ from benchmarks.live import (
     record_latency,
 )
 from benchmarks.report import BenchReport, Stages
+from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, month_streams, window_range
 from workbench.operators import StreamSpec
-from workbench.spark.job import FILES_PER_SECOND
 from workbench.spark.live import LiveJoin
 from workbench.spark.session import spark_session
 from workbench.spark.warm import warm_up

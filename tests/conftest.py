@@ -30,6 +30,11 @@ ENGINE_FIXTURES = {"spark", "server", "browser", "page", "driver", "connect"}
 """Fixtures that start a JVM, a dashboard server or a browser."""
 ENGINE_FILES = frozenset(
     [
+        "benchmarks/tests/test_live.py",
+        "benchmarks/tests/test_room_browsers.py",
+        "benchmarks/tests/test_room_procs.py",
+        "benchmarks/tests/test_spark_bench.py",
+        "benchmarks/tests/test_spark_soak.py",
         "tests/test_app_file.py",
         "tests/test_app_live.py",
         "tests/test_app_spark_tabs.py",
@@ -39,9 +44,6 @@ ENGINE_FILES = frozenset(
         "tests/test_intel_lab.py",
         "tests/test_lab_ui.py",
         "tests/test_room.py",
-        "tests/test_room_browsers.py",
-        "tests/test_room_procs.py",
-        "tests/test_spark_bench.py",
         "tests/test_spark_coalesce.py",
         "tests/test_spark_damage.py",
         "tests/test_spark_exactness.py",
@@ -50,7 +52,6 @@ ENGINE_FILES = frozenset(
         "tests/test_spark_live_drivers.py",
         "tests/test_spark_live_ranges.py",
         "tests/test_spark_ranges.py",
-        "tests/test_spark_soak.py",
         "tests/test_spark_tab_jobs.py",
         "tests/test_spark_wjoin.py",
         "tests/test_ui_newcomer.py",
@@ -62,10 +63,11 @@ ENGINE_FILES = frozenset(
 using one of ``ENGINE_FIXTURES``, is in one: checked at collection)."""
 LOCAL_SPARK_FILES = frozenset(
     [
+        "benchmarks/tests/test_live.py",
+        "benchmarks/tests/test_spark_bench.py",
         "tests/test_app_live.py",
         "tests/test_app_spark_tabs.py",
         "tests/test_room.py",
-        "tests/test_spark_bench.py",
         "tests/test_spark_coalesce.py",
         "tests/test_spark_damage.py",
         "tests/test_spark_exactness.py",
@@ -134,7 +136,7 @@ def server(tmp_path_factory):
 
     Its output goes to a file: Spark's JVM logs there too, and a pipe nobody reads would fill
     up and block the server."""
-    from tests.support.server import dashboard_server
+    from harness.server import dashboard_server
 
     log = tmp_path_factory.mktemp("server") / "stderr.txt"
     with dashboard_server(log) as (url, _):

@@ -532,11 +532,11 @@ def _message_says(app, text: str, timeout: float = 30.0) -> None:
 
 
 def test_a_start_beyond_the_spark_slots_waits_and_says_so(live_app, monkeypatch):
-    from workbench.spark import job
-    from workbench.spark.slots import Slots
+    from workbench.app.runs import replay
+    from workbench.app.runs.slots import Slots
 
     slots = Slots(1)
-    monkeypatch.setattr(job, "spark_slots", lambda: slots)
+    monkeypatch.setattr(replay, "spark_slots", lambda: slots)
     first, second, third = live_app(), live_app(), live_app()
     first.spark.start()
     _settle(first)

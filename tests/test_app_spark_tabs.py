@@ -53,13 +53,13 @@ def test_the_tabs_load_without_pyspark():
 
 
 def test_a_spark_failure_shows_in_the_page_and_it_stays_usable(tmp_path, monkeypatch):
-    from workbench.spark import replay_job
-    from workbench.spark.slots import Slots
+    from workbench.app.runs import replay
+    from workbench.app.runs.slots import Slots
 
     # slots of its own: the process's are shared with earlier tests, whose runs may still be
     # letting theirs go on a busy machine (a wait of 40-67 s in CI before this test's failure)
     own = Slots(2)
-    monkeypatch.setattr(replay_job, "spark_slots", lambda: own)
+    monkeypatch.setattr(replay, "spark_slots", lambda: own)
 
     def no_java():
         raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited\nstack...")

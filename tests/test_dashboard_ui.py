@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.server import DATA_SIGNATURE, READY
+from harness.server import DATA_SIGNATURE, READY
 
 pytestmark = pytest.mark.ui
 

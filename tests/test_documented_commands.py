@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from harness.server import serving
 from tests.support.doc_commands import ROOT, documented_commands, split_env
-from tests.support.server import serving
 
 SCRATCH = "scratch"
 """A folder of the test's own, holding a link to the checkout's ``data/``: where the
@@ -115,8 +115,8 @@ PLANS: dict[str, Run | Serve | Listed] = {
         "suite's sizes under nbmake, and the reports command runs in the line above"
     ),
     "./dev bench spark": Listed(
-        "minutes of Spark jobs at its sizes: tests/test_spark_bench.py runs its races on the "
-        "suite's session, tests/test_benchmarks.py its options"
+        "minutes of Spark jobs at its sizes: benchmarks/tests/test_spark_bench.py runs its "
+        "races on the suite's session, benchmarks/tests/test_benchmarks.py its options"
     ),
     "./dev bench live": Listed(
         "a live replay of minutes: tests/test_spark_live.py runs bench live's record mapping "
@@ -126,10 +126,12 @@ PLANS: dict[str, Run | Serve | Listed] = {
         "minutes of dashboard interactions: tests/test_dashboard_ui.py drives the same tabs"
     ),
     "./dev bench room": Listed(
-        "rooms of browsers for minutes: tests/test_room_protocol.py and "
-        "tests/test_room_browsers.py run small rooms"
+        "rooms of browsers for minutes: benchmarks/tests/test_room_protocol.py and "
+        "benchmarks/tests/test_room_browsers.py run small rooms"
     ),
-    "./dev bench soak": Listed("20 minutes by design: tests/test_spark_soak.py runs a short soak"),
+    "./dev bench soak": Listed(
+        "20 minutes by design: benchmarks/tests/test_spark_soak.py runs a short soak"
+    ),
     "./dev bench ptjoin --json > ptjoin.json": Run(
         CHECKOUT, "--events 200 --naive-prefix 50 --templates 5"
     ),

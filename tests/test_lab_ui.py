@@ -29,7 +29,7 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     browser,
 )
 
-from tests.support.server import end_group
+from harness.server import end_group
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 

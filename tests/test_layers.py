@@ -48,7 +48,16 @@ LAYERS = (
     ("workbench.app", "workbench.cli"),
 )
 """Each layer's modules and packages (a package: every module in it)."""
-HARNESSES = ("benchmarks", "tests", "pytest", "nbmake", "hypothesis", "playwright", "psutil")
+HARNESSES = (
+    "benchmarks",
+    "harness",
+    "tests",
+    "pytest",
+    "nbmake",
+    "hypothesis",
+    "playwright",
+    "psutil",
+)
 
 
 def _modules() -> dict[str, Path]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from workbench.spark.slots import Slots, spark_slots
+from workbench.app.runs.slots import Slots, spark_slots
 
 CHILD = """
 import sys, threading
 from pathlib import Path
-from workbench.spark.slots import Cancelled, Slots
+from workbench.app.runs.slots import Cancelled, Slots
 
 slots, told, stop = Slots(int(sys.argv[2]), Path(sys.argv[1])), [], threading.Event()
 threading.Timer(float(sys.argv[3]), stop.set).start()

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from tests.support.live_fakes import FakeLive, newcomer_csv
+from workbench.app.runs.live import LiveSession, RunSettings
 from workbench.data.streams import csv_streams
 from workbench.operators import StreamSpec
-from workbench.spark.job import LiveSession, RunSettings
 from workbench.spark.metrics import batch_metrics
 from workbench.viz.live import METRIC_COLUMNS
 

@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.app.runs.coalesce import CoalesceJob, next_settings
+from workbench.app.runs.replay import read_prefix, replay_pace
+from workbench.app.runs.wjoin import WJoinJob, bew_results
 from workbench.coalesce import Equivalence, Window
 from workbench.data.streams import default_readings
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.coalesce_job import CoalesceJob, coalesce_records, next_settings
-from workbench.spark.replay_job import read_prefix, replay_pace
-from workbench.spark.wjoin_job import WJoinJob, bew_results
+from workbench.spark.coalesce import coalesce_records
 
 pytestmark = pytest.mark.spark
 

@@ -1,5 +1,5 @@
 """The Coalescing tab's run on Spark: the chosen motes' readings, replayed in arrival order,
-stream through the Spark coalescing queries (:class:`workbench.spark.coalesce_job.CoalesceJob`:
+stream through the Spark coalescing queries (:class:`workbench.app.runs.coalesce.CoalesceJob`:
 eager on a per-group stateful operator, lazy as a raw-tuple sink scanned on read; coalescing
 paper, Sections 3-4).  A scheme, window or equivalence change then restarts the query from its
 checkpoint or on a new one, as :func:`~workbench.spark.coalesce_base.restart_kind` says, and
@@ -19,8 +19,8 @@ from workbench.app.spark_control import STARTING, ReplayControl, failure_text
 from workbench.coalesce import Coalesced, Window
 
 if TYPE_CHECKING:
+    from workbench.app.runs.coalesce import CoalesceJob, Reconfigured
     from workbench.spark.coalesce import CoalesceSettings
-    from workbench.spark.coalesce_job import CoalesceJob, Reconfigured
 
 __all__ = ["CoalescingSpark"]
 
@@ -52,16 +52,16 @@ class CoalescingSpark(ReplayControl):
 
     def records(self) -> pd.DataFrame:
         """The chosen motes' readings as Spark replay records (group, id, value, t, arrival;
-        ms; :func:`~workbench.spark.coalesce_job.readings_records`)."""
-        from workbench.spark.coalesce_job import readings_records
+        ms; :func:`~workbench.spark.coalesce.readings_records`)."""
+        from workbench.spark.coalesce import readings_records
 
         m = self.model
         return readings_records(m.readings, m.motes, m.measure)
 
     def settings(self) -> CoalesceSettings:
         """The run's settings for the model's controls (window in ms), keeping the run's
-        retention where it can (:func:`~workbench.spark.coalesce_job.next_settings`)."""
-        from workbench.spark.coalesce_job import next_settings
+        retention where it can (:func:`~workbench.app.runs.coalesce.next_settings`)."""
+        from workbench.app.runs.coalesce import next_settings
 
         m = self.model
         if m.window_kind == "time":
@@ -117,7 +117,7 @@ class CoalescingSpark(ReplayControl):
             self.job.pace(self.rate(), paused=not self.model.running)
 
     def _job_class(self) -> type[CoalesceJob]:
-        from workbench.spark.coalesce_job import CoalesceJob  # pyspark loads here
+        from workbench.app.runs.coalesce import CoalesceJob  # pyspark loads here
 
         return CoalesceJob
 

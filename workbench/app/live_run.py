@@ -2,7 +2,7 @@
 Section 3) over a replayed data set, started, paused, steered and stopped, on the shared
 :class:`~workbench.app.spark_control.SparkControl`.
 
-The run goes through a :class:`~workbench.spark.job.LiveSession`, which runs the replay and the
+The run goes through a :class:`~workbench.app.runs.live.LiveSession`, which runs the replay and the
 LiveJoin in its worker thread: starting (the JVM, the data, the queries), steering that may
 restart a query, stopping and collecting the figures go there in the order asked; polling on
 the server thread moves what finished into the run (``Buffer``/``Pipe`` streams, the latest
@@ -38,8 +38,8 @@ from workbench.viz.live import (
 )
 
 if TYPE_CHECKING:
+    from workbench.app.runs.live import LiveSession, LiveSnapshot, RunSettings, Started, Steered
     from workbench.data.streams import ReplayedStreams
-    from workbench.spark.job import LiveSession, RunSettings, Snapshot, Started, Steered
     from workbench.spark.live import LiveJoin
 
 __all__ = ["LiveRun"]
@@ -94,7 +94,7 @@ class LiveRun(SparkControl):
         return self.state
 
     def _make_job(self) -> LiveSession:
-        from workbench.spark.job import LiveSession  # pyspark loads here, not with the page
+        from workbench.app.runs.live import LiveSession  # pyspark loads here, not with the page
 
         return LiveSession(on_failure=self.fail)
 
@@ -131,7 +131,7 @@ class LiveRun(SparkControl):
     def failure(self, exc: Exception) -> str:
         """Damaged state (:mod:`workbench.spark.damage`) in plain words, with the offer to
         restart on a new checkpoint; any other failure by its first line."""
-        from workbench.spark.damage import DamagedRun  # a run had started: pyspark is loaded
+        from workbench.app.runs.live import DamagedRun  # a run had started: pyspark is loaded
 
         if isinstance(exc, DamagedRun):
             return (
@@ -147,7 +147,7 @@ class LiveRun(SparkControl):
 
     def fail(self, exc: Exception) -> None:
         """Any failure: the run is stopped; say why, the page stays up."""
-        from workbench.spark.damage import DamagedRun
+        from workbench.app.runs.live import DamagedRun
 
         self.damaged = isinstance(exc, DamagedRun)
         super().fail(exc)
@@ -178,7 +178,7 @@ class LiveRun(SparkControl):
         if message is not None:
             self.message = message
 
-    def _show(self, snap: Snapshot) -> None:
+    def _show(self, snap: LiveSnapshot) -> None:
         """A snapshot into the charts, the pairs and the counters; at the end, finish."""
         if snap.run != self._shown_run:
             self.metrics.clear()

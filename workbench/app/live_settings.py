@@ -34,7 +34,7 @@ from workbench.data.streams import (
 )
 
 if TYPE_CHECKING:
-    from workbench.spark.job import RunSettings
+    from workbench.app.runs.live import RunSettings
 
 __all__ = ["LiveJoinSettings"]
 
@@ -174,7 +174,7 @@ class LiveJoinSettings(param.Parameterized):
         allow_None=True,
         doc="Makes the LiveJoin (keywords: source_dir, streams, d, delta, work_dir, d_max, "
         "trigger_seconds, name, extra_watermark_ms); None: on this process's local Spark "
-        "session (workbench.spark.job.spark_live_join); tests inject a fake.",
+        "session (workbench.app.runs.live.spark_live_join); tests inject a fake.",
     )
     work_root = param.String(
         None, allow_None=True, doc="Where each run's temporary folder goes (system default)."
@@ -210,7 +210,7 @@ class LiveJoinSettings(param.Parameterized):
 
     def settings(self) -> RunSettings:
         """The page's current choices (imports the session's module: pyspark)."""
-        from workbench.spark.job import RunSettings
+        from workbench.app.runs.live import RunSettings
 
         try:
             readings_path, refusal = str(self.page_readings_path()), ""

@@ -2,8 +2,8 @@
 tabs each keep their run in a :class:`SparkControl`, so a run's state is said one way
 (:data:`RunState`) and its last words (or why it failed) in ``message``.
 
-The control owns the tab's job (a :class:`~workbench.spark.replay_job.ReplayJob`, or the live
-join's :class:`~workbench.spark.job.LiveSession`: both run every Spark call in a worker
+The control owns the tab's job (a :class:`~workbench.app.runs.replay.ReplayJob`, or the live
+join's :class:`~workbench.app.runs.live.LiveSession`: both run every Spark call in a worker
 thread), made at the first start so pyspark loads only then; a periodic callback polls it and
 hands its results and snapshots back on the server's thread; the run is torn down when the
 browser session ends.  The Bokeh server thread never waits on Spark.
@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 if TYPE_CHECKING:
-    from workbench.spark.replay_job import ReplayJob
+    from workbench.app.runs.replay import ReplayJob
 
 __all__ = [
     "POLL_MS",
@@ -53,7 +53,7 @@ def failure_text(exc: Exception) -> str:
 
 
 class Job(Protocol):
-    """What a control drives: a :class:`~workbench.spark.worker.Worker` running the tab's
+    """What a control drives: a :class:`~workbench.app.runs.worker.Worker` running the tab's
     Spark calls in order, which says why a start waits (``stage``) and samples snapshots."""
 
     stage: str
@@ -186,7 +186,7 @@ class SparkControl(param.Parameterized):
 
 class ReplayControl(SparkControl):
     """A tab's records replayed into its streaming query on Spark
-    (:class:`~workbench.spark.replay_job.ReplayJob`), when the tab runs on Spark."""
+    (:class:`~workbench.app.runs.replay.ReplayJob`), when the tab runs on Spark."""
 
     run_on = param.Selector(
         objects=["in-process", "Spark"],

@@ -1,6 +1,6 @@
 """The Multi-way join tab's run on Spark: the same tuples the in-process algorithms join,
 replayed in arrival order into the streaming W-join on Spark
-(:class:`workbench.spark.wjoin_job.WJoinJob`; W-join paper, Sections 3-4).  Its results come
+(:class:`workbench.app.runs.wjoin.WJoinJob`; W-join paper, Sections 3-4).  Its results come
 from the query's sink, its micro-batches from the query's progress; once caught up, Spark's
 results equal the in-process BEW-join's on the same tuples, as the run says.  pyspark loads
 only when Spark is chosen.
@@ -19,7 +19,7 @@ from workbench.app.wjoin_model import RunResult, WJoinModel, max_delays
 from workbench.operators import WindowConstraints
 
 if TYPE_CHECKING:
-    from workbench.spark.wjoin_job import WJoinJob, WJoinSnapshot
+    from workbench.app.runs.wjoin import WJoinJob, WJoinSnapshot
 
 __all__ = ["WJoinSpark"]
 
@@ -90,7 +90,7 @@ class WJoinSpark(ReplayControl):
         super().fail(exc)
 
     def _job_class(self) -> type[WJoinJob]:
-        from workbench.spark.wjoin_job import WJoinJob  # pyspark loads here
+        from workbench.app.runs.wjoin import WJoinJob  # pyspark loads here
 
         return WJoinJob
 

@@ -43,6 +43,7 @@ supported: the replay schema has one value column.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, Readings, Window
@@ -65,14 +66,19 @@ from workbench.spark.coalesce_eager import (
 )
 from workbench.spark.coalesce_lazy import SPARK, lazy_coalesce, raw_tuples_query
 
+RECORD_COLUMNS = ["group", "id", "value", "t", "arrival"]
+"""A replay record's columns, in the order of :data:`TUPLE_FIELDS`."""
+
 __all__ = [
     "EXTENT_COLUMNS",
     "OUTPUT_SCHEMA",
     "SPARK",
     "STATE_SCHEMA",
+    "RECORD_COLUMNS",
     "TUPLE_FIELDS",
     "CoalesceSettings",
     "coalesce_input",
+    "coalesce_records",
     "eager_coalesce_query",
     "eager_update",
     "extents_view",
@@ -81,6 +87,7 @@ __all__ = [
     "raw_tuples_query",
     "read_emitted",
     "read_extents",
+    "readings_records",
     "restart_kind",
 ]
 
@@ -100,3 +107,39 @@ def in_process_view(
         extents.append(extent)
     view = [(c.group, c.value, c.ts, c.te, c.count) for e in extents for c in e.view()]
     return tidy_extents(pd.DataFrame(view, columns=EXTENT_COLUMNS))
+
+
+def readings_records(readings: pd.DataFrame, motes: list[int], measure: str) -> pd.DataFrame:
+    """The ``motes``' ``measure`` readings (``time``, ``mote``, ``arrival`` and the measure) as
+    replay records (:func:`coalesce_records`; ms since the first reading of all motes).
+
+    >>> t = pd.Timestamp("2004-02-28")
+    >>> r = pd.DataFrame({"time": [t, t + pd.Timedelta(seconds=2)], "mote": [1, 2],
+    ...                   "temperature": [19.5, 20.0], "arrival": [t, t + pd.Timedelta(seconds=3)]})
+    >>> readings_records(r, [2], "temperature").to_dict("records")
+    [{'group': 2, 'id': 0, 'value': 20.0, 't': 2000.0, 'arrival': 3000.0}]
+    """
+    table = readings[readings["mote"].isin(motes)]
+    start = readings["time"].min()
+    ms = {c: (table[c] - start).dt.total_seconds().to_numpy() * 1000.0 for c in ("time", "arrival")}
+    return coalesce_records(
+        ms["time"], table["mote"].to_numpy(), table[measure].to_numpy(), ms["arrival"]
+    )
+
+
+def coalesce_records(
+    t_ms: np.ndarray, group: np.ndarray, value: np.ndarray, arrival_ms: np.ndarray
+) -> pd.DataFrame:
+    """Replay records from columns in arrival order: rows without a value are left out (Spark
+    rejects them as malformed), ids number the rest in arrival order.
+
+    >>> coalesce_records(np.array([5.0, 1.0]), np.array([3, 3]), np.array([np.nan, 2.5]),
+    ...                  np.array([6.0, 2.0])).to_dict("records")
+    [{'group': 3, 'id': 0, 'value': 2.5, 't': 1.0, 'arrival': 2.0}]
+    """
+    frame = pd.DataFrame(
+        {"group": group.astype(np.int64), "value": value, "t": t_ms, "arrival": arrival_ms}
+    )
+    frame = frame.dropna(subset=["value"]).sort_values("arrival", kind="stable")
+    frame.insert(1, "id", np.arange(len(frame), dtype=np.int64))
+    return frame[RECORD_COLUMNS].reset_index(drop=True)

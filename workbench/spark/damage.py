@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Damage", "DamagedRun", "diagnose"]
+__all__ = ["Damage", "diagnose"]
 
 _SIGNS = {
     "full": ("No space left on device", "Disk quota exceeded"),
@@ -50,14 +50,6 @@ class Damage:
     kind: str
     folder: str
     message: str
-
-
-class DamagedRun(RuntimeError):
-    """A live run stopped by damaged state (:attr:`damage` says which)."""
-
-    def __init__(self, damage: Damage) -> None:
-        super().__init__(damage.message)
-        self.damage = damage
 
 
 def _named_folder(error: str, work_dir: Path) -> tuple[str, str]:

@@ -51,14 +51,13 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from workbench.operators.base import StreamSpec
 from workbench.spark.damage import Damage, diagnose
+from workbench.spark.live_params import LiveParams, write_params
 from workbench.spark.live_ranges import live_pairs
 from workbench.spark.live_sink import (
     BatchWriter,
-    LiveParams,
     latest_pairs,
     read_live_pairs,
     read_live_rejects,
-    write_params,
 )
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.ranges import band_reach
@@ -72,7 +71,6 @@ from workbench.spark.source import (
 __all__ = [
     "BatchWriter",
     "LiveJoin",
-    "LiveParams",
     "live_stream",
     "read_live_pairs",
 ]

@@ -16,7 +16,7 @@ with a new event on either side: a pair of two kept events was emitted by the mi
 brought the later of them.  So every pair is decided once, under the parameters in force when
 its later event came, as in-process.
 
-**Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_sink.
+**Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_params.
 write_params`) from the run folder, which the executors see as they see the sink; each pair
 carries the ``(d, delta)`` it was decided under.  The band is the envelope's (``d_max``), so
 d within it, any delta and the algorithm (all of them decide ``P(|Xa - Xb| <= d) >= delta``, so
@@ -48,7 +48,7 @@ from pyspark.sql.streaming.state import GroupState
 from workbench.events import COLUMNS, Events
 from workbench.operators import TIMING_JOINS
 from workbench.operators.base import Envelope, StreamSpec, TwoStreamJoin
-from workbench.spark.live_sink import LiveParams, read_params
+from workbench.spark.live_params import LiveParams, read_params
 from workbench.spark.ranges import RangePlan, band_reach
 from workbench.spark.source import EPOCH_OFFSET_MS
 

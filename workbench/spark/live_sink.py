@@ -3,11 +3,11 @@ runs them).
 
 :class:`BatchWriter` is the query's ``foreachBatch`` step: it writes a micro-batch (the pairs
 its tasks decided under the run's current parameters, ``params.json`` in the run folder,
-:func:`write_params`, and the rejects) with Spark's distributed writer into the partition
-``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per batch, so a
-re-run replaces exactly that batch), then a small record per batch (``batches/<id>.json``).
-:func:`read_live_pairs` and
-:func:`read_live_rejects` read the sink with Arrow.
+:mod:`workbench.spark.live_params`, and the rejects) with Spark's distributed writer into the
+partition ``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per
+batch, so a re-run replaces exactly that batch), then a small record per batch
+(``batches/<id>.json``).  :func:`read_live_pairs` and :func:`read_live_rejects` read the sink
+with Arrow.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 import os
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -25,22 +25,19 @@ import pyarrow.dataset as ds
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from workbench.operators import TIMING_JOINS
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
+from workbench.spark.live_params import read_params
 from workbench.spark.source import sink_partitions
 
 __all__ = [
     "PAIR_COLUMNS",
     "REJECT_COLUMNS",
     "BatchWriter",
-    "LiveParams",
     "latest_pairs",
     "read_kind",
     "read_live_pairs",
     "read_live_rejects",
-    "read_params",
-    "write_params",
 ]
 
 PAIR_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t", "d", "delta"]
@@ -100,59 +97,6 @@ def latest_pairs(
     hjs = [b.event(int(v), t) for v, t in zip(frame["b_template"], frame["b_t"], strict=True)]
     frame["probability"] = band_prob_many(his, hjs, frame["d"].to_numpy())
     return frame
-
-
-@dataclass(frozen=True)
-class LiveParams:
-    """What a :class:`LiveJoin` runs with (times in milliseconds); ``algorithm`` names the
-    operator the tasks run (:data:`~workbench.operators.TIMING_JOINS`), ``delta`` is its
-    threshold (an interval correlation's ct)."""
-
-    d: float
-    delta: float
-    d_max: float
-    max_delay: tuple[float, float]
-    trigger_seconds: float = 1.0
-    extra_watermark_ms: float = 0.0
-    algorithm: str = "ptjoin"
-
-    def __post_init__(self) -> None:
-        if self.algorithm not in TIMING_JOINS:
-            raise ValueError(
-                f"algorithm = {self.algorithm!r} is not a timing join; choose one of "
-                f"{', '.join(TIMING_JOINS)}"
-            )
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta = {self.delta!r} must lie strictly between 0 and 1")
-        if not self.d >= 0:
-            raise ValueError(f"d = {self.d!r} must be a non-negative window")
-        if not self.d_max >= self.d:
-            raise ValueError(f"d_max = {self.d_max!r} must be at least d = {self.d!r}")
-        if not (np.isfinite(self.extra_watermark_ms) and self.extra_watermark_ms >= 0):
-            raise ValueError(
-                f"extra_watermark_ms = {self.extra_watermark_ms!r} must be finite and >= 0"
-            )
-        if not self.trigger_seconds > 0:
-            raise ValueError(f"trigger_seconds = {self.trigger_seconds!r} must be positive")
-
-    def check(self, streams: tuple[StreamSpec, StreamSpec]) -> None:
-        """Refuse, on the driver, streams the algorithm does not take (an interval correlation
-        over histogram templates: ValueError naming the template), before any task would."""
-        TIMING_JOINS[self.algorithm].config_type(streams=streams, d=self.d, threshold=self.delta)
-
-
-def write_params(run_dir: Path, params: LiveParams) -> None:
-    """Write the run's current parameters (atomically: the batch step reads them)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f".params-{uuid.uuid4().hex}.json"
-    tmp.write_text(json.dumps(asdict(params)))
-    os.replace(tmp, run_dir / "params.json")
-
-
-def read_params(run_dir: Path) -> LiveParams:
-    """The run's current parameters (:func:`write_params`)."""
-    raw = json.loads((run_dir / "params.json").read_text())
-    return LiveParams(**{**raw, "max_delay": tuple(raw["max_delay"])})
 
 
 class BatchWriter:

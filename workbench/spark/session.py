@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pyspark.sql import SparkSession
 
@@ -16,6 +16,7 @@ __all__ = [
     "LIVE_SHUFFLE_PARTITIONS",
     "SPARK_WARM",
     "STATE_STORES",
+    "SessionFactory",
     "WORKER_WARNINGS",
     "shared_session",
     "spark_session",
@@ -44,6 +45,10 @@ no user of ours can act on (it filled the dashboard server's log)."""
 SPARK_WARM = "Spark is up and warm"
 """What the server's log says once the background start and warm-up have ended (a room of
 users opening the page during the warm-up shares the cores with it: about a minute of CPU)."""
+SessionFactory = Callable[[], SparkSession]
+"""Makes (or returns) the SparkSession of a run (a dashboard run calls it in its worker thread;
+None there: :func:`shared_session`)."""
+
 _SHARED_LOCK = threading.Lock()
 
 

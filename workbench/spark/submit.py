@@ -241,7 +241,7 @@ def _write_tuples(tuples: pd.DataFrame, output: str, fmt: str) -> Path:
 def _prepare_motes(output: str, fmt: str) -> str:
     """The simulated deployment's temperatures as coalescing tuples (group: the mote; ms)."""
     from workbench.data.streams import default_readings
-    from workbench.spark.coalesce_job import readings_records
+    from workbench.spark.coalesce import readings_records
 
     readings = default_readings()
     tuples = readings_records(readings, sorted(readings["mote"].unique()), "temperature")

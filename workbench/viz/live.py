@@ -102,7 +102,7 @@ def batch_spikes(
     metrics: pd.DataFrame, column: str, title: str, color: str, duration: bool = False
 ) -> hv.Spikes:
     """One spike per micro-batch of a tab's Spark run at its start (time since Spark was
-    chosen): ``column`` of :data:`~workbench.spark.replay_job.METRICS` (``duration``: ms, shown
+    chosen): ``column`` of :data:`~workbench.app.runs.replay.METRICS` (``duration``: ms, shown
     as durations).  Spikes, not a line: batches of a new checkpoint start over.
 
     >>> m = pd.DataFrame({"elapsed_s": [1.0, 2.5], "input_rows": [40.0, 12.0]})

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from benchmarks.room import SLIDER_TABS, run_room, summary
-from tests.support.server import chromium, dashboard_server
+from benchmarks.room_browser import SLIDER_TABS, run_room, summary
+from harness.server import chromium, dashboard_server
 from workbench.app.dashboard import TABS_WARM
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from benchmarks.room_protocol import ProtocolUser, websocket_url
+from harness.server import dashboard_server, serving_process
 from tests.support.live_fakes import newcomer_csv
-from tests.support.server import dashboard_server, serving_process
 from tests.support.spark_cases import in_process_pairs
 from workbench.app.dashboard import LIVE_TAB, TABS_WARM
 from workbench.app.live_settings import LiveJoinSettings
+from workbench.app.runs.slots import Cancelled, Slots
 from workbench.operators import StreamSpec
-from workbench.spark.slots import Cancelled, Slots
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.app.runs.replay import ReplayJob, Snapshot
 from workbench.events import sort_pairs
 from workbench.experiments import profile_wjoin
 from workbench.operators import BEWJoin
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.replay_job import ReplayJob, SessionFactory
+from workbench.spark.session import SessionFactory
 from workbench.spark.wjoin import result_schema, wjoin_query
 
 __all__ = ["WJoinJob", "WJoinSnapshot", "bew_results"]
@@ -49,10 +50,10 @@ def bew_results(
 
 
 @dataclass(frozen=True)
-class WJoinSnapshot:
-    """The results a W-join run on Spark has committed, and BEW's on the same tuples."""
+class WJoinSnapshot(Snapshot):
+    """The results a W-join run on Spark has committed, and BEW's on the same tuples (its
+    :attr:`metrics`: :data:`~workbench.app.runs.replay.METRICS`)."""
 
-    generation: int
     results: np.ndarray
     """Committed results, sorted ``(n, m)`` tuple ids."""
     emitted_at: np.ndarray
@@ -60,10 +61,7 @@ class WJoinSnapshot:
     expected: np.ndarray
     """The in-process BEW-join's results on the whole replay (sorted)."""
     read: int
-    replayed: int
-    total: int
-    metrics: pd.DataFrame
-    """One row per micro-batch (:data:`~workbench.spark.replay_job.METRICS`)."""
+    """Tuples the query has read (a prefix of the replay)."""
     caught_up: bool
 
     @property
@@ -104,6 +102,7 @@ class WJoinJob(ReplayJob):
             raise ValueError(f"max_delay = {max_delay!r} needs {constraints.m} delays")
         self.expected = bew_results(tuples, constraints, max_delay)
         self._open(tuples[TUPLE_COLUMNS])
+        self._listen()
         self.constraints = constraints
         self._arrival = self.records.set_index("id")["arrival"]
         query = wjoin_query(
@@ -144,13 +143,13 @@ class WJoinJob(ReplayJob):
         last = self._arrival.reindex(results.ravel()).to_numpy().reshape(-1, m)
         emitted_at = np.sort(last.max(axis=1)) if len(results) else np.zeros(0)
         return WJoinSnapshot(
-            self.generation,
-            results,
-            emitted_at,
-            self.expected,
-            rows,
-            self.replayed,
-            self.total,
-            self.metrics(),
-            self.caught_up(rows),
+            generation=self.generation,
+            replayed=self.replayed,
+            total=self.total,
+            metrics=self.metrics(),
+            results=results,
+            emitted_at=emitted_at,
+            expected=self.expected,
+            read=rows,
+            caught_up=self.caught_up(rows),
         )

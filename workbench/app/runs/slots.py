@@ -9,7 +9,7 @@ waits for a free slot, and its page says so (``WORKBENCH_SPARK_SLOTS``).
 >>> stop.set()  # b gives up at once: its session closed while it waited
 >>> slots.acquire("b", cancelled=stop, waiting=lambda used, limit: waiting.append(used))
 Traceback (most recent call last):
-workbench.spark.slots.Cancelled: stopped while waiting for a free Spark slot
+workbench.app.runs.slots.Cancelled: stopped while waiting for a free Spark slot
 >>> waiting, slots.in_use
 ([1], 1)
 >>> slots.release("a"); slots.in_use

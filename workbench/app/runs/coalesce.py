@@ -34,12 +34,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
+from workbench.app.runs.replay import ReplayJob, Snapshot
 from workbench.coalesce import Equivalence, Window
 from workbench.spark.coalesce import (
     EXTENT_COLUMNS,
+    RECORD_COLUMNS,
     CoalesceSettings,
     eager_coalesce_query,
     in_process_view,
@@ -49,21 +50,18 @@ from workbench.spark.coalesce import (
     restart_kind,
 )
 from workbench.spark.coalesce_base import tidy_extents
-from workbench.spark.replay_job import ReplayJob, SessionFactory
+from workbench.spark.session import SessionFactory
 
 __all__ = [
     "RETAIN",
     "CoalesceJob",
     "CoalesceSnapshot",
     "Reconfigured",
-    "coalesce_records",
     "next_settings",
-    "readings_records",
 ]
 
 RETAIN = 2.0
 """The eager state retains this multiple of the window it started with (Section 2.1)."""
-RECORD_COLUMNS = ["group", "id", "value", "t", "arrival"]
 
 
 def next_settings(
@@ -109,10 +107,10 @@ class Reconfigured:
 
 
 @dataclass(frozen=True)
-class CoalesceSnapshot:
-    """The Spark view of a coalescing run and the in-process view of the same tuples."""
+class CoalesceSnapshot(Snapshot):
+    """The Spark view of a coalescing run and the in-process view of the same tuples (its
+    :attr:`metrics`: :data:`~workbench.app.runs.replay.METRICS`)."""
 
-    generation: int
     checkpoint: int
     settings: CoalesceSettings
     view: pd.DataFrame
@@ -121,10 +119,6 @@ class CoalesceSnapshot:
     """The in-process eager extent's view of the tuples the query had read by then."""
     read: int
     """Records the current checkpoint's query has read (a prefix of the replay)."""
-    replayed: int
-    total: int
-    metrics: pd.DataFrame
-    """One row per micro-batch of the run (:data:`~workbench.spark.replay_job.METRICS`)."""
     caught_up: bool
     """Whether the replay has ended and the query has read all of it."""
 
@@ -156,14 +150,16 @@ class CoalesceJob(ReplayJob):
         rate: float | None = None,
         paused: bool = False,
     ) -> str:
-        """Replay ``records`` (:data:`RECORD_COLUMNS`, arrival order, ms) at ``rate`` records a
-        second (None: as fast as possible) into the query of ``settings``; say so."""
+        """Replay ``records`` (:data:`~workbench.spark.coalesce.RECORD_COLUMNS`, arrival order,
+        ms) at ``rate`` records a second (None: as fast as possible) into the query of
+        ``settings``; say so."""
         missing = [c for c in RECORD_COLUMNS if c not in records.columns]
         if missing:
             raise ValueError(f"records lack the columns {missing!r}")
         if not len(records):
             raise ValueError("records: no reading to replay (choose motes with values)")
         self._open(records[RECORD_COLUMNS])
+        self._listen()
         self.max_delay = float((self.records["arrival"] - self.records["t"]).max()) + 1.0
         self.settings = settings
         self._launch()
@@ -231,7 +227,7 @@ class CoalesceJob(ReplayJob):
     def snapshot(self) -> CoalesceSnapshot:
         """The Spark view after the query's last reported micro-batch and the in-process view
         of the records it had read by then (a prefix: module docstring of
-        :mod:`workbench.spark.replay_job`)."""
+        :mod:`workbench.app.runs.replay`)."""
         rows, batch = self.read()
         s = self.settings
         key = (self.generation, self.checkpoint, rows, batch)
@@ -241,16 +237,16 @@ class CoalesceJob(ReplayJob):
             view, expected = self._views(rows, batch)
             self._last = (key, view, expected)
         return CoalesceSnapshot(
-            self.generation,
-            self.checkpoint,
-            s,
-            view,
-            expected,
-            rows,
-            self.replayed,
-            self.total,
-            self.metrics(),
-            self.caught_up(rows),
+            generation=self.generation,
+            replayed=self.replayed,
+            total=self.total,
+            metrics=self.metrics(),
+            checkpoint=self.checkpoint,
+            settings=s,
+            view=view,
+            expected=expected,
+            read=rows,
+            caught_up=self.caught_up(rows),
         )
 
     def _views(self, rows: int, batch: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -269,39 +265,3 @@ class CoalesceJob(ReplayJob):
                 view = tidy_extents(scan.toPandas()[EXTENT_COLUMNS])
             expected = in_process_view(self.records.iloc[:rows], s.window, s.equivalence)
         return view, expected
-
-
-def readings_records(readings: pd.DataFrame, motes: list[int], measure: str) -> pd.DataFrame:
-    """The ``motes``' ``measure`` readings (``time``, ``mote``, ``arrival`` and the measure) as
-    replay records (:func:`coalesce_records`; ms since the first reading of all motes).
-
-    >>> t = pd.Timestamp("2004-02-28")
-    >>> r = pd.DataFrame({"time": [t, t + pd.Timedelta(seconds=2)], "mote": [1, 2],
-    ...                   "temperature": [19.5, 20.0], "arrival": [t, t + pd.Timedelta(seconds=3)]})
-    >>> readings_records(r, [2], "temperature").to_dict("records")
-    [{'group': 2, 'id': 0, 'value': 20.0, 't': 2000.0, 'arrival': 3000.0}]
-    """
-    table = readings[readings["mote"].isin(motes)]
-    start = readings["time"].min()
-    ms = {c: (table[c] - start).dt.total_seconds().to_numpy() * 1000.0 for c in ("time", "arrival")}
-    return coalesce_records(
-        ms["time"], table["mote"].to_numpy(), table[measure].to_numpy(), ms["arrival"]
-    )
-
-
-def coalesce_records(
-    t_ms: np.ndarray, group: np.ndarray, value: np.ndarray, arrival_ms: np.ndarray
-) -> pd.DataFrame:
-    """Replay records from columns in arrival order: rows without a value are left out (Spark
-    rejects them as malformed), ids number the rest in arrival order.
-
-    >>> coalesce_records(np.array([5.0, 1.0]), np.array([3, 3]), np.array([np.nan, 2.5]),
-    ...                  np.array([6.0, 2.0])).to_dict("records")
-    [{'group': 3, 'id': 0, 'value': 2.5, 't': 1.0, 'arrival': 2.0}]
-    """
-    frame = pd.DataFrame(
-        {"group": group.astype(np.int64), "value": value, "t": t_ms, "arrival": arrival_ms}
-    )
-    frame = frame.dropna(subset=["value"]).sort_values("arrival", kind="stable")
-    frame.insert(1, "id", np.arange(len(frame), dtype=np.int64))
-    return frame[RECORD_COLUMNS].reset_index(drop=True)

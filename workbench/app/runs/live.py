@@ -3,11 +3,13 @@
 metrics and rejects; the end of a run; one worker thread that does it all in the order asked.
 
 Every action of a :class:`LiveSession` (:meth:`~LiveSession.start`, :meth:`~LiveSession.steer`,
-:meth:`~LiveSession.pace`, ...) runs on the calling thread; the session is a
-:class:`~workbench.spark.worker.Worker`, so :meth:`~LiveSession.submit` queues one for its
-worker thread instead and :meth:`~LiveSession.poll` hands the results back on the polling thread
-(the dashboard's server thread, which Spark then never blocks).  A failure of queued work stops
-the run (:meth:`~LiveSession.teardown`) and goes to ``on_failure``.
+:meth:`~LiveSession.pace`, ...) runs on the calling thread.  The session is a
+:class:`~workbench.app.runs.replay.ReplayJob` (its replay, Spark slot, folder and generations
+are every run's), so a :class:`~workbench.app.runs.worker.Worker`: :meth:`~LiveSession.submit`
+queues an action for its worker thread instead and :meth:`~LiveSession.poll` hands the results
+back on the polling thread (the dashboard's server thread, which Spark then never blocks).  A
+failure of queued work stops the run (:meth:`~LiveSession.teardown`) and goes to
+``on_failure``.
 
 A run ends by itself: once the replay has written its last file and the join query has
 committed everything in the folder (:meth:`LiveJoin.caught_up`), the snapshot says
@@ -21,7 +23,6 @@ Spark session.  This module loads pyspark: the dashboard imports it at its first
 from __future__ import annotations
 
 import math
-import shutil
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,23 +32,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.config import run_folder
+from workbench.app.runs.replay import FILES_PER_SECOND, ReplayJob, Snapshot
 from workbench.config import settings as workbench_settings
-from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, window_range
 from workbench.operators import StreamSpec
-from workbench.spark.damage import DamagedRun, diagnose
+from workbench.spark.damage import Damage, diagnose
 from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
 from workbench.spark.session import shared_session
-from workbench.spark.slots import spark_slots
-from workbench.spark.worker import Worker
 
 __all__ = [
+    "DamagedRun",
     "LiveFactory",
     "LiveSession",
+    "LiveSnapshot",
     "RunSettings",
-    "Snapshot",
     "Started",
     "Steered",
     "spark_live_join",
@@ -57,8 +56,6 @@ READING = "Reading the data and learning its timing templates"
 """What a start does first (:attr:`LiveSession.stage`)."""
 REJECTS_EVERY = 3
 """Snapshots between two reads of the rejects sink (a Spark batch read)."""
-FILES_PER_SECOND = 2.0
-"""Replay files per second of wall time at the starting speed."""
 LATEST = 15
 """Rows of the latest pairs in a snapshot."""
 PAIR_COLUMNS = ["a_id", "b_id", "a_t", "b_t", "d", "delta", "probability"]
@@ -167,13 +164,12 @@ class Steered:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """What a running live join looked like."""
+class LiveSnapshot(Snapshot):
+    """What a running live join looked like (its :attr:`metrics`: one row per micro-batch,
+    :func:`~workbench.spark.metrics.batch_metrics`)."""
 
     live: LiveJoin
     run: int
-    metrics: pd.DataFrame
-    """One row per micro-batch of the run (:func:`~workbench.spark.metrics.batch_metrics`)."""
     latest: pd.DataFrame
     """The latest pairs (:data:`PAIR_COLUMNS`)."""
     rejects: pd.Series
@@ -181,32 +177,34 @@ class Snapshot:
     dropped: int
     """Rows the join state dropped behind the watermark."""
     pairs: int
-    replayed: int
     batches: int
     finished: bool
     """Whether the replay has ended and the join has committed all of it."""
+
+
+class DamagedRun(RuntimeError):
+    """A live run stopped by damaged state (:attr:`damage` says which:
+    :func:`~workbench.spark.damage.diagnose`)."""
+
+    def __init__(self, damage: Damage) -> None:
+        super().__init__(damage.message)
+        self.damage = damage
 
 
 def _no_rejects() -> pd.Series:
     return pd.Series(dtype=np.int64)
 
 
-class LiveSession(Worker):
+class LiveSession(ReplayJob):
     """One live join run at a time with its replay, steered from one other thread (module
-    docstring); ``on_failure`` gets what made queued work fail."""
+    docstring); ``on_failure`` gets what made queued work fail.  Its replay is paced by speed
+    (times real time), its LiveJoin runs its own queries, progress listener and checkpoints."""
 
     def __init__(self, on_failure: Callable[[Exception], None]) -> None:
         super().__init__(on_failure, name="live-join")
-        self.stage = ""
-        """What a start is doing (empty when it is not)."""
-        self.started_at = pd.Timestamp.now(tz="UTC")
-        """When the run started: the metrics count time from it."""
         self._snapshots = 0
         self._rejects = _no_rejects()
         self._live: LiveJoin | None = None
-        self._replayer: Replayer | None = None
-        self._work: Path | None = None
-        self._paused = False
 
     @property
     def live(self) -> LiveJoin | None:
@@ -214,14 +212,9 @@ class LiveSession(Worker):
         return self._live
 
     @property
-    def replayer(self) -> Replayer | None:
-        """The replay feeding it (None when stopped)."""
-        return self._replayer
-
-    @property
-    def paused(self) -> bool:
-        """Whether the replay is held (:meth:`pace`)."""
-        return self._paused
+    def running(self) -> bool:
+        """Whether a LiveJoin runs."""
+        return self._live is not None
 
     @property
     def pairs(self) -> int:
@@ -239,16 +232,14 @@ class LiveSession(Worker):
 
     def start(self, settings: RunSettings) -> Started:
         """Read the data, start its LiveJoin and the replay into it; time counts from now."""
-        self.started_at = pd.Timestamp.now(tz="UTC")
         self._snapshots, self._rejects = 0, _no_rejects()
-        return self._launch(settings)
+        return self._launch(settings, keep_clock=False)
 
     def restart(self, settings: RunSettings) -> Started:
         """Stop the run, then start one on ``settings`` (time still counts from the start)."""
-        self.teardown()
-        return self._launch(settings)
+        return self._launch(settings, keep_clock=True)
 
-    def _launch(self, settings: RunSettings) -> Started:
+    def _launch(self, settings: RunSettings, keep_clock: bool) -> Started:
         self.stage = READING
         streams = settings.streams()
         window = window_range(streams.templates)
@@ -256,22 +247,19 @@ class LiveSession(Worker):
         specs = tuple(
             StreamSpec(t, D) for t, D in zip(streams.templates, settings.max_delay, strict=True)
         )
-        self._work = run_folder("workbench-live-", settings.work_root)
-        replay = self._work / "replay"
-        replay.mkdir()
-        delta, speed = settings.delta, settings.speed
-        spark_slots().acquire(self, self.closing, self._waiting_for_slot)
+        self.work_root = settings.work_root
+        self._open(streams.events.to_frame(), keep_clock)
         self.stage = (
             "Waiting for Spark (it starts with the server: about half a minute)"
             if workbench_settings().spark_at_start
             else "Starting Spark (the server's first Spark run: about half a minute)"
         )
         self._live = (settings.live_factory or spark_live_join)(
-            source_dir=replay,
+            source_dir=self.replay_dir,
             streams=specs,
             d=d,
-            delta=delta,
-            work_dir=self._work / "join",
+            delta=settings.delta,
+            work_dir=self.work / "join",
             d_max=d * settings.d_max_factor,
             trigger_seconds=settings.trigger_seconds,
             name=f"ptjoin-{uuid.uuid4().hex[:8]}",  # one query name per session
@@ -280,17 +268,14 @@ class LiveSession(Worker):
         self.stage = "Starting the join queries"
         self._live.start()
         self.stage = ""
-        self._replayer = Replayer(
-            streams.events,
-            replay,
-            batch_ms=speed * 1000.0 / FILES_PER_SECOND,
-            speed=speed,
-        )
-        self._paused = settings.paused
-        if settings.paused:
-            self._replayer.pause()
-        self._replayer.start()
-        n = len(streams.events)
+        self._replay(settings.speed, settings.paused)
+        return self._started_words(settings, streams, window, d)
+
+    def _started_words(
+        self, settings: RunSettings, streams: ReplayedStreams, window: WindowRange, d: float
+    ) -> Started:
+        """What a start did, in the page's words."""
+        n, speed = len(streams.events), settings.speed
         path = "the fast path" if d >= window.fast_from else "exact probabilities (d < max(pi))"
         chosen = (
             f"d = {d:,g} ms follows the data's widest timing template, max(pi) = "
@@ -300,11 +285,22 @@ class LiveSession(Worker):
         )
         message = (
             f"Running: {n:,} events of {streams.source} replayed at {speed:g}x into the "
-            f"streaming PTJoin on Spark ({chosen}, {path}; delta = {delta:g}). The first pairs "
-            "take a few seconds: Spark plans and compiles the join."
+            f"streaming PTJoin on Spark ({chosen}, {path}; delta = {settings.delta:g}). The "
+            "first pairs take a few seconds: Spark plans and compiles the join."
         )
         ui = getattr(self._live, "ui_url", None)
         return Started(window, d, n, self._live.run, streams.source, message, ui)
+
+    def _replay_pace(self, rate: float | None) -> tuple[float | None, float]:
+        """``rate`` is the replay's speed (times real time): :data:`FILES_PER_SECOND` files a
+        second of wall time at the speed it starts with."""
+        speed = float(rate) if rate is not None else 1.0
+        return speed, speed * 1000.0 / FILES_PER_SECOND
+
+    def _pace_words(self, rate: float | None, paused: bool) -> str:
+        if paused:
+            return f"replay paused (speed {rate:g}x): the query keeps running, idle"
+        return f"replay running at {rate:g}x"
 
     def steer(self, change: Callable[[LiveJoin], str]) -> Steered | None:
         """Apply ``change`` (a :class:`LiveJoin` setter, e.g. ``lambda live: live.set_d(d)``)
@@ -313,51 +309,24 @@ class LiveSession(Worker):
             return None
         return Steered(change(self._live), self._live.run)
 
-    def pace(self, speed: float, paused: bool) -> str | None:
-        """Set the replay's speed, hold or resume it, and say so; None when none runs."""
-        if self._replayer is None:
-            return None
-        self._replayer.speed = speed
-        self._paused = paused
-        if paused:
-            self._replayer.pause()
-            return f"replay paused (speed {speed:g}x): the query keeps running, idle"
-        self._replayer.resume()
-        return f"replay running at {speed:g}x"
-
     def stop(self) -> str:
         """Stop the run (:meth:`teardown`) and say what it did."""
         pairs = self.pairs
         self.teardown()
         return f"Stopped after {pairs:,} pairs; Start replays the data from its start"
 
-    def _waiting_for_slot(self, used: int, limit: int) -> None:
-        self.stage = (
-            f"Waiting for a free Spark slot: {used} of {limit} runs on this server are going "
-            "(WORKBENCH_SPARK_SLOTS); this run starts when one ends"
-        )
+    def _stop_query(self) -> None:
+        """Close the LiveJoin (its queries and listener)."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.close()
 
-    def teardown(self) -> None:
-        """Stop the replay and the queries, remove the run's folder (a finished run, too),
-        free the run's Spark slot."""
-        replayer, live, work = self._replayer, self._live, self._work
-        self._replayer = self._live = self._work = None
-        try:
-            if replayer is not None:
-                replayer.stop()  # ends its pacing wait at once
-                replayer.join()
-            if live is not None:
-                live.close()
-        finally:
-            spark_slots().release(self)
-            if work is not None:
-                shutil.rmtree(work, ignore_errors=True)
-
-    def snapshot(self, with_rejects: bool) -> Snapshot:
+    def snapshot(self, with_rejects: bool | None = None) -> LiveSnapshot:
         """The run's figures; finished once the replay has ended and the join has committed
         all of it (checked first, so the figures include it all).  The rejects sink is read
-        ``with_rejects`` and at the end."""
-        live, replayer = self._live, self._replayer
+        ``with_rejects`` (None: every :data:`REJECTS_EVERY` snapshots, the first included)
+        and at the end."""
+        live, replayer = self._live, self.replayer
         if live is None or replayer is None:
             raise RuntimeError("no live join is running")
         if not live.active:
@@ -365,39 +334,26 @@ class LiveSession(Worker):
             if damage is not None:
                 raise DamagedRun(damage)
             raise RuntimeError(f"the join query stopped: {live.error or 'no reason given'}")
+        if with_rejects is None:
+            self._snapshots += 1
+            with_rejects = self._snapshots % REJECTS_EVERY == 1
         finished = replayer.written == len(replayer.records) and live.caught_up()
         progress = live.progress.frame() if live.progress is not None else no_progress()
         metrics = batch_metrics(progress, list(live.batches), live.query_name, self.started_at)
         if with_rejects or finished:
             self._rejects = live.rejects()
         pairs = self.pairs  # counted before the files are read: a counted batch is on disk
-        return Snapshot(
-            live,
-            live.run,
-            metrics,
-            live.latest(LATEST)[PAIR_COLUMNS],
-            self._rejects,
-            watermark_drops(progress, live.query_name),
-            pairs,
-            replayer.written,
-            len(live.batches),
-            finished,
+        return LiveSnapshot(
+            generation=self.generation,
+            replayed=replayer.written,
+            total=len(replayer.records),
+            metrics=metrics,
+            live=live,
+            run=live.run,
+            latest=live.latest(LATEST)[PAIR_COLUMNS],
+            rejects=self._rejects,
+            dropped=watermark_drops(progress, live.query_name),
+            pairs=pairs,
+            batches=len(live.batches),
+            finished=finished,
         )
-
-    def cleanup(self) -> None:
-        """After a failure, and at :meth:`close`: stop the run (:meth:`teardown`)."""
-        self.stage = ""
-        self.teardown()
-
-    def collect(self, then: Callable[[Snapshot], None]) -> None:
-        """Queue a :meth:`snapshot` as the worker's sample (not while actions are queued);
-        :meth:`poll` hands it to ``then`` unless the run stopped or restarted since."""
-        if not self.sampling and not self.pending:
-            self._snapshots += 1
-            read = partial(self.snapshot, self._snapshots % REJECTS_EVERY == 1)
-            self.sample(read, partial(self._current, then))
-
-    def _current(self, then: Callable[[Snapshot], None], snap: Snapshot) -> None:
-        """``then(snap)`` unless ``snap`` was taken before a stop or a restart."""
-        if snap.live is self._live:
-            then(snap)

@@ -1,4 +1,4 @@
-"""A dashboard server for the tests and the room benchmark: started on a free loopback port,
+"""A dashboard server for the tests and the benchmarks' rooms: started on a free loopback port,
 ended with every process it started; the label that says each tab is ready; the page's data
 signature (a script in ``data_signature.js``)."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.room import WALK
+from benchmarks.room_browser import WALK
 from benchmarks.room_floor import floor_server
 from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
 

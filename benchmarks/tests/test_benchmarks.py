@@ -135,7 +135,7 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
     """``bench room --floor`` walks the floor page like the dashboard: same tab names, each
     tab's ready label on its first slider, which redraws the tab's one figure."""
     from benchmarks.room_floor import FLOOR_APP
-    from tests.support.server import READY
+    from harness.server import READY
     from workbench.app.dashboard import TAB_BUILDERS
 
     script: dict[str, object] = {}
@@ -156,7 +156,7 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
 def test_a_rooms_cpu_wait_is_littles_law_and_pauses_are_out_of_step():
     """``bench room``: what a room's interactions cost in CPU, the machine's and the server
     thread's, sets what its users wait at least."""
-    from benchmarks.room import (
+    from benchmarks.room_browser import (
         SessionTimes,
         cpu_per_interaction,
         cpu_wait,

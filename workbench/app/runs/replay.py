@@ -1,10 +1,13 @@
-"""What a dashboard tab's run on Spark shares (:mod:`workbench.spark.coalesce_job`,
-:mod:`workbench.spark.wjoin_job`): the tab's records replayed as JSON-lines files into a
-temporary folder (:class:`~workbench.data.replay.Replayer`, paced in a thread of its own), one
-streaming query reading them, its progress (pushed by a listener,
-:func:`~workbench.spark.metrics.attach_progress`), and one worker thread
-(:class:`~workbench.spark.worker.Worker`) that runs every Spark call, so the Bokeh server
-thread never waits on Spark.
+"""What every dashboard run on Spark shares (the Live join's :mod:`workbench.app.runs.live`,
+the Coalescing tab's :mod:`workbench.app.runs.coalesce`, the Multi-way join's
+:mod:`workbench.app.runs.wjoin`): a data set's records replayed as JSON-lines files into a
+temporary folder (:class:`~workbench.data.replay.Replayer`, paced in a thread of its own), a
+Spark run slot (:mod:`workbench.app.runs.slots`), one worker thread
+(:class:`~workbench.app.runs.worker.Worker`) that runs every Spark call, so the Bokeh server
+thread never waits on Spark, and snapshots (:class:`Snapshot`) that name the (re)start they
+show.  A tab's run reads the replay with one streaming query whose progress it listens to
+(:func:`~workbench.spark.metrics.attach_progress`); the live join's
+:class:`~workbench.spark.live.LiveJoin` runs its own queries and listener.
 
 **What the query has read.**  The replay writes the records, in arrival order, as files of
 consecutive records that the file source reads whole and in order, so the rows a query has
@@ -23,27 +26,31 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import SparkSession
-from pyspark.sql.streaming import StreamingQuery
 
+from workbench.app.runs.slots import spark_slots
+from workbench.app.runs.worker import Worker
 from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
-from workbench.spark.slots import spark_slots
+from workbench.spark.session import SessionFactory
 from workbench.spark.source import stop_query
-from workbench.spark.worker import Worker
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
 
 __all__ = [
     "FILES_PER_SECOND",
     "METRICS",
     "ReplayJob",
-    "SessionFactory",
+    "Snapshot",
     "read_prefix",
     "replay_pace",
 ]
@@ -53,16 +60,21 @@ FILES_PER_SECOND = 2.0
 FAST_FILES = 10
 """Files of a replay that runs as fast as possible (tests)."""
 METRICS = ("elapsed_s", "batch", "input_rows", "batch_ms", "input_rows_per_s", "checkpoint")
-"""Per micro-batch figures of a run (time in seconds since its start)."""
-
-SessionFactory = Callable[[], SparkSession]
-"""Makes (or returns) the SparkSession of a run; called in the worker thread."""
+"""Per micro-batch figures of a tab's run (time in seconds since its start)."""
 
 
-class Snapshot(Protocol):
-    """What a job's :meth:`ReplayJob.snapshot` returns: it names its generation."""
+@dataclass(frozen=True)
+class Snapshot:
+    """What a run looked like (:meth:`ReplayJob.snapshot`); each run adds its own figures."""
 
     generation: int
+    """The (re)start it shows (:attr:`ReplayJob.generation`): one of an earlier is not shown."""
+    replayed: int
+    """Records the replay had written."""
+    total: int
+    """Records in the replay."""
+    metrics: pd.DataFrame
+    """One row per micro-batch of the run."""
 
 
 def replay_pace(arrival: np.ndarray, rate: float | None) -> tuple[float | None, float]:
@@ -102,10 +114,12 @@ def read_prefix(progress: pd.DataFrame, query: str) -> tuple[int, int | None]:
 
 
 class ReplayJob(Worker):
-    """A tab's records replayed into one streaming query at a time (module docstring).
+    """A data set's records replayed into a run on Spark, one run at a time (module
+    docstring): a tab's one streaming query (:meth:`_listen`, :meth:`_started`), or the live
+    join's LiveJoin (:class:`~workbench.app.runs.live.LiveSession`).
 
     Actions (:meth:`pace`, :meth:`teardown` and the subclasses' ``start``, ...) run on the
-    calling thread; queue them with :meth:`~workbench.spark.worker.Worker.submit` to run them
+    calling thread; queue them with :meth:`~workbench.app.runs.worker.Worker.submit` to run them
     in the worker.  ``on_failure`` gets what made queued work fail (the run is then torn
     down).  ``session`` makes the SparkSession (None: the dashboard's shared session);
     ``work_root`` is where the run's temporary folder goes (None: the system's default).
@@ -141,6 +155,8 @@ class ReplayJob(Worker):
         self._opened = 0  # runs started (each on a fresh progress listener)
         self.stage = ""
         """Why a start waits (empty when it does not)."""
+        self.paused = False
+        """Whether the replay is held (:meth:`pace`)."""
 
     @property
     def spark(self) -> SparkSession:
@@ -185,12 +201,19 @@ class ReplayJob(Worker):
 
     # -- actions (on the calling thread) ------------------------------------------------------
 
-    def _open(self, records: pd.DataFrame) -> None:
-        """Tear down any earlier run, then make the run's folder and its progress listener;
-        time counts from now."""
+    @property
+    def running(self) -> bool:
+        """Whether a run is on (a tab's: its query started; the live join's: its LiveJoin)."""
+        return self.query is not None
+
+    def _open(self, records: pd.DataFrame, keep_clock: bool = False) -> None:
+        """Tear down any earlier run, then take a Spark slot (:attr:`stage` says why a start
+        waits for one) and make the run's folders: a new generation, time counting from now
+        (from the first start: ``keep_clock``)."""
         self.teardown()
         self.records = records.reset_index(drop=True)
-        self.started_at = pd.Timestamp.now(tz="UTC")
+        if not keep_clock:
+            self.started_at = pd.Timestamp.now(tz="UTC")
         self.generation += 1
         self._opened += 1
         self.checkpoint = 1
@@ -199,12 +222,22 @@ class ReplayJob(Worker):
         self.stage = ""
         self.work = run_folder(f"workbench-{self.name}-", self.work_root)
         self.replay_dir.mkdir()
+
+    def _listen(self) -> None:
+        """Listen to the progress of the run's queries (before the first starts)."""
         self.progress = attach_progress(self.spark)
 
+    def _replay_pace(self, rate: float | None) -> tuple[float | None, float]:
+        """The replay's ``(speed, batch_ms)`` at ``rate`` (:func:`replay_pace`: records a
+        second of wall time, None: as fast as possible)."""
+        return replay_pace(self.records["arrival"].to_numpy(np.float64), rate)
+
     def _replay(self, rate: float | None, paused: bool) -> None:
-        """Start replaying the records into :attr:`replay_dir` (a thread of its own)."""
-        speed, batch_ms = replay_pace(self.records["arrival"].to_numpy(np.float64), rate)
+        """Start replaying the records into :attr:`replay_dir` (a thread of its own) at
+        ``rate`` (:meth:`_replay_pace`), held while ``paused``."""
+        speed, batch_ms = self._replay_pace(rate)
         self.replayer = Replayer(self.records, self.replay_dir, batch_ms=batch_ms, speed=speed)
+        self.paused = paused
         if paused:
             self.replayer.pause()
         self.replayer.start()
@@ -223,16 +256,23 @@ class ReplayJob(Worker):
             stop_query(self.spark, query)  # its tasks ended: the folder's removal holds
 
     def pace(self, rate: float | None, paused: bool) -> str | None:
-        """Set the replay's rate (records per second), hold or resume it, and say so; None
-        when no run is on.  Cheap: call it on any thread."""
+        """Set the replay's rate (:meth:`_replay_pace`), hold or resume it, and say so
+        (:meth:`_pace_words`); None when no run is on.  Cheap: call it on any thread."""
         replayer = self.replayer
         if replayer is None or self.records is None:
             return None
-        replayer.speed, _ = replay_pace(self.records["arrival"].to_numpy(np.float64), rate)
+        replayer.speed, _ = self._replay_pace(rate)
+        self.paused = paused
         if paused:
             replayer.pause()
+        else:
+            replayer.resume()
+        return self._pace_words(rate, paused)
+
+    def _pace_words(self, rate: float | None, paused: bool) -> str:
+        """What :meth:`pace` says it did."""
+        if paused:
             return "replay paused: the Spark query keeps running, idle"
-        replayer.resume()
         return "replay running" + (f" at about {rate:,.0f} records a second" if rate else "")
 
     def teardown(self) -> None:
@@ -253,12 +293,13 @@ class ReplayJob(Worker):
 
     def _waiting_for_slot(self, used: int, limit: int) -> None:
         self.stage = (
-            f"waiting for a free Spark slot: {used} of {limit} runs on this server are going "
+            f"Waiting for a free Spark slot: {used} of {limit} runs on this server are going "
             "(WORKBENCH_SPARK_SLOTS); this run starts when one ends"
         )
 
     def cleanup(self) -> None:
         """After a failure, and at :meth:`close`: stop the run (:meth:`teardown`)."""
+        self.stage = ""
         self.teardown()
 
     # -- reads (in the worker) ------------------------------------------------------------------
@@ -304,9 +345,9 @@ class ReplayJob(Worker):
 
     def collect(self, then: Callable[[Snapshot], None]) -> None:
         """Queue a ``snapshot`` as the worker's sample (not while actions are queued);
-        :meth:`~workbench.spark.worker.Worker.poll` hands it to ``then`` unless the run
+        :meth:`~workbench.app.runs.worker.Worker.poll` hands it to ``then`` unless the run
         restarted or stopped since."""
-        if self.query is not None and not self.sampling and not self.pending:
+        if self.running and not self.sampling and not self.pending:
             self.sample(self.snapshot, partial(self._current, then))
 
     def snapshot(self) -> Snapshot:
@@ -314,5 +355,5 @@ class ReplayJob(Worker):
         raise NotImplementedError
 
     def _current(self, then: Callable[[Snapshot], None], snap: Snapshot) -> None:
-        if snap.generation == self.generation and self.query is not None:
+        if snap.generation == self.generation and self.running:
             then(snap)
