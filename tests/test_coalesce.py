@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support.window_oracle import WindowOracle, readings
+from tests.support.window_oracle import EQUIVALENCES, WindowOracle, flat, readings
 from workbench.coalesce import (
     EagerExtent,
     Equivalence,
@@ -27,19 +27,6 @@ from workbench.coalesce.equivalence import KINDS, NUMPY, Kind
 from workbench.experiments.workloads import coalescing_rows
 from workbench.kernels.coalesce import KIND_CODES, same
 from workbench.records import Emitted
-
-
-def _flat(view):
-    return [(c.ts, c.seq, c.te, c.group, c.value, c.count) for c in view]
-
-
-EQUIVALENCES = [
-    Equivalence("equal"),
-    Equivalence("quantized", quantum=2.0),
-    Equivalence("absolute", tolerance=1.0),
-    Equivalence("relative", tolerance=0.2),
-    Equivalence("increasing"),
-]
 
 
 @st.composite
@@ -84,9 +71,9 @@ def test_eager_and_lazy_equal_the_oracle_after_every_arrival(rows, kind, size, e
         out = eager.push(ts, v, g), lazy.push(ts, v, g)
         assert [o.status == "ok" for o in out] == [accepted, accepted]
         assert all(o.late == (() if accepted else ((ts, v, g),)) for o in out)
-        expected = _flat(recoalesce(oracle.inside(), eq))
-        assert _flat(lazy.view()) == expected
-        assert _flat(eager.view()) == expected
+        expected = flat(recoalesce(oracle.inside(), eq))
+        assert flat(lazy.view()) == expected
+        assert flat(eager.view()) == expected
         assert len(eager) == len(lazy) == len(oracle.inside())
     assert eager.counters.late == lazy.counters.late
 
@@ -269,7 +256,7 @@ def test_window_validation_and_pickle():
     ext = EagerExtent(Window("tuples", 5), Equivalence("absolute", tolerance=0.5))
     for ts, v in [(1, 1.0), (2, 1.2), (3, 3.0)]:
         ext.push(ts, v)
-    assert _flat(pickle.loads(pickle.dumps(ext)).view()) == _flat(ext.view())
+    assert flat(pickle.loads(pickle.dumps(ext)).view()) == flat(ext.view())
 
 
 def test_an_unknown_equivalence_kind_is_rejected_naming_the_known_ones():
@@ -316,7 +303,7 @@ def test_several_coalescing_attributes_and_grouping_attributes():
         eager.push(ts, v, g)
         lazy.push(ts, v, g)
         oracle.append((float(ts), seq, g, v))
-        assert _flat(eager.view()) == _flat(lazy.view()) == _flat(recoalesce(oracle, eq))
+        assert flat(eager.view()) == flat(lazy.view()) == flat(recoalesce(oracle, eq))
     first = eager.view()[0]
     assert first.value == (40.0, 20.0) and first.count == 3 and first.te == 3.0
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.window_oracle import WindowOracle, readings
+from tests.support.window_oracle import EQUIVALENCES, WindowOracle, flat, readings
 from workbench.coalesce import (
     ArrayExtent,
     EagerExtent,
@@ -32,18 +32,9 @@ from workbench.experiments.workloads import coalescing_rows
 from workbench.kernels.coalesce_array import MIN_ROOM
 from workbench.protocol import BadEventError
 
-EQUIVALENCES = [
-    Equivalence("equal"),
-    Equivalence("quantized", quantum=2.0),
-    Equivalence("absolute", tolerance=1.0),
-    Equivalence("relative", tolerance=0.2),
-    Equivalence("increasing"),
-]
 ATOMIC = ("inserts", "merges", "splits", "detaches", "deletes", "out_of_order", "late")
 
 
-def _flat(view):
-    return [(c.ts, c.seq, c.te, c.group, c.value, c.count) for c in view]
 
 
 @st.composite
@@ -83,9 +74,9 @@ def test_the_array_extent_equals_the_oracle_and_ours_after_every_arrival(
         out = paper.push(ts, v, g)
         assert out.late == (() if accepted else ((ts, v, g),))
         ours.push(ts, v, g)
-        expected = _flat(recoalesce(oracle.inside(), eq))
-        assert _flat(paper.view()) == expected
-        assert _flat(ours.view()) == expected
+        expected = flat(recoalesce(oracle.inside(), eq))
+        assert flat(paper.view()) == expected
+        assert flat(ours.view()) == expected
         assert len(paper) == len(oracle.inside())
     for name in ATOMIC:
         assert getattr(paper.counters, name) == getattr(ours.counters, name), name
@@ -94,7 +85,7 @@ def test_the_array_extent_equals_the_oracle_and_ours_after_every_arrival(
     cuts = sorted(rng.choice(np.arange(1, len(rows)), min(3, max(len(rows) - 1, 0)), False))
     for i, j in itertools.pairwise([0, *cuts, len(rows)]):
         kernel.push_batch(readings(rows[i:j]))
-    assert _flat(kernel.view()) == _flat(paper.view())
+    assert flat(kernel.view()) == flat(paper.view())
     assert replace(kernel.counters, reads=0) == replace(paper.counters, reads=0)
 
 
@@ -113,10 +104,10 @@ def test_the_mechanisms_agree_on_the_generator_stream(kind, cp, oop):
                 ext.set_params(window=Window(kind, 120))
         paper.push_batch(readings(rows[i : i + 1700]))
         ours.push_batch(readings(rows[i : i + 1700]))
-        assert _flat(paper.view()) == _flat(ours.view())
+        assert flat(paper.view()) == flat(ours.view())
     now = max(ts for ts, _, _ in rows) + 60
     paper.advance(now), ours.advance(now)
-    assert _flat(paper.view()) == _flat(ours.view())
+    assert flat(paper.view()) == flat(ours.view())
     for name in ATOMIC:
         assert getattr(paper.counters, name) == getattr(ours.counters, name), name
     assert paper.counters.splits > 0 and paper.counters.scanned > 0
@@ -182,7 +173,7 @@ def test_the_lazy_extent_takes_both_words():
     for mechanism in ("fast", "paper"):
         ext = LazyExtent(Window("tuples", 50), mechanism=mechanism)
         ext.push_batch(readings(rows))
-        views.append(_flat(ext.view()))
+        views.append(flat(ext.view()))
     assert views[0] == views[1]
 
 
@@ -250,7 +241,7 @@ def test_pickles_and_interleaves_push_and_push_batch():
         mixed.push(*row)
     mixed = pickle.loads(pickle.dumps(mixed))
     mixed.push_batch(readings(rows[450:]))
-    assert _flat(mixed.view()) == _flat(one.view())
+    assert flat(mixed.view()) == flat(one.view())
     assert replace(mixed.counters, reads=0) == replace(one.counters, reads=0)
 
 

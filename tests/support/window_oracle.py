@@ -1,11 +1,26 @@
 """The window rule of the coalescing paper (Section 2.1) stated directly, for the extent,
-adaptive-coalescing and conformance tests; rows as batches for the engine comparisons."""
+adaptive-coalescing and conformance tests; one equivalence of each kind; rows as batches for
+the engine comparisons."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from workbench.coalesce import Readings, Window
+from workbench.coalesce import Equivalence, Readings, Window
+
+EQUIVALENCES = [
+    Equivalence("equal"),
+    Equivalence("quantized", quantum=2.0),
+    Equivalence("absolute", tolerance=1.0),
+    Equivalence("relative", tolerance=0.2),
+    Equivalence("increasing"),
+]
+"""One equivalence of each kind, for the extents' oracle tests."""
+
+
+def flat(view):
+    """A coalesced view as plain tuples, arrival numbers included."""
+    return [(c.ts, c.seq, c.te, c.group, c.value, c.count) for c in view]
 
 
 class WindowOracle:
