@@ -4,7 +4,8 @@ not even through an import inside a function or under ``TYPE_CHECKING``.
 
 The layers, bottom to top (DESIGN.md, "Layers"): the math and its compiled kernels; the
 records, the protocol and the in-process operators and extents; data; viz; experiments;
-spark; the app and the command line.
+Spark's plumbing (sessions, clusters, progress), the queries that run in Spark, and the
+``workbench spark`` jobs and the server's warm session over them; the app and the command line.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ LAYERS = (
     ("workbench.data",),
     ("workbench.viz",),
     ("workbench.experiments",),
+    ("workbench.spark.session", "workbench.spark.cluster", "workbench.spark.metrics"),
+    ("workbench.spark.queries",),
     ("workbench.spark",),
     ("workbench.app", "workbench.cli"),
 )

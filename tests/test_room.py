@@ -16,7 +16,7 @@ from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.runs.slots import spark_slots
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
 from workbench.data.replay import Replayer
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

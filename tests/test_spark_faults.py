@@ -44,7 +44,7 @@ from workbench.spark.cluster import (
     kill_executor,
     standalone_cluster,
 )
-from workbench.spark.coalesce import (
+from workbench.spark.queries.coalesce import (
     EXTENT_COLUMNS,
     CoalesceSettings,
     extents_view,

@@ -187,8 +187,8 @@ def _write_batch(run_dir, k: int, pairs: pd.DataFrame) -> None:  # noqa: ANN001
 
 
 def test_empty_batches_and_results_never_raise(tmp_path):
-    from workbench.spark.live import LiveJoin
-    from workbench.spark.live_sink import PAIR_COLUMNS
+    from workbench.spark.queries.live import LiveJoin
+    from workbench.spark.queries.live_sink import PAIR_COLUMNS
     from workbench.viz.live import pair_table, reject_bars
 
     streams = csv_streams(newcomer_csv(), "time", "sensor", "")

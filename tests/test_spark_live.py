@@ -16,7 +16,7 @@ from workbench.data.replay import Replayer
 from workbench.events import sort_pairs
 from workbench.operators import EagerCorrelation, replay
 from workbench.operators.oracle import on_time
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

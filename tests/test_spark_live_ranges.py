@@ -11,7 +11,7 @@ from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 from workbench.templates import random_templates
 
 pytestmark = pytest.mark.spark

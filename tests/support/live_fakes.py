@@ -29,7 +29,7 @@ def newcomer_csv(
 
 
 class FakeLive:
-    """Stands in for :class:`workbench.spark.live.LiveJoin`: :meth:`step` commits a
+    """Stands in for :class:`workbench.spark.queries.live.LiveJoin`: :meth:`step` commits a
     micro-batch of ``per_batch`` pairs; restarts on a new checkpoint start run 2, 3, ...;
     :meth:`caught_up` says what ``idle`` says (the test decides when Spark has caught up)."""
 
