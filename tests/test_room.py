@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from tests.support.live_fakes import newcomer_csv
+from harness.live_cases import newcomer_csv
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.runs.slots import spark_slots

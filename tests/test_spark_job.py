@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.live_fakes import FakeLive, newcomer_csv
+from harness.live_cases import newcomer_csv
+from tests.support.live_fakes import FakeLive
 from workbench.app.runs.live import LiveSession, RunSettings
 from workbench.data.streams import csv_streams
 from workbench.operators import StreamSpec

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from harness.live_cases import in_process_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.events import sort_pairs
 from workbench.operators import EagerCorrelation, replay

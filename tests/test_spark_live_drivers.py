@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.live_cases import in_process_pairs
 from tests.support.connect_client import STALL_S
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
 from workbench.spark.cluster import connect_server
