@@ -217,15 +217,21 @@ def benchmark(name: str) -> Callable[..., BenchReport]:
         from benchmarks.room import bench_room
 
         return bench_room
-    from benchmarks import inprocess as bench
+    if name == "wjoin":
+        from benchmarks.wjoin import bench_wjoin
+
+        return bench_wjoin
+    if name == "coalesce":
+        from benchmarks.coalesce import bench_coalesce
+
+        return bench_coalesce
+    from benchmarks import timing_joins
 
     return {
-        "stime": bench.bench_stime,
-        "ptjoin": bench.bench_ptjoin,
-        "interval": bench.bench_interval,
-        "wjoin": bench.bench_wjoin,
-        "coalesce": bench.bench_coalesce,
-        "month": bench.bench_month,
+        "stime": timing_joins.bench_stime,
+        "ptjoin": timing_joins.bench_ptjoin,
+        "interval": timing_joins.bench_interval,
+        "month": timing_joins.bench_month,
     }[name]
 
 

@@ -3,7 +3,7 @@ interval correlations with ``--algorithm``).
 
 The simulated deployment (the dashboard's default data; for an interval correlation its
 templates widened to intervals) is replayed at ``speed`` times real time into a running
-:class:`~workbench.spark.live.LiveJoin`, as the dashboard does (two files per second).  Per
+:class:`~workbench.spark.queries.live.LiveJoin`, as the dashboard does (two files per second).  Per
 record, the latency is the time from its file becoming visible in the replay folder to the
 commit of the micro-batch that read it (its pairs written); which batch read
 which file comes from the file source's own log in the checkpoint.  Batch durations and
@@ -33,13 +33,18 @@ from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, interval_streams, window_range
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
+from workbench.spark.queries.source import (
+    EVENT_FIELDS,
+    event_checks,
+    read_classified,
+    rejects_query,
+)
 from workbench.spark.session import (
     LIVE_SHUFFLE_PARTITIONS,
     STATE_STORES,
     spark_session,
 )
-from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified, rejects_query
 from workbench.spark.warm import warm_up
 
 __all__ = [

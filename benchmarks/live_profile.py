@@ -3,9 +3,9 @@
 The simulated deployment's replay files are written first; each variant of the live query then
 reads them ``files`` per micro-batch (about what a batch reads at 300x) to the end, and the
 median trigger time of its batches (the first two left out: planning and warm-up) is taken.
-The variants add one step of the live join at a time (:mod:`workbench.spark.live_ranges`):
+The variants add one step of the live join at a time (:mod:`workbench.spark.queries.live_ranges`):
 reading, the checks, a stateless Python step, the range step (one band wide, and as the join
-runs it), and the sink written by :class:`~workbench.spark.live_sink.BatchWriter`.
+runs it), and the sink written by :class:`~workbench.spark.queries.live_sink.BatchWriter`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
-from workbench.spark.live import LiveJoin
-from workbench.spark.live_params import LiveParams, write_params
-from workbench.spark.live_ranges import BANDS_PER_RANGE, live_pairs
-from workbench.spark.ranges import band_reach
-from workbench.spark.source import EVENT_FIELDS, event_checks, read_classified
+from workbench.spark.queries.live import LiveJoin
+from workbench.spark.queries.live_params import LiveParams, write_params
+from workbench.spark.queries.live_ranges import BANDS_PER_RANGE, live_pairs
+from workbench.spark.queries.ranges import band_reach
+from workbench.spark.queries.source import EVENT_FIELDS, event_checks, read_classified
 
 __all__ = ["VARIANTS", "profile_batches"]
 

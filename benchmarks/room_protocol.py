@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.report import BenchReport
-from benchmarks.room_browser import (
+from benchmarks.room_measure import (
     SLIDER_TABS,
     WALK,
     SessionTimes,

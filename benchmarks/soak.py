@@ -1,8 +1,8 @@
 """``./dev bench soak``: the live PTJoin left running (PTJoin Section 3, Theorem 4).
 
 The whole simulated month (:func:`~workbench.data.streams.month_streams`) is replayed at
-``speed`` times real time into a :class:`~workbench.spark.live.LiveJoin` with the dashboard's
-levers (:data:`~benchmarks.live.LIVE_LEVERS`) for ``minutes`` of wall time (at 300x,
+``speed`` times real time into a :class:`~workbench.spark.queries.live.LiveJoin` with the
+dashboard's levers (:data:`~benchmarks.live.LIVE_LEVERS`) for ``minutes`` of wall time (at 300x,
 20 minutes cover 100 hours of data).  Every ``sample_seconds`` a sample records:
 
 - the join's **state rows** and state memory, from the query's last progress
@@ -49,7 +49,7 @@ from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import ReplayedStreams, month_streams, window_range
 from workbench.operators import StreamSpec
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 from workbench.spark.session import spark_session
 from workbench.spark.warm import warm_up
 

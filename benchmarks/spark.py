@@ -1,5 +1,5 @@
 """``./dev bench spark``: PTJoin on Spark by time ranges (the workbench's compiled operator in
-the tasks, :mod:`workbench.spark.ranges`) against the write floor and against today's
+the tasks, :mod:`workbench.spark.queries.ranges`) against the write floor and against today's
 stream-stream query, on several masters in one command (PTJoin Section 3, Example 5).
 
 Two workloads over the same streams (Example 5's: 500 templates of 10 buckets up to 1 s, Poisson
@@ -10,8 +10,8 @@ Per master and workload, best of ``rounds``:
 
 - *write floor*: Spark writing as many ``(a_id, b_id)`` rows as the join finds, from a frame it
   generates (``spark.range``), to Parquet: what any join that writes its pairs must pay;
-- *ranges*: :func:`~workbench.spark.batch.run_join` over the events as Parquet (planning, the
-  checks, the rejects and the pairs written), its pairs checked against the in-process operator
+- *ranges*: :func:`~workbench.spark.queries.batch.run_join` over the events as Parquet (planning,
+  the checks, the rejects and the pairs written), its pairs checked against the in-process operator
   (count and an order-free checksum);
 - *stream-stream PTJoin* (baseline, one round): the streaming band join with Theorem 2 in the
   JVM (:func:`~benchmarks.stream_ptjoin.ptjoin_query`), ``availableNow`` over the replay's files;
@@ -54,9 +54,9 @@ from workbench.experiments.harness import timed, wtuples
 from workbench.experiments.workloads import INTERVAL_QUERY, IntervalWorkload, WJoinWorkload
 from workbench.operators import BEWJoin, EagerCorrelation, PTJoin, WindowConstraints
 from workbench.records import Columns, Emitted
-from workbench.spark.batch import read_result_files, run_join, task_slots
 from workbench.spark.cluster import standalone_cluster
-from workbench.spark.ranges import Join
+from workbench.spark.queries.batch import read_result_files, run_join, task_slots
+from workbench.spark.queries.ranges import Join
 from workbench.spark.session import spark_session
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The baseline of ``bench spark --workload interval``: interval timing correlation as a Spark
 Structured Streaming stream-stream join (interval timing paper, Section 4), the design the
 workbench ran before its operators ran inside the tasks by time range
-(:mod:`workbench.spark.ranges`).
+(:mod:`workbench.spark.queries.ranges`).
 
 Events carry uniform interval timestamps: every template of both streams is a one-bucket
 histogram, and an event of template k detected at t covers ``[t - len_k, t]``.  A pair joins
@@ -40,7 +40,7 @@ from pyspark.sql.streaming import StreamingQuery
 from benchmarks.stream_ptjoin import PAIR_SCHEMA, band_step, ptjoin_candidates
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.operators.base import StreamSpec
-from workbench.spark.source import parquet_sink
+from workbench.spark.queries.source import parquet_sink
 
 __all__ = ["interval_bounds_columns", "interval_candidates", "interval_query"]
 
@@ -98,7 +98,8 @@ def interval_candidates(
     max_files_per_trigger: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """Pairs with B's max time in ``[LH, RH]`` of their A event, flagged ``sr`` when it lies in
-    ``[LL, RL]``, and the classified raw stream (for :func:`~workbench.spark.source.rejects_query`).
+    ``[LL, RL]``, and the classified raw stream (for
+    :func:`~workbench.spark.queries.source.rejects_query`).
 
     Returns ``(candidates, classified)``; candidates have a_id, a_template, a_lo, a_t, b_id,
     b_template, b_lo, b_t, sr.
@@ -145,7 +146,7 @@ def interval_query(
 
     Times are milliseconds, as in the replay.  ``max_files_per_trigger=1`` makes every replay
     file a micro-batch of its own (the watermark then advances between them).  Rejected input
-    is left out (see :func:`~workbench.spark.source.rejects_query` on
+    is left out (see :func:`~workbench.spark.queries.source.rejects_query` on
     :func:`interval_candidates`' second frame).
     """
     candidates, _ = interval_candidates(spark, source_dir, streams, d, ct, max_files_per_trigger)

@@ -1,12 +1,12 @@
 """The baseline of ``bench spark``: PTJoin as a Spark Structured Streaming stream-stream join
 over replayed event files (PTJoin Section 3), the design the workbench ran before its
-operators ran inside the tasks by time range (:mod:`workbench.spark.ranges`,
-:mod:`workbench.spark.live_ranges`).
+operators ran inside the tasks by time range (:mod:`workbench.spark.queries.ranges`,
+:mod:`workbench.spark.queries.live_ranges`).
 
 The replay's JSON-lines files (:class:`workbench.data.replay.Replayer`) are read as a stream.
 Each side keeps its accepted events (well formed, known template, on time: ``arrival <= t_det +
-D``, PTJoin Definition 6, the in-process operators' rule; :mod:`workbench.spark.source`) with a
-watermark on the detection time.  The stream-stream
+D``, PTJoin Definition 6, the in-process operators' rule; :mod:`workbench.spark.queries.source`)
+with a watermark on the detection time.  The stream-stream
 join pairs every A event with the B events whose max time lies in A's loose partitions
 (Eq. 4-5: ``[t_a - pi_A - d, t_a + d + pi_B]``), on an equi bucket key of that width so Spark
 can partition the band (each A event looks in its bucket and the two beside it).  The exact
@@ -34,7 +34,7 @@ from pyspark.sql.types import BooleanType, StructField, StructType
 from workbench.decision import UNIT_ROUNDOFF, BandDecider
 from workbench.events import sort_pairs
 from workbench.operators.base import StreamSpec
-from workbench.spark.source import parquet_sink, read_events
+from workbench.spark.queries.source import parquet_sink, read_events
 from workbench.stime import StimeTable
 
 __all__ = [

@@ -1,9 +1,9 @@
 """The baseline of ``bench spark --workload wjoin``: the multi-way sliding-window join (W-join
 paper) as chained Spark stream-stream joins, the design the workbench ran before its BEW-join
-ran inside Spark's stateful tasks by time range (:mod:`workbench.spark.wjoin`).
+ran inside Spark's stateful tasks by time range (:mod:`workbench.spark.queries.wjoin`).
 
-Each stream's accepted tuples (:func:`workbench.spark.wjoin.wjoin_checks`) get a watermark on
-their time, trailing the largest time seen by max D.  The join is a left-deep chain in Append
+Each stream's accepted tuples (:func:`workbench.spark.queries.wjoin.wjoin_checks`) get a watermark
+on their time, trailing the largest time seen by max D.  The join is a left-deep chain in Append
 mode: stream s joins the result of S_0 .. S_s-1 on the key with
 
 - a time-range condition ``|ts_s - ts_0| <= C_0s`` (plus 1 ms of timestamp rounding), C the
@@ -17,7 +17,7 @@ mode: stream s joins the result of S_0 .. S_s-1 on the key with
 Spark finds every result when its last tuple arrives, as BEW-join does (Section 3.1), and
 evicts by watermark what BEW expires by ``now - D_j - C_ij``.  The result set equals the
 in-process :class:`~workbench.operators.wjoin.BEWJoin`; the output is a Parquet sink of
-``(id_0, ..., id_m-1)`` (:func:`workbench.spark.wjoin.read_results`).
+``(id_0, ..., id_m-1)`` (:func:`workbench.spark.queries.wjoin.read_results`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.source import parquet_sink, read_classified
-from workbench.spark.wjoin import WJOIN_FIELDS, check_delays, wjoin_checks
+from workbench.spark.queries.source import parquet_sink, read_classified
+from workbench.spark.queries.wjoin import WJOIN_FIELDS, check_delays, wjoin_checks
 
 __all__ = ["chained_wjoin_query"]
 

@@ -12,7 +12,8 @@ import panel as pn
 import pytest
 from bokeh.models import CustomJSTickFormatter
 
-from tests.support.live_fakes import FakeLive, newcomer_csv
+from harness.live_cases import newcomer_csv
+from tests.support.live_fakes import FakeLive
 from tests.support.plot_checks import rendered, uncovered
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.live_settings import LiveJoinSettings

@@ -1,10 +1,12 @@
 """The package's import graph, read from its source: no module imports one of a layer above
 its own, none imports a harness (``benchmarks``, ``tests``), and there is no import circle,
-not even through an import inside a function or under ``TYPE_CHECKING``.
+not even through an import inside a function or under ``TYPE_CHECKING``; outside the package,
+the benchmarks and the tests import nothing of each other.
 
 The layers, bottom to top (DESIGN.md, "Layers"): the math and its compiled kernels; the
 records, the protocol and the in-process operators and extents; data; viz; experiments;
-spark; the app and the command line.
+Spark's plumbing (sessions, clusters, progress), the queries that run in Spark, and the
+``workbench spark`` jobs and the server's warm session over them; the app and the command line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 import workbench
 
 PACKAGE = Path(workbench.__file__).parent
+CHECKOUT = PACKAGE.parent
 LAYERS = (
     (
         "workbench",
@@ -44,6 +47,8 @@ LAYERS = (
     ("workbench.data",),
     ("workbench.viz",),
     ("workbench.experiments",),
+    ("workbench.spark.session", "workbench.spark.cluster", "workbench.spark.metrics"),
+    ("workbench.spark.queries",),
     ("workbench.spark",),
     ("workbench.app", "workbench.cli"),
 )
@@ -175,6 +180,22 @@ def test_no_module_imports_a_harness():
         for m, path in MODULES.items()
         for n in sorted(_imports(path))
         if n.split(".")[0] in HARNESSES
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("tree", "others"),
+    [("benchmarks", {"tests"}), ("tests", {"benchmarks"}), ("harness", {"benchmarks", "tests"})],
+)
+def test_the_harnesses_import_each_other_not(tree, others):
+    """The benchmarks (their tests too) and the test suite import nothing of each other: what
+    both run against is ``harness``'s, and neither is imported there."""
+    bad = [
+        f"{path.relative_to(CHECKOUT)} imports {n}"
+        for path in sorted((CHECKOUT / tree).rglob("*.py"))
+        for n in sorted(_imports(path))
+        if n.split(".")[0] in others
     ]
     assert bad == []
 

@@ -10,13 +10,13 @@ from functools import partial
 
 import pytest
 
-from tests.support.live_fakes import newcomer_csv
+from harness.live_cases import newcomer_csv
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.runs.slots import spark_slots
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

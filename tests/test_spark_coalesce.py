@@ -17,7 +17,7 @@ from workbench.coalesce import Equivalence, Window
 from workbench.data.replay import Replayer
 from workbench.data.replica import simulate_deployment
 from workbench.data.synthetic import coalescing_stream
-from workbench.spark.coalesce import (
+from workbench.spark.queries.coalesce import (
     EXTENT_COLUMNS,
     OUTPUT_SCHEMA,
     CoalesceSettings,
@@ -32,9 +32,9 @@ from workbench.spark.coalesce import (
     read_extents,
     restart_kind,
 )
-from workbench.spark.coalesce_base import tidy_extents
-from workbench.spark.coalesce_batch import run_coalesce
-from workbench.spark.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
+from workbench.spark.queries.coalesce_base import tidy_extents
+from workbench.spark.queries.coalesce_batch import run_coalesce
+from workbench.spark.queries.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
 from workbench.spark.submit import main as spark_main
 
 pytestmark = pytest.mark.spark

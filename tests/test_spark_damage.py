@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from harness.live_cases import in_process_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.replay import Replayer
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

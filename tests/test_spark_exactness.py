@@ -16,7 +16,7 @@ from tests.support.spark_cases import (
 )
 from workbench.events import Events
 from workbench.operators import StreamSpec, brute_force_join
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 from workbench.templates import TemplateSet
 from workbench.timestamps import HistogramTimestamp
 

@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.live_cases import in_process_pairs
 from tests.support.gated_join import GatedPTJoin
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.coalesce import Window
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
@@ -44,7 +45,7 @@ from workbench.spark.cluster import (
     kill_executor,
     standalone_cluster,
 )
-from workbench.spark.coalesce import (
+from workbench.spark.queries.coalesce import (
     EXTENT_COLUMNS,
     CoalesceSettings,
     extents_view,

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.live_fakes import FakeLive, newcomer_csv
+from harness.live_cases import newcomer_csv
+from tests.support.live_fakes import FakeLive
 from workbench.app.runs.live import LiveSession, RunSettings
 from workbench.data.streams import csv_streams
 from workbench.operators import StreamSpec
@@ -187,8 +188,8 @@ def _write_batch(run_dir, k: int, pairs: pd.DataFrame) -> None:  # noqa: ANN001
 
 
 def test_empty_batches_and_results_never_raise(tmp_path):
-    from workbench.spark.live import LiveJoin
-    from workbench.spark.live_sink import PAIR_COLUMNS
+    from workbench.spark.queries.live import LiveJoin
+    from workbench.spark.queries.live_sink import PAIR_COLUMNS
     from workbench.viz.live import pair_table, reject_bars
 
     streams = csv_streams(newcomer_csv(), "time", "sensor", "")

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from harness.live_cases import in_process_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.events import sort_pairs
 from workbench.operators import EagerCorrelation, replay
 from workbench.operators.oracle import on_time
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 pytestmark = pytest.mark.spark
 

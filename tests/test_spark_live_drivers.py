@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.live_cases import in_process_pairs
 from tests.support.connect_client import STALL_S
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.event_files import write_event_folder
 from workbench.data.replay import Replayer
-from workbench.spark.batch import read_result_files
 from workbench.spark.cluster import connect_server
-from workbench.spark.live import LiveJoin, read_live_pairs
+from workbench.spark.queries.batch import read_result_files
+from workbench.spark.queries.live import LiveJoin, read_live_pairs
 
 pytestmark = pytest.mark.spark
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.spark_cases import in_process_pairs, scenario, sorted_pairs
+from harness.live_cases import in_process_pairs
+from tests.support.spark_cases import scenario, sorted_pairs
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events
 from workbench.operators import StreamSpec
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 from workbench.templates import random_templates
 
 pytestmark = pytest.mark.spark

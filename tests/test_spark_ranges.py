@@ -1,6 +1,7 @@
-"""The time-range Spark path (workbench.spark.ranges, workbench.spark.batch): the workbench's
-own operators inside Spark tasks give the rational oracle's pairs, pair for pair, whatever the
-ranges and salts; bad records are rejected with their reason; the ``workbench spark`` jobs."""
+"""The time-range Spark path (workbench.spark.queries.ranges, workbench.spark.queries.batch): the
+workbench's own operators inside Spark tasks give the rational oracle's pairs, pair for pair,
+whatever the ranges and salts; bad records are rejected with their reason; the ``workbench spark``
+jobs."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ from workbench.operators import (
     brute_force_join,
     replay,
 )
-from workbench.spark.batch import read_result_files, run_join
-from workbench.spark.ranges import (
+from workbench.spark.queries.batch import read_result_files, run_join
+from workbench.spark.queries.ranges import (
     RangePlan,
     Reach,
     Span,

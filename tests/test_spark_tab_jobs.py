@@ -18,7 +18,7 @@ from workbench.app.runs.wjoin import WJoinJob, bew_results
 from workbench.coalesce import Equivalence, Window
 from workbench.data.streams import default_readings
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.coalesce import coalesce_records
+from workbench.spark.queries.coalesce import coalesce_records
 
 pytestmark = pytest.mark.spark
 

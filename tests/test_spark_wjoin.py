@@ -17,9 +17,9 @@ from tests.support.spark_cases import replay_files
 from tests.support.wjoin_cases import CASES, UNIFORM, brute, check, tuples, wjoin_rows
 from workbench.events import sort_pairs
 from workbench.operators.windows import WindowConstraints
-from workbench.spark.ranges import join_reach
-from workbench.spark.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
-from workbench.spark.wjoin import (
+from workbench.spark.queries.ranges import join_reach
+from workbench.spark.queries.source import EPOCH_OFFSET_MS, read_rejects, rejects_query
+from workbench.spark.queries.wjoin import (
     KEY_BUCKETS,
     WJoinRangeStep,
     _bew,

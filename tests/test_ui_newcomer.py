@@ -15,7 +15,7 @@ from test_dashboard_ui import (  # noqa: F401  (fixtures are used by name)
     page,
 )
 
-from tests.support.live_fakes import newcomer_csv
+from harness.live_cases import newcomer_csv
 
 pytestmark = [pytest.mark.ui, pytest.mark.spark]
 

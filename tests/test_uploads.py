@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from test_dashboard_ui import CHROMIUM, SHOWN, browser  # noqa: F401
 
+from harness.live_cases import newcomer_csv
 from harness.server import dashboard_server
-from tests.support.live_fakes import newcomer_csv
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.serve import disconnect_message
 from workbench.data.streams import csv_streams, load_streams

@@ -201,24 +201,3 @@ def test_the_settings_follow_the_scale_switch(monkeypatch):
 def test_markdown_table_escapes_and_formats():
     frame = pd.DataFrame({"x": [1234.5], "y": ["a|b"]})
     assert markdown_table(frame).splitlines()[-1] == "| 1,234.50 | a\\|b |"
-
-
-def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys):
-    """``./dev bench wjoin --paper-only [--scale S] [--json]``: the tables, the verdicts and
-    the frames as JSON (tiny settings in place of the scale's)."""
-    import json
-
-    from benchmarks import inprocess
-    from benchmarks.cli import main
-
-    monkeypatch.setenv("WORKBENCH_SCALE", "ci")  # restored after the test
-    monkeypatch.setattr(inprocess, "paper_settings", lambda: TINY)
-    assert main(["wjoin", "--paper-only", "--scale", "paper"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("W-join at the paper's settings (paper scale")
-    assert "Figure 6: max sustainable" in out and "Reproduced?" in out
-    assert out.count("      the paper: ") == 9
-    assert main(["wjoin", "--paper-only", "--scale", "ci", "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)["figures"]
-    assert doc["paper_settings"]["scale"] == "ci" and doc["paper_settings"]["ways"] == [2, 3]
-    assert len(doc["paper_verdicts"]) == 9 and len(doc["paper_figure6"]) == 2 * 2 * 2 * 2

@@ -16,13 +16,12 @@ smaller d the loose partitions of PTJoin Eq. 4-6 apply instead (still sound, les
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from workbench.decision import UNIT_ROUNDOFF
+from workbench.kernels.interval_bounds import lh_ll_rl_rh
 from workbench.partitions import Partitions
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "interval_bounds",
     "interval_bounds_many",
     "invalidation_bound",
-    "lh_ll_rl_rh",
     "uniform_band_certified",
 ]
 
@@ -138,25 +136,6 @@ def bounds_tuple(
     if not hi - lo > 0:
         raise ValueError(f"hi = {hi!r} must exceed lo = {lo!r}")
     return lh_ll_rl_rh(float(lo), float(hi), float(d), float(ct), float(pi))
-
-
-@njit(cache=True, nogil=True)
-def lh_ll_rl_rh(lo, hi, d, ct, pi):
-    """LH, LL, RL, RH of a base interval ``[lo, hi]`` (Section 4.1): the one home of the
-    formula, called by :func:`bounds_tuple` and by the compiled interval kernels."""
-    length = hi - lo
-    lh = lo + ct * length - d
-    if not d >= max(length, pi):
-        return lh, hi - d + pi, lo + d, hi + d + pi
-    small, large = min(length, pi), max(length, pi)
-    corner = small / (2 * large)
-    if ct <= corner:
-        quantile = math.sqrt(2 * length * pi * ct)
-    elif ct <= 1 - corner:
-        quantile = ct * large + small / 2
-    else:
-        quantile = length + pi - math.sqrt(2 * length * pi * (1 - ct))
-    return lh, lo - d + quantile, hi + d - ct * length, hi + d + pi - quantile
 
 
 def invalidation_bound(now: float, max_delay: float, pi_base: float, d: float, ct: float) -> float:

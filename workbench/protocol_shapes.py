@@ -105,7 +105,8 @@ class JoinOperator(StreamOperator[A, C]):
         """End the streams (what ``flush`` emits) and start again at the beginning of time:
         clock and counters reset, the configuration and what its installation built (PTJoin's
         stime tables) kept, so a fresh run costs nothing to install, unlike ``clone()``.  A
-        Spark task runs one operator per time range this way (:mod:`workbench.spark.ranges`)."""
+        Spark task runs one operator per time range this way
+        (:mod:`workbench.spark.queries.ranges`)."""
         out = self.flush()
         self._now = -math.inf
         self._counters = self.counters_type()

@@ -49,6 +49,31 @@ def test_bench_json_holds_the_printed_figures(capsys):
     assert doc["figures"]["setting"]["templates"] == 8 and doc["machine"]["numba"]
 
 
+def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys):
+    """``./dev bench wjoin --paper-only [--scale S] [--json]``: the tables, the verdicts and
+    the frames as JSON (tiny settings in place of the scale's: 2- and 3-way, a few hundred
+    tuples a run)."""
+    from benchmarks import wjoin
+    from workbench.experiments.wjoin_paper import PaperSettings
+
+    tiny = PaperSettings(
+        nested_window_ms=10.0, hash_window_ms=10.0, windows=3.0, max_tuples=300,
+        start_rate=2000.0, max_rate=4000.0, refine=1, probe_rate=2000.0,
+        response_rates=(1000.0, 4000.0), response_tuples=200, engine="python", ways=(2, 3),
+    )  # fmt: skip
+    monkeypatch.setenv("WORKBENCH_SCALE", "ci")  # restored after the test
+    monkeypatch.setattr(wjoin, "paper_settings", lambda: tiny)
+    assert main(["wjoin", "--paper-only", "--scale", "paper"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("W-join at the paper's settings (paper scale")
+    assert "Figure 6: max sustainable" in out and "Reproduced?" in out
+    assert out.count("      the paper: ") == 9
+    assert main(["wjoin", "--paper-only", "--scale", "ci", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["figures"]
+    assert doc["paper_settings"]["scale"] == "ci" and doc["paper_settings"]["ways"] == [2, 3]
+    assert len(doc["paper_verdicts"]) == 9 and len(doc["paper_figure6"]) == 2 * 2 * 2 * 2
+
+
 def test_bench_spark_options_are_the_benchmarks_keyword_arguments(monkeypatch):
     """``--master`` repeats (no comma lists: ``spark://h1:p1,h2:p2`` is one HA master); options
     left out stay out, so ``bench_spark``'s defaults apply."""
@@ -156,7 +181,7 @@ def test_the_floor_page_has_the_dashboards_tabs_and_ready_labels():
 def test_a_rooms_cpu_wait_is_littles_law_and_pauses_are_out_of_step():
     """``bench room``: what a room's interactions cost in CPU, the machine's and the server
     thread's, sets what its users wait at least."""
-    from benchmarks.room_browser import (
+    from benchmarks.room_measure import (
         SessionTimes,
         cpu_per_interaction,
         cpu_wait,

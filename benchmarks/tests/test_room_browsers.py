@@ -12,7 +12,8 @@ import math
 
 import pytest
 
-from benchmarks.room_browser import SLIDER_TABS, run_room, summary
+from benchmarks.room_browser import run_room
+from benchmarks.room_measure import SLIDER_TABS, summary
 from harness.server import chromium, dashboard_server
 from workbench.app.dashboard import TABS_WARM
 

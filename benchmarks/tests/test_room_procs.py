@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 
 from benchmarks.room_protocol import ProtocolUser, websocket_url
+from harness.live_cases import in_process_pairs, newcomer_csv
 from harness.server import dashboard_server, serving_process
-from tests.support.live_fakes import newcomer_csv
-from tests.support.spark_cases import in_process_pairs
 from workbench.app.dashboard import LIVE_TAB, TABS_WARM
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.runs.slots import Cancelled, Slots

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.room_browser import WALK
 from benchmarks.room_floor import floor_server
+from benchmarks.room_measure import WALK
 from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
 
 

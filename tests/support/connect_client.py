@@ -19,7 +19,7 @@ import numpy as np
 
 from workbench.events import sort_pairs
 from workbench.spark import spark_session
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 STALL_S = 300
 """Seconds after which the client reports its threads' stacks and exits (a passing run takes

@@ -6,13 +6,13 @@ queries on pickled cases, one after another, reporting their progress in files.
 atomically: ``{"kind", "case", "source", "work"}``, in name order) until ``JOBS/stop`` appears.
 A job's KIND and the pickled CASE:
 
-- ``ptjoin``: ``(streams, d, delta)``, a :class:`~workbench.spark.live.LiveJoin`;
+- ``ptjoin``: ``(streams, d, delta)``, a :class:`~workbench.spark.queries.live.LiveJoin`;
 - ``coalesce``: ``(settings, max_delay)``, the eager coalescing query and, beside it on the
   same replay, the lazy scheme's raw-tuple sink (coalesced by a scan once it is done);
 - ``wjoin``: ``(constraints, max_delay)``, the W-join query;
-- ``ranges``: ``(op,)``, the batch join by time ranges (:func:`~workbench.spark.batch.run_join`)
-  over the event folder SOURCE; its status counts the Spark jobs done (``"jobs"``) instead of
-  batches.
+- ``ranges``: ``(op,)``, the batch join by time ranges
+  (:func:`~workbench.spark.queries.batch.run_join`) over the event folder SOURCE; its status counts
+  the Spark jobs done (``"jobs"``) instead of batches.
 
 Every query reads one replay file per micro-batch (``availableNow`` with
 ``maxFilesPerTrigger = 1``), so the replay takes many batches to kill an executor in.  While
@@ -38,15 +38,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from workbench.spark import spark_session
-from workbench.spark.batch import read_result_files, run_join
-from workbench.spark.coalesce import (
+from workbench.spark.queries.batch import read_result_files, run_join
+from workbench.spark.queries.coalesce import (
     eager_coalesce_query,
     lazy_coalesce,
     raw_tuples_query,
     read_emitted,
 )
-from workbench.spark.live import LiveJoin
-from workbench.spark.wjoin import read_results, wjoin_query
+from workbench.spark.queries.live import LiveJoin
+from workbench.spark.queries.wjoin import read_results, wjoin_query
 
 
 def _write_json(path: Path, value: dict) -> None:

@@ -13,7 +13,7 @@ import sys
 import time
 
 from workbench.spark import spark_session
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 
 
 def main(argv: list[str]) -> None:

@@ -1,35 +1,13 @@
-"""Stand-ins for the live join tests: a newcomer's CSV, and a LiveJoin without Spark."""
+"""Stand-ins for the live join tests: a LiveJoin without Spark (a newcomer's CSV is
+:func:`harness.live_cases.newcomer_csv`)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 
-def newcomer_csv(
-    rows: int = 2000,
-    jitter_s: float = 10.0,
-    bad_times: int = 0,
-    epoch_seconds: bool = False,
-    seed: int = 0,
-) -> bytes:
-    """A CSV as a newcomer has one: ``time, sensor, temperature``, two sensors sampling every
-    30 s with up to ``jitter_s`` of timing noise, ISO times (or epoch seconds); the first
-    ``bad_times`` rows at every tenth line get an unparsable time."""
-    rng = np.random.default_rng(seed)
-    start = pd.Timestamp("2024-03-01T08:00:00")
-    lines = ["time,sensor,temperature"]
-    for k in range(rows):
-        t = start + pd.Timedelta(seconds=30 * (k // 2) + rng.uniform(0, jitter_s))
-        stamp = f"{t.timestamp():.3f}" if epoch_seconds else t.isoformat()
-        if k % 10 == 3 and k // 10 < bad_times:
-            stamp = "not a time"
-        lines.append(f"{stamp},{'north' if k % 2 else 'south'},{20 + rng.normal():.2f}")
-    return ("\n".join(lines) + "\n").encode()
-
-
 class FakeLive:
-    """Stands in for :class:`workbench.spark.live.LiveJoin`: :meth:`step` commits a
+    """Stands in for :class:`workbench.spark.queries.live.LiveJoin`: :meth:`step` commits a
     micro-batch of ``per_batch`` pairs; restarts on a new checkpoint start run 2, 3, ...;
     :meth:`caught_up` says what ``idle`` says (the test decides when Spark has caught up)."""
 

@@ -1,4 +1,5 @@
-"""Replay scenarios shared by the Spark tests, and the in-process oracle they must equal."""
+"""Replay scenarios shared by the Spark tests (the in-process oracle they must equal is
+:func:`harness.live_cases.in_process_pairs`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.events import Events, sort_pairs
-from workbench.operators import PTJoin, StreamSpec, on_time, replay
+from workbench.operators import StreamSpec, on_time
 from workbench.templates import TemplateSet, random_templates
 from workbench.timestamps import HistogramTimestamp
 
@@ -25,14 +26,6 @@ def scenario(seed: int, n: int = 400) -> tuple[tuple[StreamSpec, StreamSpec], Ev
         rng, n, (8, 6), mean_interarrival=20, max_delay=(300, 200), late_fraction=0.05
     )
     return streams, events
-
-
-def in_process_pairs(
-    streams: tuple[StreamSpec, StreamSpec], events: Events, d: float, delta: float
-) -> np.ndarray:
-    """The in-process PTJoin's pairs, sorted ``(n, 2)``."""
-    matches, _ = replay(PTJoin(streams=streams, d=d, threshold=delta, mode="loose"), events)
-    return sort_pairs(np.stack((matches.a_ids, matches.b_ids), axis=1))
 
 
 def sorted_pairs(frame) -> np.ndarray:  # noqa: ANN001 (a pandas frame with a_id, b_id)

@@ -2,7 +2,7 @@
 stream through the Spark coalescing queries (:class:`workbench.app.runs.coalesce.CoalesceJob`:
 eager on a per-group stateful operator, lazy as a raw-tuple sink scanned on read; coalescing
 paper, Sections 3-4).  A scheme, window or equivalence change then restarts the query from its
-checkpoint or on a new one, as :func:`~workbench.spark.coalesce_base.restart_kind` says, and
+checkpoint or on a new one, as :func:`~workbench.spark.queries.coalesce_base.restart_kind` says, and
 the run says which and why.  pyspark loads only when Spark is chosen.
 """
 
@@ -20,7 +20,7 @@ from workbench.coalesce import Coalesced, Window
 
 if TYPE_CHECKING:
     from workbench.app.runs.coalesce import CoalesceJob, Reconfigured
-    from workbench.spark.coalesce import CoalesceSettings
+    from workbench.spark.queries.coalesce import CoalesceSettings
 
 __all__ = ["CoalescingSpark"]
 
@@ -52,8 +52,8 @@ class CoalescingSpark(ReplayControl):
 
     def records(self) -> pd.DataFrame:
         """The chosen motes' readings as Spark replay records (group, id, value, t, arrival;
-        ms; :func:`~workbench.spark.coalesce.readings_records`)."""
-        from workbench.spark.coalesce import readings_records
+        ms; :func:`~workbench.spark.queries.coalesce.readings_records`)."""
+        from workbench.spark.queries.coalesce import readings_records
 
         m = self.model
         return readings_records(m.readings, m.motes, m.measure)

@@ -1,5 +1,5 @@
-"""The live join tab's run: the streaming PTJoin (:class:`workbench.spark.live.LiveJoin`, PTJoin
-Section 3) over a replayed data set, started, paused, steered and stopped, on the shared
+"""The live join tab's run: the streaming PTJoin (:class:`workbench.spark.queries.live.LiveJoin`,
+PTJoin Section 3) over a replayed data set, started, paused, steered and stopped, on the shared
 :class:`~workbench.app.spark_control.SparkControl`.
 
 The run goes through a :class:`~workbench.app.runs.live.LiveSession`, which runs the replay and the
@@ -40,7 +40,7 @@ from workbench.viz.live import (
 if TYPE_CHECKING:
     from workbench.app.runs.live import LiveSession, LiveSnapshot, RunSettings, Started, Steered
     from workbench.data.streams import ReplayedStreams
-    from workbench.spark.live import LiveJoin
+    from workbench.spark.queries.live import LiveJoin
 
 __all__ = ["LiveRun"]
 
@@ -129,7 +129,7 @@ class LiveRun(SparkControl):
     # -- what finished (server thread, from the session's poll) ----------------------------
 
     def failure(self, exc: Exception) -> str:
-        """Damaged state (:mod:`workbench.spark.damage`) in plain words, with the offer to
+        """Damaged state (:mod:`workbench.spark.queries.damage`) in plain words, with the offer to
         restart on a new checkpoint; any other failure by its first line."""
         from workbench.app.runs.live import DamagedRun  # a run had started: pyspark is loaded
 

@@ -8,7 +8,7 @@ tuples, so the coalesced view depends only on the window's tuples, never on arri
 ``KINDS`` is the one table of what each kind means.  Its rules are written once over an
 :class:`Arithmetic` (``abs``, ``floor``, ``maximum``), so the same rule judges Python numbers
 (:data:`PYTHON`), NumPy arrays element by element (:data:`NUMPY`) and Spark columns
-(:mod:`workbench.spark.coalesce` passes ``pyspark.sql.functions``), with the same IEEE
+(:mod:`workbench.spark.queries.coalesce` passes ``pyspark.sql.functions``), with the same IEEE
 double arithmetic everywhere.
 """
 

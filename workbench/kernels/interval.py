@@ -27,8 +27,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from workbench.interval_bounds import lh_ll_rl_rh
 from workbench.kernels.buffers import evict_before, grow, insert_sorted, partition_window
+from workbench.kernels.interval_bounds import lh_ll_rl_rh
 
 __all__ = [
     "Batch",

@@ -11,10 +11,12 @@
   arrival`` (Parquet, JSON lines or CSV), equality of the key as the predicate;
 - ``coalesce``: temporal coalescing (eager Algorithm 2 or lazy Algorithm 1, a time or tuple
   window, one of the value-equivalences) over a folder of tuples ``group, id, value, t,
-  arrival``: the coalesced view to ``OUTPUT/extents`` (:mod:`workbench.spark.coalesce_batch`).
+  arrival``: the coalesced view to ``OUTPUT/extents``
+  (:mod:`workbench.spark.queries.coalesce_batch`).
 
-Each join runs the workbench's own operator per time range (:mod:`workbench.spark.ranges`) and
-writes ``OUTPUT/pairs`` (a W-join: ``OUTPUT/results``) and ``OUTPUT/rejects`` as Parquet.
+Each join runs the workbench's own operator per time range
+(:mod:`workbench.spark.queries.ranges`) and writes ``OUTPUT/pairs`` (a W-join:
+``OUTPUT/results``) and ``OUTPUT/rejects`` as Parquet.
 The same module runs under ``spark-submit`` (``spark-submit .../workbench/spark/submit.py
 join ...``): without ``--master`` the session is the one ``spark-submit`` configured.
 """
@@ -241,7 +243,7 @@ def _write_tuples(tuples: pd.DataFrame, output: str, fmt: str) -> Path:
 def _prepare_motes(output: str, fmt: str) -> str:
     """The simulated deployment's temperatures as coalescing tuples (group: the mote; ms)."""
     from workbench.data.streams import default_readings
-    from workbench.spark.coalesce import readings_records
+    from workbench.spark.queries.coalesce import readings_records
 
     readings = default_readings()
     tuples = readings_records(readings, sorted(readings["mote"].unique()), "temperature")
@@ -297,8 +299,8 @@ def _rejected(rejects: dict[str, int]) -> str:
 
 
 def _coalesce(args: argparse.Namespace) -> str:
-    from workbench.spark.coalesce_base import CoalesceSettings
-    from workbench.spark.coalesce_batch import run_coalesce
+    from workbench.spark.queries.coalesce_base import CoalesceSettings
+    from workbench.spark.queries.coalesce_batch import run_coalesce
 
     settings = CoalesceSettings(
         Window(args.kind, args.window),
@@ -315,7 +317,7 @@ def _coalesce(args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace) -> str:
-    from workbench.spark.batch import run_join
+    from workbench.spark.queries.batch import run_join
 
     op = _operator(args)
     run = run_join(_session(args), args.input, op, args.output)

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from workbench.data.replay import Replayer
 from workbench.data.synthetic import synthetic_events
 from workbench.operators.base import StreamSpec
-from workbench.spark.live import LiveJoin
+from workbench.spark.queries.live import LiveJoin
 from workbench.spark.session import SPARK_WARM, shared_session
 from workbench.templates import random_templates
 

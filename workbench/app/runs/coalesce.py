@@ -1,22 +1,22 @@
 """The Coalescing tab's run on Spark: the tab's readings, replayed in arrival order, stream
-through the existing eager or lazy coalescing query (:mod:`workbench.spark.coalesce`,
+through the existing eager or lazy coalescing query (:mod:`workbench.spark.queries.coalesce`,
 coalescing paper Sections 2-5: Algorithm 2 on a per-group stateful operator, Algorithm 1 as a
 raw-tuple sink scanned with window functions), and each snapshot sets the Spark view beside
 the in-process eager extent's view of the same tuples (:func:`in_process_view`, the oracle).
 
-**Changes while running** follow :func:`~workbench.spark.coalesce_base.restart_kind`:
+**Changes while running** follow :func:`~workbench.spark.queries.coalesce_base.restart_kind`:
 ``"same"`` restarts the query from its checkpoint (the state is kept), ``"new"`` starts it on a
 new checkpoint, re-reading the replay from its start; :meth:`CoalesceJob.reconfigure` says
 which and why.  The retention policy (:func:`next_settings`) keeps a retention of
 :data:`RETAIN` times the window, and keeps it while a new window fits in it, so shrinking or
 moderately growing the window keeps the checkpoint.  The eager operator runs with its window
 at the retention (it emits every retained timestamp) and the view cuts the emitted extents to
-the chosen window (:func:`~workbench.spark.coalesce_eager.extents_view`): a window change
+the chosen window (:func:`~workbench.spark.queries.coalesce_eager.extents_view`): a window change
 within the retention is then exact at once, even for a group that has been idle since.
 
 Times are milliseconds, as in every replay; records are ``group, id, value, t, arrival``
-(:data:`~workbench.spark.coalesce_base.TUPLE_FIELDS`) in arrival order.  The max delay is the
-records' largest, so the replay has no late tuple and the in-process view is fed them all.
+(:data:`~workbench.spark.queries.coalesce_base.TUPLE_FIELDS`) in arrival order.  The max delay is
+the records' largest, so the replay has no late tuple and the in-process view is fed them all.
 
 >>> old = next_settings(None, Window("time", 60_000.0), Equivalence(), "eager")
 >>> old.retained
@@ -38,7 +38,7 @@ import pandas as pd
 
 from workbench.app.runs.replay import ReplayJob, Snapshot
 from workbench.coalesce import Equivalence, Window
-from workbench.spark.coalesce import (
+from workbench.spark.queries.coalesce import (
     EXTENT_COLUMNS,
     RECORD_COLUMNS,
     CoalesceSettings,
@@ -49,7 +49,7 @@ from workbench.spark.coalesce import (
     read_extents,
     restart_kind,
 )
-from workbench.spark.coalesce_base import tidy_extents
+from workbench.spark.queries.coalesce_base import tidy_extents
 from workbench.spark.session import SessionFactory
 
 __all__ = [
@@ -150,8 +150,8 @@ class CoalesceJob(ReplayJob):
         rate: float | None = None,
         paused: bool = False,
     ) -> str:
-        """Replay ``records`` (:data:`~workbench.spark.coalesce.RECORD_COLUMNS`, arrival order,
-        ms) at ``rate`` records a second (None: as fast as possible) into the query of
+        """Replay ``records`` (:data:`~workbench.spark.queries.coalesce.RECORD_COLUMNS`, arrival
+        order, ms) at ``rate`` records a second (None: as fast as possible) into the query of
         ``settings``; say so."""
         missing = [c for c in RECORD_COLUMNS if c not in records.columns]
         if missing:

@@ -36,9 +36,9 @@ from workbench.app.runs.replay import FILES_PER_SECOND, ReplayJob, Snapshot
 from workbench.config import settings as workbench_settings
 from workbench.data.streams import ReplayedStreams, WindowRange, load_streams, window_range
 from workbench.operators import StreamSpec
-from workbench.spark.damage import Damage, diagnose
-from workbench.spark.live import LiveJoin
 from workbench.spark.metrics import batch_metrics, no_progress, watermark_drops
+from workbench.spark.queries.damage import Damage, diagnose
+from workbench.spark.queries.live import LiveJoin
 from workbench.spark.session import shared_session
 
 __all__ = [
@@ -184,7 +184,7 @@ class LiveSnapshot(Snapshot):
 
 class DamagedRun(RuntimeError):
     """A live run stopped by damaged state (:attr:`damage` says which:
-    :func:`~workbench.spark.damage.diagnose`)."""
+    :func:`~workbench.spark.queries.damage.diagnose`)."""
 
     def __init__(self, damage: Damage) -> None:
         super().__init__(damage.message)

@@ -7,7 +7,7 @@ Spark run slot (:mod:`workbench.app.runs.slots`), one worker thread
 thread never waits on Spark, and snapshots (:class:`Snapshot`) that name the (re)start they
 show.  A tab's run reads the replay with one streaming query whose progress it listens to
 (:func:`~workbench.spark.metrics.attach_progress`); the live join's
-:class:`~workbench.spark.live.LiveJoin` runs its own queries and listener.
+:class:`~workbench.spark.queries.live.LiveJoin` runs its own queries and listener.
 
 **What the query has read.**  The replay writes the records, in arrival order, as files of
 consecutive records that the file source reads whole and in order, so the rows a query has
@@ -39,8 +39,8 @@ from workbench.app.runs.worker import Worker
 from workbench.config import run_folder
 from workbench.data.replay import Replayer
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
+from workbench.spark.queries.source import stop_query
 from workbench.spark.session import SessionFactory
-from workbench.spark.source import stop_query
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

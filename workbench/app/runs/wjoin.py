@@ -1,11 +1,11 @@
 """The Multi-way join tab's run on Spark: the chosen motes' tuples, replayed in arrival order,
-stream through the W-join query (:func:`~workbench.spark.wjoin.wjoin_query`: the BEW-join per
-time range in Spark's state; W-join paper Sections 2-3), and each snapshot sets the results
+stream through the W-join query (:func:`~workbench.spark.queries.wjoin.wjoin_query`: the BEW-join
+per time range in Spark's state; W-join paper Sections 2-3), and each snapshot sets the results
 committed to its sink beside the in-process BEW-join's on the same tuples (Section 3.1: Spark,
 like BEW, finds a result when its last tuple arrives, so once caught up the two result sets
 are equal).
 
-Tuples are ``stream, id, key, t, arrival`` (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`),
+Tuples are ``stream, id, key, t, arrival`` (:data:`~workbench.spark.queries.wjoin.WJOIN_FIELDS`),
 times in milliseconds, in arrival order; the windows and max delays are in milliseconds too.
 Each result's stream time is the arrival of its last tuple: when BEW emits it.
 """
@@ -23,8 +23,8 @@ from workbench.events import sort_pairs
 from workbench.experiments import profile_wjoin
 from workbench.operators import BEWJoin
 from workbench.operators.windows import WindowConstraints
+from workbench.spark.queries.wjoin import result_schema, wjoin_query
 from workbench.spark.session import SessionFactory
-from workbench.spark.wjoin import result_schema, wjoin_query
 
 __all__ = ["WJoinJob", "WJoinSnapshot", "bew_results"]
 

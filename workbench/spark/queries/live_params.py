@@ -2,8 +2,8 @@
 envelope ``d_max`` its state covers, the streams' max delays, the trigger, the watermark's
 slack and the timing join the tasks run), and the run folder's ``params.json`` that carries
 them to the executors (:func:`write_params`, :func:`read_params`): the driver steers a running
-query by rewriting it, and the batch step (:mod:`workbench.spark.live_ranges`) reads it again
-when it changes.
+query by rewriting it, and the batch step (:mod:`workbench.spark.queries.live_ranges`) reads it
+again when it changes.
 
 >>> import tempfile
 >>> params = LiveParams(d=200.0, delta=0.8, d_max=400.0, max_delay=(50.0, 50.0))

@@ -17,7 +17,7 @@ Each group's events go, in arrival order, through the workbench operator itself
 (:meth:`~workbench.protocol.StreamOperator.push_batch` in chunks: the compiled kernels, the
 certified decisions and their rational fallback) and a flush; the JVM only shuffles events.
 :func:`write_ranges` has the tasks write the results to Parquet themselves (the jobs of
-:mod:`workbench.spark.batch`), :func:`join_ranges` hands them back as a DataFrame.  The
+:mod:`workbench.spark.queries.batch`), :func:`join_ranges` hands them back as a DataFrame.  The
 operator is installed once per Python worker (unpickled with its stime tables) and
 :meth:`~workbench.protocol_shapes.JoinOperator.restart`-ed per group.  Lateness
 (Definition 6) is a test of each event alone and eviction (Theorem 4) drops only partners no

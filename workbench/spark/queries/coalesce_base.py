@@ -1,6 +1,6 @@
-"""What eager and lazy coalescing on Spark share (:mod:`workbench.spark.coalesce`): the replay's
-tuple schema and its classified input, the extent view's columns, and a query's settings with
-what a change of them costs on restart.
+"""What eager and lazy coalescing on Spark share (:mod:`workbench.spark.queries.coalesce`): the
+replay's tuple schema and its classified input, the extent view's columns, and a query's settings
+with what a change of them costs on restart.
 
 **Restarts** (:func:`restart_kind`): the eager state keeps the tuples of a *retention*
 ``R >=`` the window size, so a new window size up to R restarts from the same checkpoint (the
@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench.coalesce import Equivalence, Window
-from workbench.spark.source import read_classified
+from workbench.spark.queries.source import read_classified
 
 __all__ = [
     "EXTENT_COLUMNS",
@@ -132,7 +132,8 @@ def coalesce_input(
     max_files_per_trigger: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """The accepted tuples of the replay under ``source_dir`` (with ``ts``, ``t`` as a
-    timestamp) and the classified stream (for :func:`~workbench.spark.source.rejects_query`).
+    timestamp) and the classified stream (for
+    :func:`~workbench.spark.queries.source.rejects_query`).
 
     A tuple is late (rejected) when ``arrival > t + max_delay``.
     """

@@ -2,11 +2,11 @@
 Theorem 2; the interval correlations, interval timing paper Algorithms 1-7).
 
 The join runs by time ranges inside Spark's stateful tasks
-(:mod:`workbench.spark.live_ranges`): per range, the workbench's own operator (PTJoin, or an
+(:mod:`workbench.spark.queries.live_ranges`): per range, the workbench's own operator (PTJoin, or an
 interval correlation over one-bucket templates) over the range's events kept in Spark's state
 store, the band that of an envelope window ``d_max`` (Eq. 4-5).
 **One query** reads the replay: the pairs and the rejected records (malformed, unknown stream
-or template, late; :func:`~workbench.spark.source.reject_rows`) are one stream, so the files
+or template, late; :func:`~workbench.spark.queries.source.reject_rows`) are one stream, so the files
 are listed, read and parsed once per micro-batch.
 
 **No driver in the data path.**  The tasks decide the pairs under the *current* ``(d,
@@ -50,23 +50,23 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from workbench.operators.base import StreamSpec
-from workbench.spark.damage import Damage, diagnose
-from workbench.spark.live_params import LiveParams, write_params
-from workbench.spark.live_ranges import live_pairs
-from workbench.spark.live_sink import (
+from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
+from workbench.spark.queries.damage import Damage, diagnose
+from workbench.spark.queries.live_params import LiveParams, write_params
+from workbench.spark.queries.live_ranges import live_pairs
+from workbench.spark.queries.live_sink import (
     BatchWriter,
     latest_pairs,
     read_live_pairs,
     read_live_rejects,
 )
-from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
-from workbench.spark.ranges import band_reach
-from workbench.spark.session import ui_url
-from workbench.spark.source import (
+from workbench.spark.queries.ranges import band_reach
+from workbench.spark.queries.source import (
     read_events,
     reject_rows,
     stop_query,
 )
+from workbench.spark.session import ui_url
 
 __all__ = [
     "BatchWriter",
@@ -86,7 +86,7 @@ def live_stream(
     extra_watermark_ms: float = 0.0,
 ) -> DataFrame:
     """The live query's one stream: the pairs decided per time range
-    (``kind = "pair"``, :func:`~workbench.spark.live_ranges.live_pairs`, steered by
+    (``kind = "pair"``, :func:`~workbench.spark.queries.live_ranges.live_pairs`, steered by
     ``run_dir``'s parameters) and the rejected records (``kind = "reject"``), with the other
     kind's columns null.  The watermark trails the newest detection by D + the band, the
     least that never cuts an on-time event (Theorem 4), plus ``extra_watermark_ms``."""
@@ -362,7 +362,7 @@ class LiveJoin:
     @property
     def damage(self) -> Damage | None:
         """What damaged state stopped the query, if that is what did (:mod:`~workbench.spark.
-        damage`)."""
+        queries.damage`)."""
         return diagnose(self.error, self.work_dir)
 
     def recover(self) -> str:
@@ -397,7 +397,7 @@ class LiveJoin:
 
     def latest(self, n: int = 20) -> pd.DataFrame:
         """The last ``n`` pairs written, with their exact probability (:func:`~workbench.spark.
-        live_sink.latest_pairs`)."""
+        queries.live_sink.latest_pairs`)."""
         return latest_pairs(self.run_dir, self.batches, self._streams, n)
 
     def rejects(self) -> pd.Series:

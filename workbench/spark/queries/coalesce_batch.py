@@ -1,9 +1,9 @@
 """Temporal coalescing of a bounded input as a Spark job: the workbench's own window extent per
 group inside the tasks (coalescing paper, Algorithm 2 eager and Algorithm 1 lazy; the Spark
-semantics of :mod:`workbench.spark.coalesce`).
+semantics of :mod:`workbench.spark.queries.coalesce`).
 
 The tuple files (``group, id, value, t, arrival``,
-:data:`~workbench.spark.coalesce_base.TUPLE_FIELDS`; Parquet, JSON lines or CSV) are checked
+:data:`~workbench.spark.queries.coalesce_base.TUPLE_FIELDS`; Parquet, JSON lines or CSV) are checked
 as a live replay's are (malformed, or late when ``arrival > t + D``) and the rejects written
 with their reason to ``OUTPUT/rejects``; the same pass observes the accepted tuples' largest
 timestamp ``t_max``.  ``groupBy(group).applyInArrow`` then hands each group's tuples, in
@@ -11,8 +11,8 @@ arrival order, to an :class:`~workbench.coalesce.EagerExtent` (or a
 :class:`~workbench.coalesce.LazyExtent`: the same view) of the window, a time window's extent
 advanced to the global ``t_max`` (the window holds ``t >= t_max - T`` over every group, as one
 in-process extent fed them all), and the group's coalesced view is written by the executors to
-``OUTPUT/extents`` (:data:`~workbench.spark.coalesce_base.EXTENT_COLUMNS`).  A time window's
-view is then the in-process extent's (:func:`~workbench.spark.coalesce.in_process_view`), a
+``OUTPUT/extents`` (:data:`~workbench.spark.queries.coalesce_base.EXTENT_COLUMNS`).  A time window's
+view is then the in-process extent's (:func:`~workbench.spark.queries.coalesce.in_process_view`), a
 tuple window's the per-group extents' (a partitioned window).
 """
 
@@ -31,9 +31,9 @@ from pyspark.sql import functions as F
 
 from workbench.coalesce import EagerExtent, LazyExtent, Readings
 from workbench.data.event_files import EventFormat
-from workbench.spark.batch import RecordSchema, event_format, read_records
-from workbench.spark.coalesce_base import EXTENT_COLUMNS, TUPLE_FIELDS, CoalesceSettings
-from workbench.spark.source import reject_rows
+from workbench.spark.queries.batch import RecordSchema, event_format, read_records
+from workbench.spark.queries.coalesce_base import EXTENT_COLUMNS, TUPLE_FIELDS, CoalesceSettings
+from workbench.spark.queries.source import reject_rows
 
 __all__ = ["CoalesceRun", "extents_step", "run_coalesce"]
 

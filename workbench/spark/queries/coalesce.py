@@ -2,13 +2,13 @@
 Sections 2-5; the in-process extents of :mod:`workbench.coalesce` are the oracle,
 :func:`in_process_view`).  One module per algorithm family, all names importable from here:
 
-- :mod:`workbench.spark.coalesce_base`: the tuple schema, the classified input
+- :mod:`workbench.spark.queries.coalesce_base`: the tuple schema, the classified input
   (:func:`coalesce_input`), the view's columns, :class:`CoalesceSettings` and
   :func:`restart_kind`;
-- :mod:`workbench.spark.coalesce_eager`: eager coalescing, a per-group stateful operator
+- :mod:`workbench.spark.queries.coalesce_eager`: eager coalescing, a per-group stateful operator
   (:func:`eager_coalesce_query`, :func:`eager_update`, :func:`read_extents`,
   :func:`extents_view`);
-- :mod:`workbench.spark.coalesce_lazy`: lazy coalescing, raw tuples in a sink and a
+- :mod:`workbench.spark.queries.coalesce_lazy`: lazy coalescing, raw tuples in a sink and a
   window-function scan when asked (:func:`raw_tuples_query`, :func:`lazy_coalesce`).
 
 **Tuples.**  A replay record ``(group, id, value, t, arrival)`` is a raw stream tuple of
@@ -18,8 +18,8 @@ breaks ties in ``t`` (the in-process extents order ties by arrival).  As in
 :mod:`workbench.coalesce.extent`, a tuple is valid over ``[t, t_next)`` (``t_next`` the
 group's next timestamp, or ``t`` for the latest), so consecutive tuples of a group always meet
 and a run breaks only where the value-equivalence changes.  :func:`coalesce_input` classifies
-every line (:mod:`workbench.spark.source`): malformed, or ``"late"`` when ``arrival > t + D``,
-else accepted; only accepted tuples are coalesced.
+every line (:mod:`workbench.spark.queries.source`): malformed, or ``"late"`` when ``arrival > t +
+D``, else accepted; only accepted tuples are coalesced.
 
 **Windows.**  A time-based window of size T holds the accepted tuples with
 ``t >= t_max - T`` (``t_max`` the largest timestamp of *all* groups, as one in-process extent
@@ -35,7 +35,7 @@ makes a micro-batch engine able to reproduce them exactly.
 coalescing attribute, with exactly the in-process arithmetic: the one table of rules
 (:data:`~workbench.coalesce.equivalence.KINDS`) evaluated over NumPy arrays
 (:data:`~workbench.coalesce.equivalence.NUMPY`, the eager state) and over columns
-(:data:`~workbench.spark.coalesce_lazy.SPARK`, the lazy scan), IEEE doubles throughout
+(:data:`~workbench.spark.queries.coalesce_lazy.SPARK`, the lazy scan), IEEE doubles throughout
 (``floor`` of the quotient for quantised values, the representative ``floor(v / q) * q``); an
 unknown kind is a ``ValueError``.  Several coalescing attributes (tuple values) are not
 supported: the replay schema has one value column.
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, Readings, Window
-from workbench.spark.coalesce_base import (
+from workbench.spark.queries.coalesce_base import (
     EXTENT_COLUMNS,
     TUPLE_FIELDS,
     CoalesceSettings,
@@ -55,7 +55,7 @@ from workbench.spark.coalesce_base import (
     restart_kind,
     tidy_extents,
 )
-from workbench.spark.coalesce_eager import (
+from workbench.spark.queries.coalesce_eager import (
     OUTPUT_SCHEMA,
     STATE_SCHEMA,
     eager_coalesce_query,
@@ -64,7 +64,7 @@ from workbench.spark.coalesce_eager import (
     read_emitted,
     read_extents,
 )
-from workbench.spark.coalesce_lazy import SPARK, lazy_coalesce, raw_tuples_query
+from workbench.spark.queries.coalesce_lazy import SPARK, lazy_coalesce, raw_tuples_query
 
 RECORD_COLUMNS = ["group", "id", "value", "t", "arrival"]
 """A replay record's columns, in the order of :data:`TUPLE_FIELDS`."""

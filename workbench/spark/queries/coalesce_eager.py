@@ -1,17 +1,17 @@
 """Eager coalescing on Spark Structured Streaming: the workbench's own
 :class:`~workbench.coalesce.EagerExtent` per group inside Spark's stateful tasks (coalescing
 paper, Algorithm 2 and its time-based variant, Appendix A; the tuples, windows and equivalences
-of :mod:`workbench.spark.coalesce`).
+of :mod:`workbench.spark.queries.coalesce`).
 
 A per-group ``applyInPandasWithState`` operator on the default state store.  A group's state
 is its retained tuples (timestamps, ids and values in ``(t, id)`` order, three binary columns)
-under the settings' :attr:`~workbench.spark.coalesce_base.CoalesceSettings.state_key`.  For a
-group with new tuples (or a due timeout) the step merges them into the retained ones, cuts the
+under the settings' :attr:`~workbench.spark.queries.coalesce_base.CoalesceSettings.state_key`.  For
+a group with new tuples (or a due timeout) the step merges them into the retained ones, cuts the
 retention, and pushes the window's tuples, in ``(t, id)`` order, through an ``EagerExtent`` of
 the window: the operator decides where each coalesced tuple starts (merge, split, detach), and
 the step emits its view with each coalesced tuple's timestamp vector and per-timestamp
 representative (the value it reports if the window cuts it there).  The view depends only on
-the set of tuples arrived, not on their order (:mod:`workbench.spark.coalesce`), so a
+the set of tuples arrived, not on their order (:mod:`workbench.spark.queries.coalesce`), so a
 micro-batch's tuples, out of order or not, give the in-process extent's view.
 
 For time windows the watermark (delay ``ceil(R) + 1`` ms for a retention R) bounds ``t_max``
@@ -26,7 +26,7 @@ current extent (a group whose extent empties emits nothing: its last extent lies
 before the bound); a ``foreachBatch`` step writes each micro-batch to ``batch=<id>`` in
 Parquet, replacing an earlier attempt of the same id, so with the checkpoint a restart loses
 and duplicates nothing.  Which setting changes keep the checkpoint:
-:func:`~workbench.spark.coalesce_base.restart_kind`.
+:func:`~workbench.spark.queries.coalesce_base.restart_kind`.
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from workbench.coalesce import EagerExtent, Readings, Window
 from workbench.coalesce.equivalence import NUMPY
-from workbench.spark.coalesce_base import (
+from workbench.spark.queries.coalesce_base import (
     EXTENT_COLUMNS,
     CoalesceSettings,
     coalesce_input,
     tidy_extents,
 )
-from workbench.spark.source import EPOCH_OFFSET_MS, read_batches, start_writer
+from workbench.spark.queries.source import EPOCH_OFFSET_MS, read_batches, start_writer
 
 __all__ = [
     "OUTPUT_SCHEMA",
@@ -189,7 +189,7 @@ def eager_coalesce_query(
 ) -> StreamingQuery:
     """Start eager coalescing of the replay under ``source_dir`` (times in ms) into
     ``output_dir`` (read it with :func:`read_extents`), named ``query_name`` in its progress.
-    Rejected input is left out (run :func:`~workbench.spark.source.rejects_query` on
+    Rejected input is left out (run :func:`~workbench.spark.queries.source.rejects_query` on
     :func:`coalesce_input`'s classified stream to keep it)."""
     if settings.scheme != "eager":
         raise ValueError(f"scheme = {settings.scheme!r}: eager_coalesce_query is eager")

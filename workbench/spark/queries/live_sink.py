@@ -1,10 +1,10 @@
-"""The live PTJoin's sink and batch step (PTJoin Section 3 on Spark; :mod:`workbench.spark.live`
-runs them).
+"""The live PTJoin's sink and batch step (PTJoin Section 3 on Spark;
+:mod:`workbench.spark.queries.live` runs them).
 
 :class:`BatchWriter` is the query's ``foreachBatch`` step: it writes a micro-batch (the pairs
 its tasks decided under the run's current parameters, ``params.json`` in the run folder,
-:mod:`workbench.spark.live_params`, and the rejects) with Spark's distributed writer into the
-partition ``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per
+:mod:`workbench.spark.queries.live_params`, and the rejects) with Spark's distributed writer into
+the partition ``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per
 batch, so a re-run replaces exactly that batch), then a small record per batch
 (``batches/<id>.json``).  :func:`read_live_pairs` and :func:`read_live_rejects` read the sink
 with Arrow.
@@ -27,8 +27,8 @@ from pyspark.sql import functions as F
 
 from workbench.operators.base import StreamSpec
 from workbench.probability import band_prob_many
-from workbench.spark.live_params import read_params
-from workbench.spark.source import sink_partitions
+from workbench.spark.queries.live_params import read_params
+from workbench.spark.queries.source import sink_partitions
 
 __all__ = [
     "PAIR_COLUMNS",

@@ -5,10 +5,10 @@ is full.  Spark stops the query with an error deep in a Java or Python trace;
 
 Neither kind can be mended in place: a checkpoint whose logs disagree cannot say which
 micro-batches committed, and a batch that failed to write is not committed.  The way on is a
-**new checkpoint** (:meth:`workbench.spark.live.LiveJoin.recover`, the page's "Restart on a new
-checkpoint"): its query re-reads the replay from the start into a sink of its own, and every
-batch replaces its own partition (:class:`~workbench.spark.live_sink.BatchWriter`), so the new
-run's output has each pair exactly once.
+**new checkpoint** (:meth:`workbench.spark.queries.live.LiveJoin.recover`, the page's "Restart on a
+new checkpoint"): its query re-reads the replay from the start into a sink of its own, and every
+batch replaces its own partition (:class:`~workbench.spark.queries.live_sink.BatchWriter`), so the
+new run's output has each pair exactly once.
 
 >>> d = diagnose("java.io.IOException: No space left on device", Path("/w"))
 >>> d.kind, d.folder

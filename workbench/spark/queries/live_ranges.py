@@ -1,9 +1,9 @@
 """The live timing join by time ranges: the workbench's operator inside Spark's stateful tasks
 (PTJoin Section 3, Eq. 4-5, Definition 6, Theorem 4; the interval correlations of the interval
-timing paper, Algorithms 1-7; the batch design of :mod:`workbench.spark.ranges`, kept across
+timing paper, Algorithms 1-7; the batch design of :mod:`workbench.spark.queries.ranges`, kept across
 micro-batches).
 
-Each accepted event is keyed by the ranges of :class:`~workbench.spark.ranges.RangePlan` for
+Each accepted event is keyed by the ranges of :class:`~workbench.spark.queries.ranges.RangePlan` for
 the envelope's band (:data:`BANDS_PER_RANGE` bands wide; a B event in its own range, an A
 event copied to every range its band overlaps), and ``applyInPandasWithState`` keeps, per
 range, the range's events a later event can still join in Spark's state store (one binary
@@ -16,12 +16,12 @@ with a new event on either side: a pair of two kept events was emitted by the mi
 brought the later of them.  So every pair is decided once, under the parameters in force when
 its later event came, as in-process.
 
-**Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_params.
-write_params`) from the run folder, which the executors see as they see the sink; each pair
-carries the ``(d, delta)`` it was decided under.  The band is the envelope's (``d_max``), so
-d within it, any delta and the algorithm (all of them decide ``P(|Xa - Xb| <= d) >= delta``, so
-the pairs do not change with it, only how they are found) apply from the next micro-batch with
-the state kept.
+**Steering.**  The step reads the run's ``params.json``
+(:func:`~workbench.spark.queries.live_params.write_params`) from the run folder, which the
+executors see as they see the sink; each pair carries the ``(d, delta)`` it was decided under.
+The band is the envelope's (``d_max``), so d within it, any delta and the algorithm (all of them
+decide ``P(|Xa - Xb| <= d) >= delta``, so the pairs do not change with it, only how they are
+found) apply from the next micro-batch with the state kept.
 
 **Eviction.**  The watermark trails the newest detection by D + the band, so a later on-time
 event lies beyond ``watermark + band`` (the replay is in arrival order and ``t_det >=
@@ -48,9 +48,9 @@ from pyspark.sql.streaming.state import GroupState
 from workbench.events import COLUMNS, Events
 from workbench.operators import TIMING_JOINS
 from workbench.operators.base import Envelope, StreamSpec, TwoStreamJoin
-from workbench.spark.live_params import LiveParams, read_params
-from workbench.spark.ranges import RangePlan, band_reach
-from workbench.spark.source import EPOCH_OFFSET_MS
+from workbench.spark.queries.live_params import LiveParams, read_params
+from workbench.spark.queries.ranges import RangePlan, band_reach
+from workbench.spark.queries.source import EPOCH_OFFSET_MS
 
 __all__ = [
     "BANDS_PER_RANGE",
@@ -66,7 +66,7 @@ LIVE_PAIR_SCHEMA = (
     "b_t DOUBLE, d DOUBLE, delta DOUBLE"
 )
 """The pairs a micro-batch decides (``kind = "pair"``; the sink's
-:data:`~workbench.spark.live_sink.PAIR_COLUMNS`), each exactly."""
+:data:`~workbench.spark.queries.live_sink.PAIR_COLUMNS`), each exactly."""
 BANDS_PER_RANGE = 8
 """Live ranges are this many bands wide: a micro-batch's events meet in few groups (each
 call of the step costs milliseconds), while a range keeps only the events a later one can

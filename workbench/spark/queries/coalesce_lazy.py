@@ -1,5 +1,5 @@
 """Lazy coalescing on Spark (coalescing paper, Algorithm 1 and the Section 5 scan; the tuples,
-windows and equivalences of :mod:`workbench.spark.coalesce`).
+windows and equivalences of :mod:`workbench.spark.queries.coalesce`).
 
 Lazy coalescing stores raw tuples only (:func:`raw_tuples_query`, a Parquet file sink) and
 coalesces when asked (:func:`lazy_coalesce`): a batch query that cuts the window
@@ -7,7 +7,7 @@ coalesces when asked (:func:`lazy_coalesce`): a batch query that cuts the window
 with window functions: a break flag where the equivalence fails against the previous tuple
 (``lag``), a running sum of the flags numbers the runs, and min/max/count/``min_by`` per run,
 ``lead`` for the end; no Python per tuple.  The equivalence is evaluated over columns
-(:data:`SPARK`).  What a restart keeps: :func:`~workbench.spark.coalesce_base.restart_kind`.
+(:data:`SPARK`).  What a restart keeps: :func:`~workbench.spark.queries.coalesce_base.restart_kind`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench.coalesce import Equivalence, Window
 from workbench.coalesce.equivalence import Arithmetic
-from workbench.spark.coalesce_base import TUPLE_FIELDS, coalesce_input
-from workbench.spark.source import parquet_sink
+from workbench.spark.queries.coalesce_base import TUPLE_FIELDS, coalesce_input
+from workbench.spark.queries.source import parquet_sink
 
 __all__ = ["SPARK", "lazy_coalesce", "raw_tuples_query"]
 

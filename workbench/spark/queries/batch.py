@@ -1,17 +1,17 @@
 """A bounded input on Spark: records joined by the workbench's own operator per time range
-(:mod:`workbench.spark.ranges`; PTJoin Section 3, interval timing correlation Section 4, W-join
-Sections 3-5), the results written to Parquet and every rejected record beside them with its
+(:mod:`workbench.spark.queries.ranges`; PTJoin Section 3, interval timing correlation Section 4,
+W-join Sections 3-5), the results written to Parquet and every rejected record beside them with its
 reason.
 
 A two-stream join reads an event folder (:mod:`workbench.data.event_files`): ``streams.json``
 and ``events/`` in Parquet, JSON lines or CSV, checked in Spark as a live stream's records are
-(:func:`~workbench.spark.source.event_checks`: malformed, unknown stream or template,
+(:func:`~workbench.spark.queries.source.event_checks`: malformed, unknown stream or template,
 unrepresentable, arrival before detection, late).  A W-join reads tuples (``stream, id, key, t,
-arrival``; :func:`~workbench.spark.wjoin.wjoin_checks`); an equality W-join's ranges are split
-by the key's hash.
+arrival``; :func:`~workbench.spark.queries.wjoin.wjoin_checks`); an equality W-join's ranges are
+split by the key's hash.
 Accepted records go to the ranges, rejected ones to ``rejects/``; the tasks write their
-results to Parquet themselves (:func:`~workbench.spark.ranges.write_ranges`: the JVM moves no
-result).  The driver plans the ranges from the accepted records' span and time quantiles,
+results to Parquet themselves (:func:`~workbench.spark.queries.ranges.write_ranges`: the JVM moves
+no result).  The driver plans the ranges from the accepted records' span and time quantiles,
 observed while the rejects are written (no job of its own), and reads counts; no record or
 result passes through it.
 """
@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from workbench.data.event_files import EVENT_FORMATS, EventFormat
 from workbench.events import sort_pairs
 from workbench.operators.wjoin import MultiWayJoin
-from workbench.spark.ranges import (
+from workbench.spark.queries.ranges import (
     Join,
     RangePlan,
     Span,
@@ -40,8 +40,14 @@ from workbench.spark.ranges import (
     span_columns,
     write_ranges,
 )
-from workbench.spark.source import CORRUPT, EVENT_FIELDS, event_checks, reject_rows, with_reason
-from workbench.spark.wjoin import WJOIN_FIELDS, wjoin_checks
+from workbench.spark.queries.source import (
+    CORRUPT,
+    EVENT_FIELDS,
+    event_checks,
+    reject_rows,
+    with_reason,
+)
+from workbench.spark.queries.wjoin import WJOIN_FIELDS, wjoin_checks
 
 __all__ = [
     "JoinRun",
@@ -81,8 +87,8 @@ class RecordSchema:
 
 
 def record_schema(op: Join) -> RecordSchema:
-    """The records ``op`` joins: events (:data:`~workbench.spark.source.EVENT_FIELDS`) or, for a
-    W-join, tuples (:data:`~workbench.spark.wjoin.WJOIN_FIELDS`)."""
+    """The records ``op`` joins: events (:data:`~workbench.spark.queries.source.EVENT_FIELDS`) or,
+    for a W-join, tuples (:data:`~workbench.spark.queries.wjoin.WJOIN_FIELDS`)."""
     if isinstance(op, MultiWayJoin):
         renamed = {"key": "value", "t": "ts"}
         return RecordSchema(WJOIN_FIELDS, wjoin_checks(op.config.max_delay), "t", renamed)
@@ -93,7 +99,7 @@ def read_records(
     spark: SparkSession, folder: str, fmt: EventFormat, schema: RecordSchema
 ) -> DataFrame:
     """The record files under ``folder`` with a ``reason`` column (null: accepted), as a live
-    stream's records are classified (:func:`~workbench.spark.source.with_reason`)."""
+    stream's records are classified (:func:`~workbench.spark.queries.source.with_reason`)."""
     if fmt not in EVENT_FORMATS:
         raise ValueError(f"format = {fmt!r} must be one of {EVENT_FORMATS}")
     reader = spark.read.option("recursiveFileLookup", "true")

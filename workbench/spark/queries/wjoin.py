@@ -1,7 +1,7 @@
 """The multi-way sliding-window join (W-join) on Spark Structured Streaming: the workbench's own
 BEW-join inside Spark's stateful tasks, per time range (W-join paper Sections 3 and 5.2; the
-batch design of :mod:`workbench.spark.ranges`, kept across micro-batches as the live PTJoin
-keeps it, :mod:`workbench.spark.live_ranges`).
+batch design of :mod:`workbench.spark.queries.ranges`, kept across micro-batches as the live PTJoin
+keeps it, :mod:`workbench.spark.queries.live_ranges`).
 
 An m-tuple (one tuple per stream S_0 .. S_m-1, 2 <= m <= 6) is a result when the tuples' keys
 are equal and their timestamps meet every window constraint ``|t_i - t_j| <= W_ij`` (Section 2,
@@ -10,11 +10,11 @@ are equal and their timestamps meet every window constraint ``|t_i - t_j| <= W_i
 
 Each stream's accepted tuples (well formed, a known stream, arrival not before t, on time:
 ``arrival <= t + D_s``, the in-process rule; :func:`wjoin_checks`) are keyed as the batch job
-keys them (:class:`~workbench.spark.ranges.RangePlan`): stream 0 owns the range of its time,
+keys them (:class:`~workbench.spark.queries.ranges.RangePlan`): stream 0 owns the range of its time,
 a tuple of stream s is copied to every range of ``[t - C_0s, t + C_0s]`` (C the constraint
 graph's shortest paths, Section 5.2: every result meets them), the ranges
-:data:`~workbench.spark.live_ranges.BANDS_PER_RANGE` bands wide, and each range is split into
-:data:`KEY_BUCKETS` by the hash of the key (partners share it: no copies).  Per group,
+:data:`~workbench.spark.queries.live_ranges.BANDS_PER_RANGE` bands wide, and each range is split
+into :data:`KEY_BUCKETS` by the hash of the key (partners share it: no copies).  Per group,
 ``applyInPandasWithState`` keeps the tuples a later one can still join in Spark's state store;
 for a group with new tuples, :class:`WJoinRangeStep` pushes the kept and the new tuples, in
 arrival order, through a :class:`~workbench.operators.wjoin.BEWJoin` (the compiled kernel) and
@@ -49,9 +49,9 @@ from pyspark.sql.streaming.state import GroupState
 from workbench.events import sort_pairs
 from workbench.operators import BEWJoin
 from workbench.operators.windows import WindowConstraints, WTuples
-from workbench.spark.live_ranges import BANDS_PER_RANGE, keep_from_watermark, with_new
-from workbench.spark.ranges import RangePlan, join_reach
-from workbench.spark.source import parquet_sink, read_classified
+from workbench.spark.queries.live_ranges import BANDS_PER_RANGE, keep_from_watermark, with_new
+from workbench.spark.queries.ranges import RangePlan, join_reach
+from workbench.spark.queries.source import parquet_sink, read_classified
 
 __all__ = [
     "KEY_BUCKETS",
@@ -165,7 +165,7 @@ def wjoin_results(
     max_files_per_trigger: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """The m-way join as a streaming DataFrame of ``result_schema(m)``, and the classified raw
-    stream (for :func:`~workbench.spark.source.rejects_query`).
+    stream (for :func:`~workbench.spark.queries.source.rejects_query`).
 
     Returns ``(results, classified)``.
     """
@@ -207,7 +207,7 @@ def wjoin_query(
 
     ``max_files_per_trigger=1`` makes every replay file a micro-batch of its own (the watermark
     then advances between them); ``query_name`` names the query in its progress.  Rejected
-    input is left out (see :func:`~workbench.spark.source.rejects_query` on
+    input is left out (see :func:`~workbench.spark.queries.source.rejects_query` on
     :func:`wjoin_results`' second frame).
     """
     results, _ = wjoin_results(spark, source_dir, constraints, max_delay, max_files_per_trigger)
