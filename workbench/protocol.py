@@ -9,8 +9,9 @@ configuration is a frozen dataclass apart from the state, so ``clone()`` rebuild
 operator from it (after River's ``clone``).  Counters share one set of names
 (:class:`Counters`); families add their own work measures to it.
 
-:class:`StreamOperator` is the machinery both shapes share; an operator is one of them, both
-in :mod:`workbench.protocol_shapes`:
+:class:`StreamOperator` is the machinery both shapes share, built on two methods an operator
+writes (``_validate`` a pushed event, ``_step`` an admitted record) and a few optional hooks;
+an operator is of one shape, both in :mod:`workbench.protocol_shapes`:
 
 - :class:`~workbench.protocol_shapes.JoinOperator`: a timing join whose emissions carry its
   results, tuples of event ids (PTJoin Section 3, interval timing Section 4.2, W-join
@@ -145,9 +146,9 @@ class StreamOperator(ABC, Generic[C, R]):
     **What a shape fills in** (optional; the defaults suit an operator without a clock, a
     window or buffers): ``_start()`` builds the empty state; ``_admit(record) -> bool`` moves
     the clock and says whether the record is in time (a late one is counted and emitted);
-    ``_advance(now) -> Emitted`` moves the clock without a record; ``_finish() -> Emitted`` ends
-    the streams; ``_buffered()`` says what is held; ``_retune(new) -> Emitted`` puts a steered
-    configuration in force.
+    ``_advance(now) -> Emitted`` moves the clock without a record; ``_finish() -> Emitted``
+    ends the streams; ``_buffered()`` says what is held; ``_retune(new) -> Emitted`` puts a
+    steered configuration (``OperatorConfig.steered``) in force.
 
     **The compiled engine** (optional): ``_step_batch(batch) -> Emitted`` runs a batch of valid
     rows through a kernel, ``_valid_rows(batch)`` finds the rows ``_validate`` would refuse.
