@@ -7,9 +7,8 @@ is a window extent whose ``push`` updates the coalesced view it exposes with ``v
 which emits only late and bad records (coalescing Sections 2-5).
 
 A shape fills in the protocol's clock, lateness and end of the streams, so that an operator of
-it writes at most three methods: ``_validate`` and ``_step`` (a join's, or a family's of joins,
-:class:`~workbench.operators.base.TwoStreamJoin` and
-:class:`~workbench.operators.wjoin.MultiWayJoin`), and for an extent ``view()``.
+it writes at most three methods: ``_validate`` and ``_step`` for a join, and ``view()`` besides
+for an extent.
 """
 
 from __future__ import annotations
