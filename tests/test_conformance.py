@@ -334,6 +334,18 @@ def test_is_built_from_its_configuration_type(cls):
         cls(object())
 
 
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_steering_goes_through_the_configuration(cls):
+    """Every steerable name is one the configuration's ``steered`` maps: steering to the values
+    in force emits nothing and leaves the configuration as it was."""
+    op = _make(cls)
+    for name in sorted(cls.steerable):
+        value = getattr(op.config, name)
+        assert op.config.steered(**{name: value}) == op.config, name
+        assert op.set_params(**{name: value}) == Emitted.none(op.arity), name
+    assert op.config == _make(cls).config
+
+
 def test_the_engine_is_read_in_one_place():
     """The Python-or-compiled choice is ``StreamOperator._compiled``: no operator module
     reads the configuration's ``engine`` itself."""
