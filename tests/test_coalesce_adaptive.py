@@ -23,7 +23,7 @@ def test_switching_never_loses_or_duplicates(kind, size, initial):
         Query("ht", ("h", "t"), ("mote",), Equivalence("quantized", quantum=2.0)),
     ]
     window = Window(kind, size)
-    ac = AdaptiveCoalescing(queries, window, reevaluate_every=40, initial=initial)
+    ac = AdaptiveCoalescing(queries=queries, window=window, reevaluate_every=40, initial=initial)
     oracle = WindowOracle(window)
     last = {}
     for i in range(900):
@@ -45,16 +45,20 @@ def test_switching_never_loses_or_duplicates(kind, size, initial):
 
 def test_configuration_errors():
     with pytest.raises(ValueError, match="distinct names"):
-        AdaptiveCoalescing([Query("a", ("x",)), Query("a", ("y",))], Window("tuples", 5))
+        AdaptiveCoalescing(
+            queries=[Query("a", ("x",)), Query("a", ("y",))], window=Window("tuples", 5)
+        )
     with pytest.raises(ValueError, match="initial = 'x'"):
-        AdaptiveCoalescing([Query("a", ("x",))], Window("tuples", 5), initial="x")
+        AdaptiveCoalescing(queries=[Query("a", ("x",))], window=Window("tuples", 5), initial="x")
 
 
 def test_view_names_its_query_unless_there_is_one():
     """``view()`` is the extents' one view when one query is served, else it needs a name."""
-    one = AdaptiveCoalescing([Query("a", ("x",))], Window("tuples", 5))
+    one = AdaptiveCoalescing(queries=[Query("a", ("x",))], window=Window("tuples", 5))
     one.push(1.0, {"x": 3})
     assert one.view() == one.view("a")
-    two = AdaptiveCoalescing([Query("a", ("x",)), Query("b", ("x",))], Window("tuples", 5))
+    two = AdaptiveCoalescing(
+        queries=[Query("a", ("x",)), Query("b", ("x",))], window=Window("tuples", 5)
+    )
     with pytest.raises(ValueError, match="needs a query name"):
         two.view()

@@ -35,8 +35,6 @@ from workbench.protocol import BadEventError
 ATOMIC = ("inserts", "merges", "splits", "detaches", "deletes", "out_of_order", "late")
 
 
-
-
 @st.composite
 def hard_streams(draw):
     """Short streams of hard cases: equal timestamps (a coarse clock), values exactly a
@@ -153,7 +151,8 @@ def test_a_late_arrival_splits_by_shifting_the_tuples_after_it():
 def test_mechanism_selects_the_array_extent():
     window = Window("tuples", 4)
     assert type(EagerExtent(window, mechanism="paper")) is ArrayExtent
-    assert type(EagerExtent(window, None, "raise", "compiled", "paper")) is ArrayExtent
+    paper = ExtentConfig(window=window, mechanism="paper")
+    assert type(EagerExtent(paper)) is ArrayExtent and EagerExtent(paper).config is paper
     assert type(EagerExtent(window)) is EagerExtent
     assert EagerExtent(window).config.mechanism == "fast"
     assert EagerExtent(window, mechanism="paper").config.mechanism == "paper"

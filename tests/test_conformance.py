@@ -7,7 +7,9 @@ shape (a :class:`~workbench.protocol_shapes.JoinOperator` or an
 :class:`~workbench.protocol_shapes.ExtentOperator`), is checked for pickling mid-stream,
 rebuilding from its configuration, ``push`` one by one == ``push_batch`` for any split into
 batches, a runnable docstring example and equality with its family's oracle.  A new operator
-without ``conformance_params`` or outside a known family fails the suite.
+without ``conformance_params`` or outside a known family fails the suite.  The protocol itself
+stays small: every shape asks at most three methods of an operator, and every operator is
+built from the configuration type it is generic over.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import itertools
 import pickle
 import pkgutil
 import sys
+import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -37,7 +40,7 @@ from workbench.operators.oracle import brute_force_join, brute_force_wjoin, on_t
 from workbench.operators.wjoin import MultiWayJoin
 from workbench.paper_examples import example3_templates
 from workbench.partitions import loose_partitions
-from workbench.protocol import StreamOperator
+from workbench.protocol import C, StreamOperator
 from workbench.protocol_shapes import ExtentOperator, JoinOperator
 from workbench.records import Columns, Emitted
 from workbench.stime import StimeTable
@@ -106,6 +109,11 @@ def _concrete(base: type) -> list[type]:
 
 _import_package()
 OPERATORS = _concrete(StreamOperator)
+SHAPES = sorted(
+    {base for cls in OPERATORS for base in cls.__mro__ if inspect.isabstract(base)},
+    key=lambda c: (c.__module__, c.__qualname__),
+)
+"""The abstract classes the operators derive from: the protocol, its shapes and families."""
 
 
 # -- the families: a stream generator and an oracle each ---------------------------------------
@@ -286,6 +294,70 @@ def test_the_suite_finds_every_family():
     assert "ArrayExtent" in names  # the paper's mechanism of the eager extent
 
 
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda c: c.__qualname__)
+def test_a_shape_asks_at_most_three_methods(shape):
+    """What a new operator of a shape must write is at most three abstract methods (the rest
+    is derived in the shape), and the protocol's methods pass no ``Any`` between them."""
+    assert StreamOperator in SHAPES and len(SHAPES) >= 6
+    assert len(shape.__abstractmethods__) <= 3, sorted(shape.__abstractmethods__)
+    for name, method in vars(shape).items():
+        if callable(method):
+            annotations = inspect.get_annotations(method)
+            assert "Any" not in repr(annotations), f"{shape.__qualname__}.{name}: {annotations}"
+
+
+def _generic_config(cls: type) -> type | None:
+    """The configuration class that ``cls`` (or its nearest generic base) is parametrized
+    with."""
+    for klass in cls.__mro__:
+        for base in klass.__dict__.get("__orig_bases__", ()):
+            args = typing.get_args(base)
+            if args and isinstance(args[0], type):
+                return args[0]
+    return None
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_is_built_from_its_configuration_type(cls):
+    """The constructor takes the configuration type the class is generic over (its first
+    argument), or that configuration's fields; ``config_type`` is that generic argument."""
+    assert _generic_config(cls) is cls.config_type
+    config_param = list(inspect.signature(cls.__init__).parameters.values())[1]
+    assert config_param.name == "config"
+    assert config_param.kind is inspect.Parameter.POSITIONAL_ONLY
+    annotation = typing.get_type_hints(cls.__init__)["config"]
+    assert {C, cls.config_type} & set(typing.get_args(annotation)), annotation
+    config = cls(**cls.conformance_params()).config
+    assert isinstance(config, cls.config_type) and cls(config).config is config
+    assert cls(config, on_bad="count").config == replace(config, on_bad="count")
+    with pytest.raises(ValueError, match="config = "):
+        cls(object())
+
+
+@pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
+def test_steering_goes_through_the_configuration(cls):
+    """Every steerable name is one the configuration's ``steered`` maps: steering to the values
+    in force emits nothing and leaves the configuration as it was."""
+    op = _make(cls)
+    for name in sorted(cls.steerable):
+        value = getattr(op.config, name)
+        assert op.config.steered(**{name: value}) == op.config, name
+        assert op.set_params(**{name: value}) == Emitted.none(op.arity), name
+    assert op.config == _make(cls).config
+
+
+def test_the_engine_is_read_in_one_place():
+    """The Python-or-compiled choice is ``StreamOperator._compiled``: no operator module
+    reads the configuration's ``engine`` itself."""
+    bases = {base for cls in OPERATORS for base in cls.__mro__}
+    modules = {sys.modules[b.__module__] for b in bases if b.__module__.startswith("workbench.")}
+    readers = [m.__name__ for m in modules if ".engine" in inspect.getsource(m)]
+    assert readers == ["workbench.protocol"]
+    source = inspect.getsource(sys.modules["workbench.protocol"])
+    assert source.count("_config.engine") == 1
+    assert "_config.engine" in inspect.getsource(StreamOperator._compiled)
+
+
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)
 def test_is_a_join_or_an_extent(cls):
     """Joins emit tuples of event ids; extents emit none (their output is ``view()``)."""
@@ -295,6 +367,17 @@ def test_is_a_join_or_an_extent(cls):
         assert op.arity >= 2
     else:
         assert op.arity == 0 and callable(op.view)
+
+
+@pytest.mark.parametrize("cls", [c for c in OPERATORS if issubclass(c, WindowExtent)])
+def test_an_extents_oldest_is_the_first_key_of_its_view(cls):
+    """Each extent answers ``oldest()`` from its own arrays; the shape's reference answer
+    reads the view: the two agree after every arrival."""
+    op = _make(cls)
+    assert op.oldest() is None and WindowExtent.oldest(op) is None
+    for row in _batch(cls, 14).rows():
+        op.push(*row)
+        assert op.oldest() == WindowExtent.oldest(op), row
 
 
 @pytest.mark.parametrize("cls", OPERATORS, ids=lambda c: c.__qualname__)

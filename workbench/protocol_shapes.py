@@ -5,6 +5,10 @@ Section 4.2, W-join Sections 3-5), clocked by the arrival times pushed and judgi
 each stream's ``max_delay`` (PTJoin Definition 6, W-join Section 3); an :class:`ExtentOperator`
 is a window extent whose ``push`` updates the coalesced view it exposes with ``view()`` and
 which emits only late and bad records (coalescing Sections 2-5).
+
+A shape fills in the protocol's clock, lateness and end of the streams, so that an operator of
+it writes at most three methods: ``_validate`` and ``_step`` for a join, and ``view()`` besides
+for an extent.
 """
 
 from __future__ import annotations
@@ -39,20 +43,23 @@ A = TypeVar("A", bound=Arrival)
 """A join's validated record."""
 
 
-class JoinOperator(StreamOperator[A, C]):
+class JoinOperator(StreamOperator[C, A]):
     """A timing join: its emissions carry results, row k the event ids of result k by stream
     (``arity`` of them: pairs of the two-stream joins, m-tuples of the W-join).
 
     The clock is the arrival time of the records pushed (non-decreasing); a record arriving
     after its own time plus ``max_delay`` of its stream is late (PTJoin Definition 6; W-join
-    Section 3): counted and emitted, never joined.  The join fills in ``_validate(*fields) ->
-    A`` (A has ``stream``, ``time``, ``arrival``), ``_accept(record) -> Emitted`` (join it and
-    buffer it), ``_buffered()`` and ``_clear()`` (``flush`` empties the buffers); one that
-    defers work also ``_tick()`` (time passed) and ``_drain()`` (end of the streams).
+    Section 3): counted and emitted, never joined.  The join writes ``_validate(*fields) -> A``
+    (A has ``stream``, ``time``, ``arrival``) and ``_step(record) -> Emitted`` (join it and
+    buffer it); it may add ``_release(until)``, the deferred work due by ``until`` (math.inf:
+    the end of the streams), and ``_clear()``, what the end of the streams empties.  The shape
+    derives the rest: lateness, ``advance`` (the clock, then ``_release``), ``flush``
+    (``_release(math.inf)``, then ``_clear``) and steering (the deferred work finished under the
+    old values first).
     """
 
-    def _start(self) -> None:
-        self._now = -math.inf
+    _now: float = -math.inf
+    """The clock; it starts at the beginning of time."""
 
     @property
     def now(self) -> float:
@@ -99,7 +106,26 @@ class JoinOperator(StreamOperator[A, C]):
         if now < self._now:
             raise BadEventError(f"now = {now!r} is earlier than the clock {self._now!r}")
         self._now = now
-        return self._tick()
+        return self._release(now)
+
+    def _release(self, until: float) -> Emitted:
+        """The deferred work due by time ``until`` (math.inf: all of it, at the end of the
+        streams); none for eager joins."""
+        return Emitted.none(self.arity)
+
+    def _finish(self) -> Emitted:
+        out = self._release(math.inf)
+        self._clear()
+        return out
+
+    def _clear(self) -> None:
+        """Empty the buffers at the end of the streams (by default: the state built anew)."""
+        self._start()
+
+    def _retune(self, new: C) -> Emitted:
+        out = self._release(math.inf)
+        self._config = new
+        return out
 
     def restart(self) -> Emitted:
         """End the streams (what ``flush`` emits) and start again at the beginning of time:
@@ -112,34 +138,18 @@ class JoinOperator(StreamOperator[A, C]):
         self._counters = self.counters_type()
         return out
 
-    def _tick(self) -> Emitted:
-        """Work that falls due as time passes (none for eager operators)."""
-        return Emitted.none(self.arity)
 
-    @abstractmethod
-    def _clear(self) -> None:
-        """Empty the buffers at the end of the streams."""
-
-
-class ExtentOperator(StreamOperator[R, C]):
+class ExtentOperator(StreamOperator[C, R]):
     """A window extent: ``push`` updates the coalesced view it exposes with ``view()``
     (coalescing paper, Sections 2-5); it emits no results (arity 0), only late records (too
     late for the window) and bad ones, and the end of the streams keeps the view.
 
-    The extent fills in ``_validate(*fields) -> R``, ``_admit(record) -> bool`` (the window
-    rule), ``_update(record)`` (put an admitted record in the window), ``_advance(now)``,
-    ``_start()``, ``_buffered()`` and ``view()``.
+    The extent writes ``_validate(*fields) -> R``, ``_step(record)`` (put an admitted record
+    in the window; it emits nothing) and ``view()``; its window rule is ``_admit(record)`` and
+    its clock ``_advance(now)``.
     """
 
     arity: ClassVar[int] = 0
-
-    def _accept(self, record: R) -> Emitted:
-        self._update(record)
-        return Emitted.none(0)
-
-    @abstractmethod
-    def _update(self, record: R) -> None:
-        """Put an admitted record in the window (older ones may expire)."""
 
     @abstractmethod
     def view(self) -> list[Coalesced]:

@@ -137,8 +137,8 @@ def _fed(feed: _Feed) -> Extents:
         EagerExtent(feed.window, feed.query.equivalence, mechanism=feed.mechanism),
         LazyExtent(feed.window, feed.query.equivalence),
         AdaptiveCoalescing(
-            [feed.query, *OTHER_QUERIES],
-            feed.window,
+            queries=(feed.query, *OTHER_QUERIES),
+            window=feed.window,
             weights=feed.weights,
             atomic=feed.atomic,
             reevaluate_every=REEVALUATE_EVERY,

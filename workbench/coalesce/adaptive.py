@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -110,12 +110,12 @@ class AdaptiveConfig(protocol.OperatorConfig):
         super().__post_init__()
 
 
-class AdaptiveCoalescing(ExtentOperator[Record, AdaptiveConfig]):
+class AdaptiveCoalescing(ExtentOperator[AdaptiveConfig, Record]):
     """Serve several queries' coalesced views, choosing eager or lazy per query as cp and oop
     drift (see the module docstring).  ``push(ts, row)``; a too-late row is emitted as late.
 
     >>> qs = [Query("t", ("temperature",), ("mote",))]
-    >>> ac = AdaptiveCoalescing(qs, Window("tuples", 100), reevaluate_every=50)
+    >>> ac = AdaptiveCoalescing(queries=qs, window=Window("tuples", 100), reevaluate_every=50)
     >>> for i in range(200):
     ...     _ = ac.push(float(i), {"temperature": 20.0, "mote": i % 2})
     >>> ac.scheme["t"], [(c.group, c.count) for c in ac.view("t")]
@@ -124,11 +124,7 @@ class AdaptiveCoalescing(ExtentOperator[Record, AdaptiveConfig]):
     True
     """
 
-    config_type: ClassVar[type] = AdaptiveConfig
     batch_type: ClassVar[type] = Records
-
-    def __init__(self, queries: tuple[Query, ...] | list[Query], window: Window, **config: Any):
-        super().__init__(queries=tuple(queries), window=window, **config)
 
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
@@ -204,9 +200,10 @@ class AdaptiveCoalescing(ExtentOperator[Record, AdaptiveConfig]):
         self._observe(row)
         return decision.status == "ok"
 
-    def _update(self, record: Record) -> None:
+    def _step(self, record: Record) -> Emitted:
         """Nothing more: ``_admit`` put the row in every extent to learn the window's
         decision."""
+        return Emitted.none(0)
 
     def _observe(self, row: Mapping[str, object]) -> None:
         """Count the coalescing rate cp, then re-evaluate when due."""

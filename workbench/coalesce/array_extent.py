@@ -32,8 +32,8 @@ import numpy as np
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.scan import Key
 from workbench.coalesce.window import (
+    ExtentConfig,
     ExtentCounters,
-    Mechanism,
     RawTuple,
     Readings,
     Window,
@@ -61,7 +61,7 @@ from workbench.kernels.coalesce_array import (
     room_needed,
     room_ok,
 )
-from workbench.protocol import BadEventError, BadPolicy, Engine
+from workbench.protocol import BadEventError
 from workbench.records import Coalesced
 
 __all__ = ["ArrayCounters", "ArrayExtent"]
@@ -106,18 +106,19 @@ class ArrayExtent(WindowExtent):
 
     def __init__(
         self,
-        window: Window,
+        config: ExtentConfig | Window | None = None,
+        /,
         equivalence: Equivalence | None = None,
-        on_bad: BadPolicy = "raise",
-        engine: Engine = "compiled",
-        mechanism: Mechanism = "paper",
+        **fields: object,
     ) -> None:
-        if mechanism != "paper":
+        if not isinstance(config, ExtentConfig):
+            fields.setdefault("mechanism", "paper")
+        super().__init__(config, equivalence, **fields)
+        if self._config.mechanism != "paper":
             raise ValueError(
-                f"mechanism = {mechanism!r}: ArrayExtent is the paper's mechanism "
+                f"mechanism = {self._config.mechanism!r}: ArrayExtent is the paper's mechanism "
                 "(EagerExtent(mechanism='fast') is ours)"
             )
-        super().__init__(window, equivalence, on_bad, engine, mechanism)
 
     # -- state ---------------------------------------------------------------------------------
 

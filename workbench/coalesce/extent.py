@@ -164,7 +164,8 @@ class EagerExtent(WindowExtent):
     def __new__(cls, *args: object, **kwargs: object) -> WindowExtent:
         """``mechanism="paper"`` gives the paper's array extent (:class:`ArrayExtent`,
         Algorithm 2 on an array); ``"fast"`` (the default) this one."""
-        mechanism = kwargs.get("mechanism", args[4] if len(args) > 4 else "fast")
+        config = args[0] if args else None
+        mechanism = kwargs.get("mechanism", getattr(config, "mechanism", "fast"))
         if cls is EagerExtent and mechanism == "paper":
             return ArrayExtent(*args, **kwargs)
         return super().__new__(cls)

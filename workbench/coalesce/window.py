@@ -16,21 +16,14 @@ import sys
 from abc import abstractmethod
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.order import KeyOrder
 from workbench.coalesce.scan import Key, coalesce_sorted, recoalesce, uncoalesced
-from workbench.protocol import (
-    BadEventError,
-    BadPolicy,
-    Engine,
-    OperatorConfig,
-    check_time,
-    from_config,
-)
+from workbench.protocol import BadEventError, OperatorConfig, check_time, from_config
 from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced, Columns, Counters, Emitted
 
@@ -180,14 +173,16 @@ def _hashable(value: object) -> bool:
     return True
 
 
-class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
+class WindowExtent(KeyOrder, ExtentOperator[ExtentConfig, RawTuple]):
     """What both extents share: the window rule, lateness, arrival numbering, counters, and
     the window's raw tuples in key order.
 
     ``push(ts, value, group=None)``: ``_validate`` numbers the arrival (a :class:`RawTuple`),
-    ``_admit`` applies the window rule, ``_update`` stores it (the extent's ``_insert``) and
+    ``_admit`` applies the window rule, ``_step`` stores it (the extent's ``_insert``) and
     expires what left the window (its ``_remove_oldest``).  The window may be steered to a
-    smaller size of its kind (the oldest tuples expire).
+    smaller size of its kind (the oldest tuples expire).  An extent writes ``_insert``,
+    ``_remove_oldest`` and ``view()``; it may answer ``oldest()`` and ``_referenced()`` from
+    its own arrays and run batches in a kernel (``_push_compiled``).
 
     The state is the raw tuples' timestamps in key order
     (:class:`~workbench.coalesce.order.KeyOrder`) and an extent's own arrays, which ``push``
@@ -195,26 +190,24 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
     interleave freely.
     """
 
-    config_type: ClassVar[type] = ExtentConfig
     counters_type: ClassVar[type[Counters]] = ExtentCounters
     batch_type: ClassVar[type] = Readings
     steerable: ClassVar[frozenset[str]] = frozenset({"window"})
 
     def __init__(
         self,
-        window: Window,
+        config: ExtentConfig | Window | None = None,
+        /,
         equivalence: Equivalence | None = None,
-        on_bad: BadPolicy = "raise",
-        engine: Engine = "compiled",
-        mechanism: Mechanism = "fast",
+        **fields: object,
     ) -> None:
-        super().__init__(
-            window=window,
-            equivalence=equivalence or Equivalence(),
-            on_bad=on_bad,
-            engine=engine,
-            mechanism=mechanism,
-        )
+        """Run with ``config``, or with the configuration its fields make, of which the window
+        and the equivalence may come first (``LazyExtent(Window("tuples", 3))``)."""
+        if isinstance(config, Window):
+            config, fields["window"] = None, config
+        if equivalence is not None:
+            fields["equivalence"] = equivalence
+        super().__init__(config, **fields)
 
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
@@ -255,7 +248,7 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
             return not (self._end - self._head >= window.size and ts < self._ts[self._head])
         return ts >= self._t_max - window.size
 
-    def _update(self, record: RawTuple) -> None:
+    def _step(self, record: RawTuple) -> Emitted:
         key, group, value = record
         if key[0] < self._t_max:
             self._counters.out_of_order += 1
@@ -264,6 +257,7 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         self._insert(key, group, value)
         self._expire()
         self._fit()
+        return Emitted.none(0)
 
     def _advance(self, now: float) -> Emitted:
         """The clock is the largest timestamp: a time window's oldest tuples expire."""
@@ -272,18 +266,17 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         self._fit()
         return Emitted.none(0)
 
-    def _steered(self, changes: dict[str, Any]) -> ExtentConfig:
-        new = super()._steered(changes)
+    def _retune(self, new: ExtentConfig) -> Emitted:
+        """A smaller window of the same kind: the oldest tuples expire."""
         if new.window.kind != self.window.kind or new.window.size > self.window.size:
             raise ValueError(
                 f"window = {new.window!r}: a running extent's window can only shrink within "
                 f"its kind (now {self.window!r})"
             )
-        return new
-
-    def _reconfigured(self, old: ExtentConfig) -> None:
+        self._config = new
         self._expire()
         self._fit()
+        return Emitted.none(0)
 
     def remove_oldest(self) -> None:
         """Expire the window's oldest raw tuple: a delete, or a detach from its coalesced
@@ -307,14 +300,14 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
             ok &= np.fromiter(map(_hashable, batch.group.tolist()), bool, len(batch))
         return ok
 
-    def _push_valid(self, batch: Readings) -> Emitted:
+    def _step_batch(self, batch: Readings) -> Emitted:
         k, window = len(batch), self._config.window
         if window.kind == "tuples":  # a tuple window holds at most size + 1 at once
             k = min(k, int(window.size) + 1 - len(self))
         self._reserve(k)
         late = self._push_compiled(batch)
         if late is None:  # values the kernel cannot judge: the reference path
-            return super()._push_valid(batch)
+            return super()._step_batch(batch)
         self._fit()
         n_late = int(np.count_nonzero(late))
         counters = self._counters
@@ -336,9 +329,10 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         c.splits += splits
         c.detaches += detaches
 
-    @abstractmethod
     def oldest(self) -> Key | None:
-        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty."""
+        """The key (ts, arrival number) of the window's oldest raw tuple, None when empty:
+        the first key of the view (which it reads; an extent answers from its own arrays)."""
+        return min(((c.ts, c.seq) for c in self.view()), default=None)
 
     def allocated_bytes(self) -> int:
         """The bytes the extent allocates: the ``nbytes`` of every NumPy array it owns (their
@@ -355,14 +349,16 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         arrays = {id(a): a for a in vars(self).values() if isinstance(a, np.ndarray)}
         return sum(a.nbytes for a in arrays.values()) + object_bytes(self._referenced())
 
-    @abstractmethod
     def _referenced(self) -> Iterable[object]:
-        """The Python objects the extent's arrays and dicts refer to (``allocated_bytes``)."""
+        """The Python objects the extent's arrays and dicts refer to (``allocated_bytes``):
+        by default the items of its object arrays."""
+        arrays = (a for a in vars(self).values() if isinstance(a, np.ndarray))
+        return [item for a in arrays if a.dtype == object for item in a]
 
-    @abstractmethod
     def _push_compiled(self, batch: Readings) -> np.ndarray | None:
-        """Valid rows through the extent's kernel (``_run``): which rows were too late, or
-        None when the kernel cannot judge these values (nothing done then)."""
+        """Valid rows through the extent's kernel: which rows were too late, or None when the
+        kernel cannot judge these values (nothing done then; without a kernel, always)."""
+        return None
 
     @abstractmethod
     def _insert(self, key: Key, group: Hashable, value: object) -> None:

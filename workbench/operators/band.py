@@ -14,7 +14,7 @@ import numpy as np
 
 from workbench.events import Events
 from workbench.kernels.ptjoin import band_join_batch
-from workbench.operators.base import StreamSpec, TwoStreamJoin
+from workbench.operators.base import JoinConfig, StreamSpec, TwoStreamJoin
 from workbench.operators.buffers import kernel_state, set_windows
 from workbench.paper_examples import example3_templates
 from workbench.records import Emitted
@@ -26,7 +26,7 @@ _FIRST_ROWS = 1 << 20
 per event seen on them size the rest."""
 
 
-class BandJoin(TwoStreamJoin):
+class BandJoin(TwoStreamJoin[JoinConfig]):
     """The deterministic band join ``|max(H_a) - max(H_b)| <= d``: no probability at all.
 
     A baseline of the same buffers and clock as :class:`~workbench.operators.ptjoin.PTJoin`

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import ClassVar, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -157,6 +157,31 @@ class JoinConfig(OperatorConfig):
         """D of both streams."""
         return (self.streams[0].max_delay, self.streams[1].max_delay)
 
+    def steered(self, **changes: object) -> Self:
+        """The configuration after ``changes``, where ``max_delay`` gives both streams' D.
+
+        >>> from workbench.paper_examples import example3_templates
+        >>> spec = StreamSpec(example3_templates(), max_delay=30)
+        >>> config = JoinConfig(streams=(spec, spec), d=60, threshold=0.8)
+        >>> config.steered(max_delay=(20, 10)).max_delay
+        (20.0, 10.0)
+        """
+        delays = changes.pop("max_delay", None)
+        config = self
+        if delays is not None:
+            delays = tuple(delays)
+            if len(delays) != 2:
+                raise ValueError(f"max_delay = {delays!r} must be two finite delays >= 0")
+            streams = tuple(
+                replace(s, max_delay=x) for s, x in zip(config.streams, delays, strict=True)
+            )
+            config = replace(config, streams=streams)
+        return replace(config, **changes)
+
+
+JC = TypeVar("JC", bound=JoinConfig)
+"""A two-stream join's configuration type."""
+
 
 @dataclass
 class JoinCounters(Counters):
@@ -185,26 +210,26 @@ def replay(op: TwoStreamJoin, events: Events) -> tuple[Emitted, np.ndarray]:
     return out, status
 
 
-class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
+class TwoStreamJoin(JoinOperator[JC, Event]):
     """Event validation, lateness, buffers, steering and counters shared by every join.
 
-    The constructor takes the fields of :class:`JoinConfig` (and the subclass's own);
-    ``d``, ``threshold`` and the streams' ``max_delay`` may be steered inside the envelope.
-    One ``push`` runs ``_validate`` (an :class:`~workbench.events.Event`), the lateness test
-    of :class:`~workbench.protocol_shapes.JoinOperator`, then ``_accept``, which places min(H)
-    and calls the algorithm's ``_join``.  Subclasses implement ``_join(stream, event_id, template,
-    t_det, tmin) -> Emitted`` and ``_eviction_bound(target) -> float``; those that defer work,
-    ``_drain`` and ``_tick``; compiled ones ``_join_batch``.
+    The constructor takes a :class:`JoinConfig` (the subclass's own: ``class PTJoin(
+    TwoStreamJoin[PTJoinConfig])``) or its fields; ``d``, ``threshold`` and the streams'
+    ``max_delay`` may be steered inside the envelope.  One ``push`` runs ``_validate`` (an
+    :class:`~workbench.events.Event`), the lateness test of
+    :class:`~workbench.protocol_shapes.JoinOperator`, then ``_step``, which places min(H) and
+    calls the algorithm's ``_join`` (the reference) or, compiled, its ``_join_batch``.  An
+    algorithm writes ``_join(stream, event_id, template, t_det, tmin) -> Emitted`` and
+    ``_eviction_bound(target) -> float``; one that defers work, ``_release(until)``; a compiled
+    one, ``_join_batch``.
     """
 
-    config_type: ClassVar[type] = JoinConfig
     counters_type: ClassVar[type[Counters]] = JoinCounters
     batch_type: ClassVar[type] = Events
     steerable: ClassVar[frozenset[str]] = frozenset({"d", "threshold", "max_delay"})
     arity: ClassVar[int] = 2
 
     def _start(self) -> None:
-        super()._start()
         self.buffers = (self._new_buffer(), self._new_buffer())
         streams = self.streams
         # template lengths (max - min) and maxima per stream, to place min(H) of an event
@@ -234,26 +259,6 @@ class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
     threshold = from_config("threshold", "The confidence threshold (ct or delta).")
     envelope = from_config("envelope", "The most permissive parameters it may be steered to.")
     max_delay = from_config("max_delay", "D of both streams.")
-
-    def _steered(self, changes: dict[str, Any]) -> JoinConfig:
-        delays = changes.pop("max_delay", None)
-        config = self._config
-        if delays is not None:
-            delays = tuple(delays)
-            if len(delays) != 2:
-                raise ValueError(f"max_delay = {delays!r} must be two finite delays >= 0")
-            streams = tuple(
-                replace(s, max_delay=x) for s, x in zip(config.streams, delays, strict=True)
-            )
-            config = replace(config, streams=streams)
-        return replace(config, **changes)
-
-    def _reconfigured(self, old: JoinConfig) -> None:
-        if old.threshold != self.threshold:
-            self._threshold_changed()
-
-    def _threshold_changed(self) -> None:
-        """Hook: rebuild whatever depends on the threshold."""
 
     def _new_buffer(self) -> SortedBuffer:
         return SortedBuffer(keep_sorted=True)
@@ -332,7 +337,7 @@ class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
             self._now,
         )
 
-    def _push_valid(self, events: Events) -> Emitted:
+    def _step_batch(self, events: Events) -> Emitted:
         """Valid events through the subclass's kernel (``_join_batch``): lateness (Definition
         6) and min(H) vectorised here, the clock moved to the last arrival."""
         n = len(events)
@@ -363,10 +368,10 @@ class TwoStreamJoin(JoinOperator[Event, JoinConfig]):
                 parts.append(out.ids)
         return np.concatenate(parts) if parts else np.empty((0, 2), dtype=np.int64)
 
-    def _accept(self, record: Event) -> Emitted:
+    def _step(self, record: Event) -> Emitted:
         s, event_id, k, t_det, arrival = record
         tmin = t_det - float(self._tlen[s][k])
-        if self._config.engine == "python":
+        if not self._compiled():
             return self._join(s, event_id, k, t_det, tmin)
         # the compiled engine runs one admitted event through the batch kernel
         for buf in self.buffers:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class _Direction:
         return cls(table, *extremes, reach)
 
 
-class PTJoin(TwoStreamJoin):
+class PTJoin(TwoStreamJoin[PTJoinConfig]):
     """PTJoin with jc(d, delta); ``mode`` picks the probing (see the module docstring).
 
     >>> from workbench.operators.base import StreamSpec
@@ -104,8 +104,6 @@ class PTJoin(TwoStreamJoin):
     [3]
     """
 
-    config_type: ClassVar[type] = PTJoinConfig
-
     @classmethod
     def conformance_params(cls) -> dict[str, object]:
         """A small configuration for the conformance suite (tests/test_conformance.py)."""
@@ -119,10 +117,12 @@ class PTJoin(TwoStreamJoin):
         self._min_d = max(self.streams[0].pi, self.streams[1].pi)
         self._t_min = (np.nan, np.nan)
         if self.mode == "tight":
-            self._threshold_changed()
+            self._build_directions()
             self._t_min = tuple(self._theorem4_t_min(s) for s in (0, 1))
 
-    def _threshold_changed(self) -> None:
+    def _build_directions(self) -> None:
+        """Theorem 3's stime tables of both directions at the threshold in force (built at
+        query installation, Section 3; the tight mode only)."""
         if self.mode != "tight":
             return
         a, b = (s.templates for s in self.streams)
@@ -130,6 +130,14 @@ class PTJoin(TwoStreamJoin):
             _Direction.build(StimeTable.build(a, b, self.threshold, self._deciders[0])),
             _Direction.build(StimeTable.build(b, a, self.threshold, self._deciders[1])),
         )
+
+    def _retune(self, new: PTJoinConfig) -> Emitted:
+        """A steered threshold rebuilds the stime tables."""
+        old = self.threshold
+        out = super()._retune(new)
+        if self.threshold != old:
+            self._build_directions()
+        return out
 
     def _theorem4_t_min(self, stream: int) -> float:
         """t_min of Theorem 4 for arrivals of ``stream``, at the envelope's lowest delta (a

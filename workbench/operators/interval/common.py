@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -91,6 +91,10 @@ class IntervalConfig(JoinConfig):
                     )
 
 
+IC = TypeVar("IC", bound=IntervalConfig)
+"""An interval correlation's configuration type."""
+
+
 def example_params(**extra: object) -> dict[str, object]:
     """Two interval lengths per stream, D = 5, d = 20, ct = 0.9 (doctests and the
     conformance suite)."""
@@ -99,10 +103,9 @@ def example_params(**extra: object) -> dict[str, object]:
     return {"streams": (spec, spec), "d": 20.0, "threshold": 0.9, **extra}
 
 
-class IntervalCorrelation(TwoStreamJoin):
+class IntervalCorrelation(TwoStreamJoin[IC]):
     """Uniform-interval streams: probes, invalidates by LH(e_inv)."""
 
-    config_type: ClassVar[type] = IntervalConfig
     chunk: ClassVar[int] = 4096
     """Rows per kernel call (between calls the output is resized to the batch's rate so far)."""
     kernel_kind: ClassVar[int] = EAGER

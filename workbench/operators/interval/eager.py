@@ -6,13 +6,13 @@ import numpy as np
 
 from workbench.interval_bounds import bounds_tuple
 from workbench.operators.buffers import partition_slice, rounding_margin, widen
-from workbench.operators.interval.common import IntervalCorrelation
+from workbench.operators.interval.common import IntervalConfig, IntervalCorrelation
 from workbench.records import Emitted
 
 __all__ = ["EagerCorrelation"]
 
 
-class EagerCorrelation(IntervalCorrelation):
+class EagerCorrelation(IntervalCorrelation[IntervalConfig]):
     """Algorithms 2-3: SR = [LL, RL] joins without probing; only the PRs are probed.
 
     >>> from workbench.operators.interval.common import example_params

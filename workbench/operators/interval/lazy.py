@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -51,7 +52,7 @@ class LazyConfig(IntervalConfig):
             raise ValueError(f"max_wait = {self.max_wait!r} must be a non-negative time")
 
 
-class LazyCorrelation(IntervalCorrelation):
+class LazyCorrelation(IntervalCorrelation[LazyConfig]):
     """Algorithms 4-5: arrivals wait; blocks are correlated when "enough" have gathered.
 
     Re-evaluation when ``max_pending`` unprocessed tuples have arrived and/or when
@@ -68,7 +69,6 @@ class LazyCorrelation(IntervalCorrelation):
     [[2, 7]]
     """
 
-    config_type: ClassVar[type] = LazyConfig
     steerable: ClassVar[frozenset[str]] = IntervalCorrelation.steerable | {
         "max_pending",
         "max_wait",
@@ -108,18 +108,18 @@ class LazyCorrelation(IntervalCorrelation):
         count = len(self._pending[0]) + len(self._pending[1])
         if self.max_pending is not None and count >= self.max_pending:
             return self._block()
-        return self._tick()
+        return self._release(self.now)
 
-    def _tick(self) -> Emitted:
-        """Re-evaluate when ``max_wait`` has passed since the last evaluation."""
+    def _release(self, until: float) -> Emitted:
+        """Evaluate the waiting block when ``max_wait`` has passed since the last evaluation
+        by ``until``, and at the end of the streams (``until`` = math.inf) in any case."""
+        if until == math.inf:
+            return self._block()
         if self.max_wait is None or self._last_eval is None:
             return Emitted.none(2)
-        if self.now - self._last_eval >= self.max_wait:
+        if until - self._last_eval >= self.max_wait:
             return self._block()
         return Emitted.none(2)
-
-    def _drain(self) -> Emitted:
-        return self._block()
 
     def _clear(self) -> None:
         super()._clear()

@@ -6,13 +6,13 @@ from typing import ClassVar
 
 from workbench.kernels.interval import SIMPLE, SSORT
 from workbench.operators.buffers import SortedBuffer
-from workbench.operators.interval.common import IntervalCorrelation
+from workbench.operators.interval.common import IntervalConfig, IntervalCorrelation
 from workbench.records import Emitted
 
 __all__ = ["SSortCorrelation", "SimpleCorrelation"]
 
 
-class SimpleCorrelation(IntervalCorrelation):
+class SimpleCorrelation(IntervalCorrelation[IntervalConfig]):
     """Algorithm 1: probe every target tuple; buffers kept in arrival order.
 
     >>> from workbench.operators.base import StreamSpec

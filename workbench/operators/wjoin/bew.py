@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from workbench.operators.wbuffers import Tuple
+from workbench.operators.windows import WJoinConfig
 from workbench.operators.wjoin.common import MultiWayJoin
 
 __all__ = ["BEWJoin"]
 
 
-class BEWJoin(MultiWayJoin):
+class BEWJoin(MultiWayJoin[WJoinConfig]):
     """BEW-join: every new tuple is joined at once by backward evaluation (Section 3.1).
 
     The period starts as ``[ts - W, ts + W]`` around the new tuple and shrinks to each chosen

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
-from typing import Any, ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -51,17 +51,21 @@ two slots: its timestamp column is then strided, as every real pool's, so the ke
 once)."""
 
 
-class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
+WC = TypeVar("WC", bound=WJoinConfig)
+"""A multi-way join's configuration type."""
+
+
+class MultiWayJoin(JoinOperator[WC, WTuple]):
     """What BEW and FEW share: validation, lateness, buffers, windows, predicate, counters.
 
-    The constructor takes the fields of :class:`WJoinConfig`; ``max_delay`` may be steered
-    down while running (a buffer kept for a longer delay still holds every partner).  One
-    ``push`` runs ``_validate`` (a :class:`~workbench.operators.windows.WTuple`), the lateness
-    test of :class:`~workbench.protocol_shapes.JoinOperator`, then ``_accept``, which calls the
+    The constructor takes a :class:`WJoinConfig` (the evaluation's own) or its fields;
+    ``max_delay`` may be steered down while running (a buffer kept for a longer delay still
+    holds every partner).  One ``push`` runs ``_validate`` (a
+    :class:`~workbench.operators.windows.WTuple`), the lateness test of
+    :class:`~workbench.protocol_shapes.JoinOperator`, then ``_step``, which calls the
     evaluation's ``_join(stream, item) -> results``.
     """
 
-    config_type: ClassVar[type] = WJoinConfig
     counters_type: ClassVar[type[Counters]] = WJoinCounters
     batch_type: ClassVar[type] = WTuples
     steerable: ClassVar[frozenset[str]] = frozenset({"max_delay"})
@@ -74,7 +78,6 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         return {"constraints": WindowConstraints.uniform(3, 4.0), "max_delay": (2.0, 1.0, 3.0)}
 
     def _start(self) -> None:
-        super()._start()
         self._filter, self._refine = self._filter_windows()
         # writable copies: the kernel then compiles once (numba types read-only arrays apart)
         self._bound = self.constraints.closure().copy()
@@ -105,18 +108,6 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     @property
     def _delays(self) -> tuple[float, ...]:
         return self._config.max_delay
-
-    def _steered(self, changes: dict[str, Any]) -> WJoinConfig:
-        new = super()._steered(changes)
-        pairs = enumerate(zip(new.max_delay, self._delays, strict=True))
-        raised = [s for s, (new_d, old_d) in pairs if new_d > old_d]
-        if raised:
-            s = raised[0]
-            raise ValueError(
-                f"max_delay of stream {s} = {new.max_delay[s]!r} exceeds the "
-                f"{self._delays[s]!r} the buffers were kept for"
-            )
-        return new
 
     def _filter_windows(self) -> tuple[np.ndarray, bool]:
         """The per-pair windows the period uses, and whether candidates need refining."""
@@ -157,13 +148,10 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         ok = (s >= 0) & (s < self.m) & np.isfinite(batch.ts) & np.isfinite(batch.arrival)
         return self._arrival_ok(batch.ts, batch.arrival, ok)
 
-    def _push_valid(self, batch: WTuples) -> Emitted:
+    def _step_batch(self, batch: WTuples) -> Emitted:
         """Valid tuples through the compiled kernel (:func:`~workbench.kernels.wjoin.
         wjoin_batch`), on the same buffers as ``push``, for the equality predicate (values
-        factorized to key codes), by either mechanism; a user predicate, a Python function of
-        the values, runs the reference path (``push`` per tuple)."""
-        if not self._compiled():
-            return super()._push_valid(batch)
+        factorized to key codes), by either mechanism."""
         late = batch.arrival > batch.ts + np.array(self._delays)[batch.stream]
         return self._batch_done(batch, late, self._kernel(batch, late, -math.inf))
 
@@ -218,8 +206,9 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
 
     def _compiled(self) -> bool:
         """Whether the kernel runs: the compiled engine and the equality predicate (either
-        mechanism)."""
-        return self._config.engine == "compiled" and self.predicate == "equal"
+        mechanism); a user predicate, a Python function of the values, runs the reference
+        path."""
+        return super()._compiled() and self.predicate == "equal"
 
     def _open_period(self) -> tuple[int, Tuple | None]:
         """FEW's open period: its starting tuple's stream (-1 when none) and the tuple."""
@@ -228,7 +217,7 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
     def _reopen(self, stream: int, item: Tuple) -> None:  # noqa: B027 - BEW has no period
         """Put the period the kernel left open in force (FEW)."""
 
-    def _accept(self, record: WTuple) -> Emitted:
+    def _step(self, record: WTuple) -> Emitted:
         s, event_id, value, ts, arrival = record
         if self._compiled():
             # the compiled engine runs one admitted tuple through the batch kernel
@@ -245,14 +234,21 @@ class MultiWayJoin(JoinOperator[WTuple, WJoinConfig]):
         c.peak_buffered = max(c.peak_buffered, sum(self._buffered()))
         return Emitted.rows(out, self.m)
 
-    def _tick(self) -> Emitted:
-        return Emitted.rows(self._due(), self.m)
+    def _release(self, until: float) -> Emitted:
+        rows = self._pending() if until == math.inf else self._due()
+        return Emitted.rows(rows, self.m)
 
-    def _drain(self) -> Emitted:
-        return Emitted.rows(self._pending(), self.m)
-
-    def _retune(self, new: WJoinConfig) -> Emitted:
-        """A lower delay bound only lets periods close sooner: what fell due is emitted."""
+    def _retune(self, new: WC) -> Emitted:
+        """A lower delay bound only lets periods close sooner: what fell due is emitted (a
+        higher one than the buffers were kept for is refused)."""
+        pairs = enumerate(zip(new.max_delay, self._delays, strict=True))
+        raised = [s for s, (new_d, old_d) in pairs if new_d > old_d]
+        if raised:
+            s = raised[0]
+            raise ValueError(
+                f"max_delay of stream {s} = {new.max_delay[s]!r} exceeds the "
+                f"{self._delays[s]!r} the buffers were kept for"
+            )
         self._config = new
         return Emitted.rows(self._due(), self.m)
 

@@ -20,7 +20,7 @@ _NO_TUPLES = WTuples(
 """The empty batch the kernel takes when only time passes (FEW's ``advance`` and ``flush``)."""
 
 
-class FEWJoin(MultiWayJoin):
+class FEWJoin(MultiWayJoin[FEWConfig]):
     """FEW-join: forward evaluation, blind joins inside a period (Section 3.2).
 
     Inside a period whose timestamps span at most the window, every pair of tuples is within
@@ -63,7 +63,6 @@ class FEWJoin(MultiWayJoin):
     [[1, 2]]
     """
 
-    config_type: ClassVar[type] = FEWConfig
     forward: ClassVar[bool] = True
 
     def _start(self) -> None:
@@ -184,15 +183,10 @@ class FEWJoin(MultiWayJoin):
             return None
         return oldest, k
 
-    def _tick(self) -> Emitted:
+    def _release(self, until: float) -> Emitted:
         if self._compiled():
-            return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), self._now))
-        return super()._tick()
-
-    def _drain(self) -> Emitted:
-        if self._compiled():
-            return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), math.inf))
-        return super()._drain()
+            return Emitted(self._kernel(_NO_TUPLES, np.zeros(0, dtype=bool), until))
+        return super()._release(until)
 
     def _pending(self) -> list[tuple[int, ...]]:
         now, self._now = self._now, math.inf  # nothing can arrive: every period opens, closes
