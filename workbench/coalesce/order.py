@@ -74,7 +74,7 @@ class SlotStore(KeyOrder):
     columns (``slot_columns``); the free slots in ``_free[:_n_free]``.  ``_reserve`` makes
     room before a kernel writes them.
 
-    >>> from workbench.coalesce.extent import LazyExtent
+    >>> from workbench.coalesce.lazy import LazyExtent
     >>> from workbench.coalesce.window import Window
     >>> ext = LazyExtent(Window("tuples", 3))
     >>> for ts in [1.0, 3.0, 2.0]:   # 2.0 arrives out of order, after 3.0

@@ -23,6 +23,7 @@ import numpy as np
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.order import KeyOrder
 from workbench.coalesce.scan import Key, coalesce_sorted, recoalesce, uncoalesced
+from workbench.kernels.coalesce import KIND_CODES, Params
 from workbench.protocol import (
     BadEventError,
     BadPolicy,
@@ -234,6 +235,18 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         """The largest timestamp accepted (or advanced to)."""
         return self._t_max
 
+    def _params(self) -> Params:
+        """The window and the equivalence as the kernels take them."""
+        eq, window = self.equivalence, self._config.window
+        return Params(
+            window.kind == "tuples",
+            float(window.size),
+            KIND_CODES[eq.kind],
+            float(eq.tolerance),
+            float(eq.quantum),
+            not eq.transitive,
+        )
+
     def _buffered(self) -> tuple[int]:
         return (len(self),)
 
@@ -345,7 +358,7 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         whole room, not only the entries in use) and the distinct Python objects it refers to
         (``object_bytes``: values, groups), what ``tracemalloc`` sees it take.
 
-        >>> from workbench.coalesce.extent import EagerExtent, LazyExtent
+        >>> from workbench.coalesce import EagerExtent, LazyExtent
         >>> same = Readings(np.arange(5000.0), np.full(5000, 20.5), np.zeros(5000, int))
         >>> eager, lazy = EagerExtent(Window("tuples", 5000)), LazyExtent(Window("tuples", 5000))
         >>> _, _ = eager.push_batch(same), lazy.push_batch(same)
