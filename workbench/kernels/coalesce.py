@@ -61,6 +61,8 @@ POS = ("head", "end", "seq", "n_free", "top", "need", "row")
 """The slots of ``pos``: the key order's live range ``[HEAD, END)``, the next arrival number,
 the free slots or coalesced tuples, the pool's first unused entry, the pool entries the row the
 eager kernel stopped at needs, the next batch row (eager)."""
+COMPACT = -1
+"""``pos[NEED]`` when a row finds the pool to compact first."""
 
 
 class Arrivals(NamedTuple):
@@ -215,9 +217,16 @@ def lazy_push(ts, order, slots, params, pos, clock, counts):
     timestamps ``ts``, in order: a too-late row is skipped (numbered, slot -1), the others take
     a free slot and their place in key order, then the oldest leave (their slot freed).  Returns
     each row's slot.  Mirrored by ``LazyExtent._insert`` and ``_remove_oldest``."""
-    n = ts.shape[0]
-    placed = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
+    placed = np.full(ts.shape[0], -1, dtype=np.int64)
+    _lazy_rows(ts, order, slots, params, pos, clock, counts, placed)
+    return placed
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _lazy_rows(ts, order, slots, params, pos, clock, counts, placed):
+    """The rows of :func:`lazy_push`, compiled without reference counting (the bundles' arrays
+    are read without a count each)."""
+    for i in range(ts.shape[0]):
         x = ts[i]
         if _late(order, params, pos, clock, x):
             pos[SEQ] += 1
@@ -235,7 +244,6 @@ def lazy_push(ts, order, slots, params, pos, clock, counts):
             pos[N_FREE] += 1
             pos[HEAD] += 1
             counts[DELETES] += 1
-    return placed
 
 
 # -- eager coalescing: coalesced tuples with timestamp vectors (Appendix A) -------------------
@@ -341,15 +349,15 @@ def _compact(tuples, pool, params, pos):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _has_room(tuples, pool, params, pos, c, p, right):
-    """Room for the row whose target is ``(c, p, right)`` (``coalesce_room``): the pool is
-    compacted when ``compacts`` says so; False, with the entries it needs in ``pos[NEED]``,
-    when fewer than two tuples are free or the pool's top is short (the caller grows them).
-    Mirrored by the loop of ``EagerExtent._insert``."""
+def _has_room(tuples, pool, pos, c, p, right):
+    """Whether the row whose target is ``(c, p, right)`` fits (``coalesce_room``): two free
+    tuples and ``row_need`` free pool entries at its top.  Else ``pos[NEED]`` says what to do:
+    -1, compact the pool first (``compacts``); else the entries the row needs (the caller grows
+    the arrays).  Mirrored by ``EagerExtent._has_room``."""
     need = row_need(c, p, right, tuples.start, tuples.length, tuples.cap, pos[TOP])
     if compacts(pool.ts.shape[0], pos[TOP], pos[END] - pos[HEAD], need):
-        _compact(tuples, pool, params, pos)
-        need = row_need(c, p, right, tuples.start, tuples.length, tuples.cap, pos[TOP])
+        pos[NEED] = COMPACT
+        return False
     if pos[N_FREE] < 2 or pool.ts.shape[0] - pos[TOP] < need:
         pos[NEED] = need
         return False
@@ -530,10 +538,21 @@ def eager_push(arrivals, order, tuples, groups, pool, params, pos, clock, counts
     room, the key order, merge, split or add (Lines 13-30), then the expiry (Lines 1-8).
 
     Before each row it makes room (:mod:`~workbench.kernels.coalesce_room`, :func:`_has_room`):
-    it stops at a row short of free tuples or pool entries (``pos[ROW]`` left there, what it
-    needs in ``pos[NEED]``); the caller grows the arrays and calls it again.  The caller leaves
-    the key order room for the batch.
+    it compacts the pool when ``compacts`` says so, and stops at a row short of free tuples or
+    pool entries (``pos[ROW]`` left there, the entries it needs in ``pos[NEED]``); the caller
+    grows the arrays and calls it again.  The caller leaves the key order room for the batch.
     """
+    while not _eager_rows(arrivals, order, tuples, groups, pool, params, pos, clock, counts, late):
+        if pos[NEED] != COMPACT:
+            return
+        _compact(tuples, pool, params, pos)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _eager_rows(arrivals, order, tuples, groups, pool, params, pos, clock, counts, late):
+    """The rows of :func:`eager_push` until the batch's end (True) or a row short of room
+    (False, ``pos[NEED]`` says why), compiled without reference counting (the bundles' arrays
+    are read without a count each)."""
     n = arrivals.ts.shape[0]
     while pos[ROW] < n:
         i = pos[ROW]
@@ -545,10 +564,11 @@ def eager_push(arrivals, order, tuples, groups, pool, params, pos, clock, counts
             continue
         g = arrivals.code[i]
         c, p, right = _locate(tuples, groups, pool, g, x)
-        if not _has_room(tuples, pool, params, pos, c, p, right):
-            return
+        if not _has_room(tuples, pool, pos, c, p, right):
+            return False
         pos[ROW] += 1
         _accept(order, pos, clock, counts, x, g)
         v, kind = arrivals.number[i], arrivals.kind[i]
         _arrive(tuples, groups, pool, params, pos, counts, g, c, p, right, x, v, kind)
         _expire_eager(order, tuples, groups, params, pos, clock, counts)
+    return True
