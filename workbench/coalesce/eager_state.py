@@ -282,9 +282,10 @@ class EagerState(WindowExtent):
 
     def _repool(self, size: int) -> None:
         """Move every live vector to the front of a pool of ``size`` entries with the room
-        ``kept_room`` leaves it (what detaches, splits and moves left behind is reclaimed): as
-        ``kernels.coalesce._compact`` does in place."""
+        ``kept_room`` leaves it (what detaches, splits and moves left behind is reclaimed), in
+        pool order (mirrors ``kernels.coalesce._compact``, which does it in place)."""
         live = np.flatnonzero(self._c_code >= 0)
+        live = live[np.argsort(self._c_start[live], kind="stable")]
         lengths = self._c_len[live]
         caps = kept_room(lengths, self._c_cap[live])
         starts = np.cumsum(caps) - caps
