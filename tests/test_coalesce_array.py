@@ -35,8 +35,6 @@ from workbench.protocol import BadEventError
 ATOMIC = ("inserts", "merges", "splits", "detaches", "deletes", "out_of_order", "late")
 
 
-
-
 @st.composite
 def hard_streams(draw):
     """Short streams of hard cases: equal timestamps (a coarse clock), values exactly a

@@ -94,16 +94,6 @@ class EagerState(WindowExtent):
         "_c_type": np.int8,
     }
 
-    tuple_columns: ClassVar[dict[str, type]] = {
-        "_c_start": np.int64,
-        "_c_len": np.int64,
-        "_c_cap": np.int64,
-        "_c_prev": np.int64,
-        "_c_next": np.int64,
-        "_c_number": np.float64,
-        "_c_type": np.int8,
-    }
-
     def _start(self) -> None:
         super()._start()
         eq = self.equivalence

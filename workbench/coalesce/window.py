@@ -24,7 +24,6 @@ from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.order import KeyOrder
 from workbench.coalesce.scan import Key, coalesce_sorted, recoalesce, uncoalesced
 from workbench.kernels.coalesce import KIND_CODES, Params
-from workbench.kernels.coalesce import KIND_CODES, Params
 from workbench.protocol import (
     BadEventError,
     BadPolicy,
@@ -235,18 +234,6 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
     def t_max(self) -> float:
         """The largest timestamp accepted (or advanced to)."""
         return self._t_max
-
-    def _params(self) -> Params:
-        """The window and the equivalence as the kernels take them."""
-        eq, window = self.equivalence, self._config.window
-        return Params(
-            window.kind == "tuples",
-            float(window.size),
-            KIND_CODES[eq.kind],
-            float(eq.tolerance),
-            float(eq.quantum),
-            not eq.transitive,
-        )
 
     def _params(self) -> Params:
         """The window and the equivalence as the kernels take them."""
