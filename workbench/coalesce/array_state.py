@@ -70,8 +70,12 @@ class ArrayState(WindowExtent):
     # -- values and groups ---------------------------------------------------------------------
 
     def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
+        """A valid arrival numbers its group, late or not, as a batch's rows do in
+        ``_push_compiled`` (so both report the same first object of equal groups)."""
         self._number(value)
-        return super()._validate(ts, value, group)
+        record = super()._validate(ts, value, group)
+        self._group_code(group)
+        return record
 
     def _number(self, value: object) -> tuple[float, int]:
         """``value`` as float64 and its type code, or a BadEventError: the array holds finite

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.window import WindowExtent
+from workbench.coalesce.window import RawTuple, WindowExtent
 from workbench.kernels.coalesce import Groups, Linked, Order, Pool
 from workbench.kernels.coalesce_room import (
     MIN_ROOM,
@@ -173,6 +173,13 @@ class EagerState(WindowExtent):
         return self._v_value[e] if self._per_entry else self._c_value[c]
 
     # -- groups -------------------------------------------------------------------------------
+
+    def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
+        """A valid arrival numbers its group, late or not, as a batch's rows do in
+        ``_push_compiled`` (so both report the same first object of equal groups)."""
+        record = super()._validate(ts, value, group)
+        self._group_code(group)
+        return record
 
     def _group_code(self, group: Hashable) -> int:
         code = self._codes.get(group)
