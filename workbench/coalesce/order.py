@@ -55,7 +55,7 @@ class KeyOrder:
 
     def _place(self, ts: float, ref: int) -> None:
         """Put a raw tuple's timestamp in key order (after its equal timestamps: ties by
-        arrival), referring to ``ref``."""
+        arrival), referring to ``ref`` (mirrors ``kernels.coalesce._place``)."""
         if self._end == len(self._ts):
             self._reserve(1)
         head, end = self._head, self._end

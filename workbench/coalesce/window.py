@@ -263,6 +263,8 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         return RawTuple(key, group, value)
 
     def _admit(self, record: RawTuple) -> bool:
+        """The window rule (coalescing Algorithm 1, Line 6; Algorithm 2, Line 11; mirrors
+        ``kernels.coalesce._late``)."""
         ts, window = record.key[0], self._config.window
         if window.kind == "tuples":  # not older than the oldest (a tie arrived later: younger)
             return not (self._end - self._head >= window.size and ts < self._ts[self._head])
@@ -305,6 +307,8 @@ class WindowExtent(KeyOrder, ExtentOperator[RawTuple, ExtentConfig]):
         self._remove_oldest()
 
     def _expire(self) -> None:
+        """The oldest raw tuples that left the window leave (Algorithm 1, Lines 1-3; Algorithm
+        2, Lines 1-8; mirrors the loops on ``kernels.coalesce._expired``)."""
         window = self._config.window
         if window.kind == "tuples":
             while self._end - self._head > window.size:

@@ -24,7 +24,7 @@ every call.
 The eager kernel judges value equivalence on float64 copies of the values with the rules of
 :data:`~workbench.coalesce.equivalence.KINDS`, operation for operation (IEEE subtraction,
 product, division and floor, as Python's float arithmetic does): the caller passes it only
-values whose float64 copy Python judges alike (see ``EagerExtent._exact_number``), so every
+values whose float64 copy Python judges alike (see ``EagerState._exact_number``), so every
 verdict equals the Python one and no decision needs an exact fallback.
 """
 
@@ -251,7 +251,7 @@ def _lazy_rows(ts, order, slots, params, pos, clock, counts, placed):
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _value_at(tuples, pool, params, c, e):
-    """The value entry ``e`` of tuple ``c`` is judged by (``EagerExtent._entry_value``)."""
+    """The value entry ``e`` of tuple ``c`` is judged by (``EagerState._entry_value``)."""
     return pool.number[e] if params.per_entry else tuples.number[c]
 
 
@@ -333,7 +333,7 @@ def _room(tuples, pool, params, pos, c, need):
 def _compact(tuples, pool, params, pos):
     """Move every live vector to the front of the pool with the room ``kept_room`` leaves it
     (pool entries left behind by detaches, splits and moves are reclaimed), in pool order:
-    each vector's first entry marks its tuple.  Mirrored by ``EagerExtent._repool``."""
+    each vector's first entry marks its tuple.  Mirrored by ``EagerState._repool``."""
     owner = np.full(pos[TOP], -1, dtype=np.int64)
     for c in range(tuples.code.shape[0]):
         if tuples.code[c] >= 0:
