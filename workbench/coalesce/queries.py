@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.coalesce.equivalence import Equivalence
-from workbench.coalesce.extent import EagerExtent, LazyExtent
+from workbench.coalesce.extent import EagerExtent
+from workbench.coalesce.lazy import LazyExtent
 from workbench.coalesce.temporal import INTERSECT, OVERLAPS, VALID, duration
 from workbench.coalesce.window import Coalesced, Window
 

@@ -23,7 +23,13 @@ import numpy as np
 from workbench.coalesce.equivalence import Equivalence
 from workbench.coalesce.order import KeyOrder
 from workbench.coalesce.scan import Key, coalesce_sorted, recoalesce, uncoalesced
-from workbench.protocol import BadEventError, OperatorConfig, check_time, from_config
+from workbench.kernels.coalesce import KIND_CODES, Params
+from workbench.protocol import (
+    BadEventError,
+    OperatorConfig,
+    check_time,
+    from_config,
+)
 from workbench.protocol_shapes import ExtentOperator
 from workbench.records import Coalesced, Columns, Counters, Emitted
 
@@ -227,6 +233,18 @@ class WindowExtent(KeyOrder, ExtentOperator[ExtentConfig, RawTuple]):
         """The largest timestamp accepted (or advanced to)."""
         return self._t_max
 
+    def _params(self) -> Params:
+        """The window and the equivalence as the kernels take them."""
+        eq, window = self.equivalence, self._config.window
+        return Params(
+            window.kind == "tuples",
+            float(window.size),
+            KIND_CODES[eq.kind],
+            float(eq.tolerance),
+            float(eq.quantum),
+            not eq.transitive,
+        )
+
     def _buffered(self) -> tuple[int]:
         return (len(self),)
 
@@ -243,6 +261,8 @@ class WindowExtent(KeyOrder, ExtentOperator[ExtentConfig, RawTuple]):
         return RawTuple(key, group, value)
 
     def _admit(self, record: RawTuple) -> bool:
+        """The window rule (coalescing Algorithm 1, Line 6; Algorithm 2, Line 11; mirrors
+        ``kernels.coalesce._late``)."""
         ts, window = record.key[0], self._config.window
         if window.kind == "tuples":  # not older than the oldest (a tie arrived later: younger)
             return not (self._end - self._head >= window.size and ts < self._ts[self._head])
@@ -285,6 +305,8 @@ class WindowExtent(KeyOrder, ExtentOperator[ExtentConfig, RawTuple]):
         self._remove_oldest()
 
     def _expire(self) -> None:
+        """The oldest raw tuples that left the window leave (Algorithm 1, Lines 1-3; Algorithm
+        2, Lines 1-8; mirrors the loops on ``kernels.coalesce._expired``)."""
         window = self._config.window
         if window.kind == "tuples":
             while self._end - self._head > window.size:
@@ -339,7 +361,7 @@ class WindowExtent(KeyOrder, ExtentOperator[ExtentConfig, RawTuple]):
         whole room, not only the entries in use) and the distinct Python objects it refers to
         (``object_bytes``: values, groups), what ``tracemalloc`` sees it take.
 
-        >>> from workbench.coalesce.extent import EagerExtent, LazyExtent
+        >>> from workbench.coalesce import EagerExtent, LazyExtent
         >>> same = Readings(np.arange(5000.0), np.full(5000, 20.5), np.zeros(5000, int))
         >>> eager, lazy = EagerExtent(Window("tuples", 5000)), LazyExtent(Window("tuples", 5000))
         >>> _, _ = eager.push_batch(same), lazy.push_batch(same)

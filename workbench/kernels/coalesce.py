@@ -1,33 +1,140 @@
 """Compiled kernels of the coalescing window extents (coalescing paper, Sections 4.2.1-4.2.2,
 Algorithms 1 and 2 and their time-based variants) over the extents' own state.
 
-Shared arguments: ``ts``/``slot`` the window's raw tuples in key order (timestamp, storage
-slot), live in ``[head, end)``; ``arrival`` the arrival number per slot; ``free[:n_free]``
-the free slots, a stack (the caller made room for as many tuples as the window can hold
-during the batch; a freed slot's arrival number becomes -1); ``seq`` the next arrival
-number, ``t_max`` the largest timestamp accepted; ``by_tuples`` and ``size`` the window;
-``counts`` accumulates ``[out_of_order, inserts, deletes, merges, splits, detaches]``.  Each
-kernel returns the slot of each row (-1: too late) and the scalars it moved.
+The kernels take typed bundles (named tuples of arrays, as
+:func:`~workbench.kernels.ptjoin.ptjoin_batch` and :mod:`workbench.kernels.interval` do): the
+batch (:class:`Arrivals`, or its timestamps alone for the lazy kernel), the window's raw tuples
+in key order (:class:`Order`), the lazy extent's slots (:class:`Slots`) or the eager extent's
+coalesced tuples, groups and vector pool (:class:`Linked`, :class:`Groups`, :class:`Pool`), the
+window and the equivalence (:class:`Params`), the cursors ``pos`` (int64, slots :data:`POS`)
+and ``clock`` (``[t_max]``), and the outputs: ``counts`` accumulates ``[out_of_order, inserts,
+deletes, merges, splits, detaches]``, ``late`` marks the rows too late.  The key order's live
+range is ``[pos[HEAD], pos[END])``; the free slots (lazy) or free coalesced tuples (eager) are a
+stack ``free[:pos[N_FREE]]`` (a freed slot's arrival number becomes -1).
+
+One helper per step of the paper: :func:`_late` (the window rule), :func:`_place` (a key in
+order), and for the eager extent :func:`_locate` (the target), :func:`_merge` (mergeTuples),
+:func:`_split` (splitTuple), :func:`_add` (addTuple), :func:`_bridge` (an arrival that joins two
+coalesced tuples), :func:`_detach` and :func:`_delete` (the expiry's two cases); the Python
+reference (:class:`~workbench.coalesce.extent.EagerExtent`) names the helper each of its methods
+mirrors, and both take their room rules from :mod:`workbench.kernels.coalesce_room`.  The
+helpers are inlined into the kernels (``inline="always"``), so the bundles are not copied at
+every call.
 
 The eager kernel judges value equivalence on float64 copies of the values with the rules of
 :data:`~workbench.coalesce.equivalence.KINDS`, operation for operation (IEEE subtraction,
 product, division and floor, as Python's float arithmetic does): the caller passes it only
-values whose float64 copy Python judges alike (see ``EagerExtent._exact_number``), so every
+values whose float64 copy Python judges alike (see ``EagerState._exact_number``), so every
 verdict equals the Python one and no decision needs an exact fallback.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from workbench.kernels.coalesce_room import compacts, kept_room, moved_room, row_need
 
-__all__ = ["KIND_CODES", "eager_push", "lazy_push", "same"]
+__all__ = [
+    "KIND_CODES",
+    "POS",
+    "Arrivals",
+    "Groups",
+    "Linked",
+    "Order",
+    "Params",
+    "Pool",
+    "Slots",
+    "eager_push",
+    "lazy_push",
+    "same",
+]
 
 KIND_CODES = {"equal": 0, "absolute": 1, "relative": 2, "increasing": 3, "quantized": 4}
-"""The equivalence kinds as the eager kernel numbers them."""
+"""The equivalence kinds as the kernels number them."""
 OUT_OF_ORDER, INSERTS, DELETES, MERGES, SPLITS, DETACHES = range(6)  # the slots of ``counts``
+
+HEAD, END, SEQ, N_FREE, TOP, NEED, ROW = range(7)
+POS = ("head", "end", "seq", "n_free", "top", "need", "row")
+"""The slots of ``pos``: the key order's live range ``[HEAD, END)``, the next arrival number,
+the free slots or coalesced tuples, the pool's first unused entry, the pool entries the row the
+eager kernel stopped at needs, the next batch row (eager)."""
+COMPACT = -1
+"""``pos[NEED]`` when a row finds the pool to compact first."""
+
+
+class Arrivals(NamedTuple):
+    """A batch in arrival order: timestamps, values as float64, group codes, value types (the
+    index of each value's type in the extent's ``NUMBER_TYPES``), all arrays."""
+
+    ts: np.ndarray
+    number: np.ndarray
+    code: np.ndarray
+    kind: np.ndarray
+
+
+class Params(NamedTuple):
+    """The window (tuple-based or time-based, its size) and the value equivalence (its code
+    in :data:`KIND_CODES`, tolerance, quantum, and whether each vector entry keeps its own value:
+    the kinds that are not transitive)."""
+
+    by_tuples: bool
+    size: float
+    kind: int
+    tolerance: float
+    quantum: float
+    per_entry: bool
+
+
+class Order(NamedTuple):
+    """The window's raw tuples in key order (:class:`~workbench.coalesce.order.KeyOrder`): each
+    one's timestamp and what it refers to (the lazy extent's slot, the eager extent's group)."""
+
+    ts: np.ndarray
+    ref: np.ndarray
+
+
+class Slots(NamedTuple):
+    """The lazy extent's slots: each slot's arrival number (-1: free) and the free-slot stack."""
+
+    arrival: np.ndarray
+    free: np.ndarray
+
+
+class Linked(NamedTuple):
+    """The eager extent's coalesced tuples (Appendix A): tuple ``c``'s vector is entries
+    ``[start[c], start[c] + length[c])`` of the :class:`Pool` (room ``cap[c]``) in key order,
+    ``prev``/``next`` link a group's tuples in key order, ``code`` is the group (-1: a free
+    tuple), ``number``/``kind`` the tuple's one value and its type (the transitive kinds), and
+    ``free`` the stack of free tuples."""
+
+    start: np.ndarray
+    length: np.ndarray
+    cap: np.ndarray
+    prev: np.ndarray
+    next: np.ndarray
+    code: np.ndarray
+    number: np.ndarray
+    kind: np.ndarray
+    free: np.ndarray
+
+
+class Groups(NamedTuple):
+    """Each group's first and last coalesced tuple in key order (-1: none), by group code."""
+
+    head: np.ndarray
+    tail: np.ndarray
+
+
+class Pool(NamedTuple):
+    """The timestamp vectors' pool: each entry's timestamp and arrival number, and (only when
+    ``Params.per_entry``) its raw value; sized by :mod:`workbench.kernels.coalesce_room`."""
+
+    ts: np.ndarray
+    seq: np.ndarray
+    number: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -44,405 +151,424 @@ def same(kind, tolerance, quantum, a, b):
     return np.floor(a / quantum) == np.floor(b / quantum)
 
 
-@njit(cache=True, nogil=True)
-def _late(ts, head, end, t_max, by_tuples, size, x):
-    """Whether a tuple at ``x`` is too late for the window (Algorithm 1, Line 6): older than
-    the oldest of a full tuple window (a tie arrived later, so it is younger), or than
-    ``t_max - T``."""
-    if by_tuples:
-        return end - head >= size and x < ts[head]
-    return x < t_max - size
+# -- both extents: the window rule and the key order (Algorithms 1-2) -------------------------
 
 
-@njit(cache=True, nogil=True)
-def _place(ts, slot, head, end, x, new_slot):
-    """Insert timestamp ``x`` (slot ``new_slot``) after the equal timestamps of ``[head,
-    end)``: ties keep arrival order (addTuple; Algorithm 1, Lines 9-15).  The window moves to
-    the front of its arrays when it reaches their end; the new ``head, end``."""
-    if end == ts.shape[0]:
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _late(order, params, pos, clock, x):
+    """Whether a tuple at ``x`` is too late for the window (Algorithm 1, Line 6; Algorithm 2,
+    Line 11): older than the oldest of a full tuple window (a tie arrived later, so it is
+    younger), or than ``t_max - T``.  Mirrored by ``WindowExtent._admit``."""
+    if params.by_tuples:
+        return pos[END] - pos[HEAD] >= params.size and x < order.ts[pos[HEAD]]
+    return x < clock[0] - params.size
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _place(order, pos, x, ref):
+    """Insert timestamp ``x`` (referring to ``ref``) after the equal timestamps of the key
+    order: ties keep arrival order (Algorithm 1, Lines 9-15).  The window moves to the front of
+    its arrays when it reaches their end.  Mirrored by ``KeyOrder._place``."""
+    head, end = pos[HEAD], pos[END]
+    if end == order.ts.shape[0]:
         for k in range(end - head):
-            ts[k] = ts[head + k]
-            slot[k] = slot[head + k]
+            order.ts[k] = order.ts[head + k]
+            order.ref[k] = order.ref[head + k]
         head, end = 0, end - head
-    pos = end
-    while pos > head and ts[pos - 1] > x:  # few: arrivals are nearly in timestamp order
-        ts[pos] = ts[pos - 1]
-        slot[pos] = slot[pos - 1]
-        pos -= 1
-    ts[pos] = x
-    slot[pos] = new_slot
-    return head, end + 1
+    at = end
+    while at > head and order.ts[at - 1] > x:  # few: arrivals are nearly in timestamp order
+        order.ts[at] = order.ts[at - 1]
+        order.ref[at] = order.ref[at - 1]
+        at -= 1
+    order.ts[at] = x
+    order.ref[at] = ref
+    pos[HEAD], pos[END] = head, end + 1
 
 
-@njit(cache=True, nogil=True)
-def _arrive(x, ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts):
-    """One arrival at ``x`` (Algorithms 1-2, Lines 1-15): too late (slot -1), or placed in a
-    free slot in key order, counted out of order when below ``t_max``; the slot and the
-    moved ``head, end, n_free, t_max``."""
-    if _late(ts, head, end, t_max, by_tuples, size, x):
-        return -1, head, end, n_free, t_max
-    if x < t_max:
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _accept(order, pos, clock, counts, x, ref):
+    """An arrival in the window: numbered, counted out of order when below ``t_max`` (else the
+    new ``t_max``), placed in key order (Algorithm 1, Lines 4-15; ``WindowExtent._update``)."""
+    pos[SEQ] += 1
+    if x < clock[0]:
         counts[OUT_OF_ORDER] += 1
     else:
-        t_max = x
-    n_free -= 1
-    s = free[n_free]
-    head, end = _place(ts, slot, head, end, x, s)
-    return s, head, end, n_free, t_max
+        clock[0] = x
+    _place(order, pos, x, ref)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _expired(order, params, pos, clock):
+    """Whether the window's oldest raw tuple has left it (Algorithm 1, Lines 1-3; Algorithm 2,
+    Lines 1-8; their time-based variants' loop condition)."""
+    if pos[HEAD] == pos[END]:
+        return False
+    if params.by_tuples:
+        return pos[END] - pos[HEAD] > params.size
+    return order.ts[pos[HEAD]] < clock[0] - params.size
+
+
+# -- lazy coalescing: raw tuples in key order (Algorithm 1) ------------------------------------
 
 
 @njit(cache=True, nogil=True)
-def lazy_push(
-    batch_ts, ts, slot, arrival, free, head, end, n_free, seq, t_max, by_tuples, size, counts
-):
-    """tupleBasedLazyUpdate (Algorithm 1) and its time-based variant over a batch, in order."""
-    n = batch_ts.shape[0]
-    placed = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
-        seq += 1
-        s, head, end, n_free, t_max = _arrive(
-            batch_ts[i], ts, slot, free, head, end, n_free, t_max, by_tuples, size, counts
-        )
-        if s < 0:
+def lazy_push(ts, order, slots, params, pos, clock, counts):
+    """tupleBasedLazyUpdate (Algorithm 1) and its time-based variant over a batch's
+    timestamps ``ts``, in order: a too-late row is skipped (numbered, slot -1), the others take
+    a free slot and their place in key order, then the oldest leave (their slot freed).  Returns
+    each row's slot.  Mirrored by ``LazyExtent._insert`` and ``_remove_oldest``."""
+    placed = np.full(ts.shape[0], -1, dtype=np.int64)
+    _lazy_rows(ts, order, slots, params, pos, clock, counts, placed)
+    return placed
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _lazy_rows(ts, order, slots, params, pos, clock, counts, placed):
+    """The rows of :func:`lazy_push`, compiled without reference counting (the bundles' arrays
+    are read without a count each)."""
+    for i in range(ts.shape[0]):
+        x = ts[i]
+        if _late(order, params, pos, clock, x):
+            pos[SEQ] += 1
             continue
+        pos[N_FREE] -= 1
+        s = slots.free[pos[N_FREE]]
+        slots.arrival[s] = pos[SEQ]
+        _accept(order, pos, clock, counts, x, s)
         placed[i] = s
-        arrival[s] = seq - 1
         counts[INSERTS] += 1
-        bound = t_max - size
-        while head < end and (end - head > size if by_tuples else ts[head] < bound):
-            arrival[slot[head]] = -1
-            free[n_free] = slot[head]
-            n_free += 1
-            head += 1
+        while _expired(order, params, pos, clock):
+            s = order.ref[pos[HEAD]]
+            slots.arrival[s] = -1
+            slots.free[pos[N_FREE]] = s
+            pos[N_FREE] += 1
+            pos[HEAD] += 1
             counts[DELETES] += 1
-    return placed, head, end, n_free, seq, t_max
 
 
 # -- eager coalescing: coalesced tuples with timestamp vectors (Appendix A) -------------------
-#
-# A coalesced tuple ``c`` holds its raw tuples' keys in a vector: entries ``[c_start[c],
-# c_start[c] + c_len[c])`` of the pool ``v_ts``/``v_seq`` (room for ``c_cap[c]``), in key
-# order; ``c_prev``/``c_next`` link a group's coalesced tuples in key order, ``g_head``/
-# ``g_tail`` are each group's first and last (-1: none), ``c_code`` the group (-1: a free
-# tuple).  Runs of the transitive kinds are judged on the tuple's one value ``c_number`` (and
-# ``c_type`` the type it came as: a batch's ``batch_type``); the other kinds keep each raw
-# value in ``v_number`` beside its timestamp (``per_entry``).  ``pos`` holds ``[head, end, seq,
-# n_free_c, v_top, need]``: the key order's live range, the next arrival number, the free
-# tuples on ``c_free``, the pool's first unused entry, and the pool entries the row the kernel
-# stopped at needs.  The arrays are sized by :mod:`workbench.kernels.coalesce_room`.
 
-HEAD, END, SEQ, N_FREE_C, V_TOP, NEED = range(6)  # the slots of ``pos``
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _value_at(tuples, pool, params, c, e):
+    """The value entry ``e`` of tuple ``c`` is judged by (``EagerState._entry_value``)."""
+    return pool.number[e] if params.per_entry else tuples.number[c]
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _joins(tuples, pool, params, c, e, v):
+    """Whether value ``v`` coalesces right after entry ``e`` of tuple ``c`` (Section 3)."""
+    a = _value_at(tuples, pool, params, c, e)
+    return same(params.kind, params.tolerance, params.quantum, a, v)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _joined_by(tuples, pool, params, c, e, v):
+    """Whether entry ``e`` of tuple ``c`` coalesces right after value ``v`` (Section 3)."""
+    b = _value_at(tuples, pool, params, c, e)
+    return same(params.kind, params.tolerance, params.quantum, v, b)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _value_at(e, c, per_entry, v_number, c_number):
-    """The value entry ``e`` of tuple ``c`` is judged by."""
-    return v_number[e] if per_entry else c_number[c]
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _after_equal(v_ts, first, n, x):
+def _after_equal(ts, first, n, x):
     """How many of the ``n`` sorted timestamps from ``first`` are ``<= x`` (binary search)."""
-    if v_ts[first + n - 1] <= x:  # in order: after the whole vector
+    if ts[first + n - 1] <= x:  # in order: after the whole vector
         return n
     lo, hi = 0, n - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if v_ts[first + mid] <= x:
+        if ts[first + mid] <= x:
             lo = mid + 1
         else:
             hi = mid
     return lo
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _locate(g, x, c_start, c_len, c_prev, c_next, g_head, g_tail, v_ts):
-    """Where timestamp ``x`` lands among group ``g``'s coalesced tuples: the tuple ``c`` whose
-    vector it lands in or after (-1: before all), its place ``p`` there (after its equal
-    timestamps) and the group's next tuple ``right``."""
-    c = g_tail[g]
-    while c >= 0 and v_ts[c_start[c]] > x:
-        c = c_prev[c]
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _locate(tuples, groups, pool, g, x):
+    """Algorithm 2, Lines 14 and 24: where timestamp ``x`` lands among group ``g``'s coalesced
+    tuples: the tuple ``c`` whose vector it lands in or after (-1: before all), its place ``p``
+    there (after its equal timestamps) and the group's next tuple ``right``.  Mirrored by
+    ``EagerExtent._locate``."""
+    c = groups.tail[g]
+    while c >= 0 and pool.ts[tuples.start[c]] > x:
+        c = tuples.prev[c]
     if c < 0:
-        return c, 0, g_head[g]
-    return c, _after_equal(v_ts, c_start[c], c_len[c], x), c_next[c]
+        return c, 0, groups.head[g]
+    return c, _after_equal(pool.ts, tuples.start[c], tuples.length[c], x), tuples.next[c]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _copy_entries(dst, src, n, v_ts, v_seq, v_number, per_entry):
-    """Move ``n`` pool entries from ``src`` to ``dst`` (overlapping ranges allowed)."""
-    if dst < src:
-        for k in range(n):
-            v_ts[dst + k] = v_ts[src + k]
-            v_seq[dst + k] = v_seq[src + k]
-            if per_entry:
-                v_number[dst + k] = v_number[src + k]
-    else:
-        for k in range(n - 1, -1, -1):
-            v_ts[dst + k] = v_ts[src + k]
-            v_seq[dst + k] = v_seq[src + k]
-            if per_entry:
-                v_number[dst + k] = v_number[src + k]
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _copy_entries(pool, per_entry, dst, src, n):
+    """Move ``n`` pool entries from ``src`` to ``dst`` (overlapping ranges allowed).  Mirrored
+    by ``EagerExtent._move``."""
+    step, first = (1, 0) if dst < src else (-1, n - 1)
+    for j in range(n):
+        k = first + step * j
+        pool.ts[dst + k] = pool.ts[src + k]
+        pool.seq[dst + k] = pool.seq[src + k]
+        if per_entry:
+            pool.number[dst + k] = pool.number[src + k]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _room(c, need, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _room(tuples, pool, params, pos, c, need):
     """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the pool's
-    used part, else moved to its end with ``moved_room`` (the caller left
-    ``row_need``)."""
-    if c_cap[c] >= need:
+    used part, else moved to its end with ``moved_room`` (the caller left ``row_need``).
+    Mirrored by ``EagerExtent._room``."""
+    if tuples.cap[c] >= need:
         return
-    if c_start[c] + c_cap[c] == pos[V_TOP]:
-        pos[V_TOP] = c_start[c] + need
-        c_cap[c] = need
+    if tuples.start[c] + tuples.cap[c] == pos[TOP]:
+        pos[TOP] = tuples.start[c] + need
+        tuples.cap[c] = need
         return
-    cap = moved_room(c_len[c], need)
-    _copy_entries(pos[V_TOP], c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
-    c_start[c] = pos[V_TOP]
-    c_cap[c] = cap
-    pos[V_TOP] += cap
+    cap = moved_room(tuples.length[c], need)
+    _copy_entries(pool, params.per_entry, pos[TOP], tuples.start[c], tuples.length[c])
+    tuples.start[c] = pos[TOP]
+    tuples.cap[c] = cap
+    pos[TOP] += cap
 
 
 @njit(cache=True, nogil=True)
-def _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos):
+def _compact(tuples, pool, params, pos):
     """Move every live vector to the front of the pool with the room ``kept_room`` leaves it
     (pool entries left behind by detaches, splits and moves are reclaimed), in pool order:
-    each vector's first entry marks its tuple."""
-    owner = np.full(pos[V_TOP], -1, dtype=np.int64)
-    for c in range(c_code.shape[0]):
-        if c_code[c] >= 0:
-            owner[c_start[c]] = c
+    each vector's first entry marks its tuple.  Mirrored by ``EagerState._repool``."""
+    owner = np.full(pos[TOP], -1, dtype=np.int64)
+    for c in range(tuples.code.shape[0]):
+        if tuples.code[c] >= 0:
+            owner[tuples.start[c]] = c
     top = 0
     for c in owner:
         if c >= 0:
-            _copy_entries(top, c_start[c], c_len[c], v_ts, v_seq, v_number, per_entry)
-            c_start[c] = top
-            c_cap[c] = kept_room(c_len[c], c_cap[c])
-            top += c_cap[c]
-    pos[V_TOP] = top
+            _copy_entries(pool, params.per_entry, top, tuples.start[c], tuples.length[c])
+            tuples.start[c] = top
+            tuples.cap[c] = kept_room(tuples.length[c], tuples.cap[c])
+            top += tuples.cap[c]
+    pos[TOP] = top
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _new_tuple(
-    g, left, right, cap, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head, g_tail, pos
-):
-    """addTuple (Function 1): a coalesced tuple of group ``g`` with an empty vector (room for
-    ``cap``), linked between the group's tuples ``left`` and ``right``."""
-    pos[N_FREE_C] -= 1
-    c = c_free[pos[N_FREE_C]]
-    c_start[c] = pos[V_TOP]
-    c_len[c] = 0
-    c_cap[c] = cap
-    pos[V_TOP] += cap
-    c_code[c] = g
-    c_prev[c] = left
-    c_next[c] = right
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _has_room(tuples, pool, pos, c, p, right):
+    """Whether the row whose target is ``(c, p, right)`` fits (``coalesce_room``): two free
+    tuples and ``row_need`` free pool entries at its top.  Else ``pos[NEED]`` says what to do:
+    -1, compact the pool first (``compacts``); else the entries the row needs (the caller grows
+    the arrays).  Mirrored by ``EagerExtent._has_room``."""
+    need = row_need(c, p, right, tuples.start, tuples.length, tuples.cap, pos[TOP])
+    if compacts(pool.ts.shape[0], pos[TOP], pos[END] - pos[HEAD], need):
+        pos[NEED] = COMPACT
+        return False
+    if pos[N_FREE] < 2 or pool.ts.shape[0] - pos[TOP] < need:
+        pos[NEED] = need
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _new_tuple(tuples, groups, pos, g, left, right, cap):
+    """A free coalesced tuple for group ``g`` with an empty vector (room for ``cap``), linked
+    between the group's tuples ``left`` and ``right`` (Function 1, Line 9).  Mirrored by
+    ``EagerExtent._new_tuple``."""
+    pos[N_FREE] -= 1
+    c = tuples.free[pos[N_FREE]]
+    tuples.start[c] = pos[TOP]
+    tuples.length[c] = 0
+    tuples.cap[c] = cap
+    pos[TOP] += cap
+    tuples.code[c] = g
+    tuples.prev[c] = left
+    tuples.next[c] = right
     if left >= 0:
-        c_next[left] = c
+        tuples.next[left] = c
     else:
-        g_head[g] = c
+        groups.head[g] = c
     if right >= 0:
-        c_prev[right] = c
+        tuples.prev[right] = c
     else:
-        g_tail[g] = c
+        groups.tail[g] = c
     return c
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _free_tuple(c, c_prev, c_next, c_code, c_free, g_head, g_tail, pos):
-    """Unlink a coalesced tuple from its group and free it."""
-    g, left, right = c_code[c], c_prev[c], c_next[c]
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _free_tuple(tuples, groups, pos, c):
+    """Unlink a coalesced tuple from its group and free it.  Mirrored by
+    ``EagerExtent._free_tuple``."""
+    g, left, right = tuples.code[c], tuples.prev[c], tuples.next[c]
     if left >= 0:
-        c_next[left] = right
+        tuples.next[left] = right
     else:
-        g_head[g] = right
+        groups.head[g] = right
     if right >= 0:
-        c_prev[right] = left
+        tuples.prev[right] = left
     else:
-        g_tail[g] = left
-    c_code[c] = -1
-    c_free[pos[N_FREE_C]] = c
-    pos[N_FREE_C] += 1
+        groups.tail[g] = left
+    tuples.code[c] = -1
+    tuples.free[pos[N_FREE]] = c
+    pos[N_FREE] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _insert_entry(c, p, x, s, number, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos):
-    """Insert key ``(x, s)`` at position ``p`` of ``c``'s vector in sorted order (mergeTuples,
-    Function 2, Line 1): the later entries move up one."""
-    _room(c, c_len[c] + 1, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
-    at = c_start[c] + p
-    _copy_entries(at + 1, at, c_len[c] - p, v_ts, v_seq, v_number, per_entry)
-    v_ts[at] = x
-    v_seq[at] = s
-    if per_entry:
-        v_number[at] = number
-    c_len[c] += 1
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _insert_entry(tuples, pool, params, pos, c, p, x, s, v):
+    """Insert key ``(x, s)`` (value ``v``) at position ``p`` of ``c``'s vector in sorted order
+    (Function 2, Line 1): the later entries move up one.  Mirrored by
+    ``EagerExtent._insert_entry``."""
+    _room(tuples, pool, params, pos, c, tuples.length[c] + 1)
+    at = tuples.start[c] + p
+    _copy_entries(pool, params.per_entry, at + 1, at, tuples.length[c] - p)
+    pool.ts[at] = x
+    pool.seq[at] = s
+    if params.per_entry:
+        pool.number[at] = v
+    tuples.length[c] += 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _split(
-    c, p, g, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number, c_type,
-    c_free, g_head, g_tail, v_ts, v_seq, v_number, per_entry,
-):  # fmt: skip
-    """splitTuple (Function 3): the entries of ``c``'s vector from ``p`` on move to a copy of
-    ``c`` linked after it; the copy."""
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _merge(tuples, pool, params, pos, counts, c, p, x, s, v):
+    """mergeTuples (Function 2; Algorithm 2, Lines 16 and 26): the arrival's key joins ``c``'s
+    vector at position ``p``."""
+    counts[MERGES] += 1
+    _insert_entry(tuples, pool, params, pos, c, p, x, s, v)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _bridge(tuples, groups, pool, params, pos, c, right):
+    """The arrival, merged at the end of ``c``, also coalesces with ``right``, the group's next
+    tuple: ``right``'s vector is appended to ``c``'s and ``right`` freed (mergeTuples of each of
+    its timestamps)."""
+    k = tuples.length[right]
+    _room(tuples, pool, params, pos, c, tuples.length[c] + k)
+    dst = tuples.start[c] + tuples.length[c]
+    _copy_entries(pool, params.per_entry, dst, tuples.start[right], k)
+    tuples.length[c] += k
+    _free_tuple(tuples, groups, pos, right)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _split(tuples, groups, pool, params, pos, counts, c, p):
+    """splitTuple (Function 3; Algorithm 2, Line 18): the entries of ``c``'s vector from ``p``
+    on move to a copy of ``c`` linked after it; the copy."""
     counts[SPLITS] += 1
-    rest = c_len[c] - p
-    c2 = _new_tuple(
-        g, c, c_next[c], rest, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head,
-        g_tail, pos,
-    )  # fmt: skip
-    _copy_entries(c_start[c2], c_start[c] + p, rest, v_ts, v_seq, v_number, per_entry)
-    c_len[c2] = rest
-    c_len[c] = p
-    c_number[c2] = c_number[c]
-    c_type[c2] = c_type[c]
+    rest = tuples.length[c] - p
+    c2 = _new_tuple(tuples, groups, pos, tuples.code[c], c, tuples.next[c], rest)
+    _copy_entries(pool, params.per_entry, tuples.start[c2], tuples.start[c] + p, rest)
+    tuples.length[c2] = rest
+    tuples.length[c] = p
+    tuples.number[c2] = tuples.number[c]
+    tuples.kind[c2] = tuples.kind[c]
     return c2
 
 
-@njit(cache=True, nogil=True)
-def eager_push(
-    batch_ts, batch_number, batch_code, first, late, order_ts, order_code, t_max, by_tuples,
-    size, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number, c_free, g_head,
-    g_tail, v_ts, v_seq, v_number, per_entry, kind, tolerance, quantum, c_type, batch_type,
-):  # fmt: skip
-    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over a batch's rows from
-    ``first`` on, in order, on coalesced tuples with timestamp vectors (addTuple, mergeTuples,
-    splitTuple, detach: Appendix A), marking the rows too late in ``late``; the row it stopped
-    at (the batch's length when done) and the new ``t_max``.
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _add(tuples, groups, pool, params, pos, counts, g, left, right, x, s, v, kind):
+    """addTuple (Function 1; Algorithm 2, Lines 19 and 28): the arrival starts a coalesced
+    tuple of its own between its group's tuples ``left`` and ``right``."""
+    counts[INSERTS] += 1
+    c = _new_tuple(tuples, groups, pos, g, left, right, 1)
+    _insert_entry(tuples, pool, params, pos, c, 0, x, s, v)
+    tuples.number[c] = v
+    tuples.kind[c] = kind
 
-    Before each row it makes room (:mod:`~workbench.kernels.coalesce_room`): it compacts the
-    pool when ``compacts`` says so, and stops at a row that finds fewer than two free tuples or
-    fewer free pool entries than its ``row_need`` (left in ``pos[NEED]``): the caller grows
-    the arrays and calls it again from that row.  The caller leaves the key order room for
-    the batch.  A row's steps stay in this loop: a call passing the state's arrays costs about
-    as much as the steps.
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _arrive(tuples, groups, pool, params, pos, counts, g, c, p, right, x, v, kind):
+    """Algorithm 2, Lines 13-30 for an arrival in the window at ``x`` (value ``v``) whose
+    target is ``(c, p, right)`` (:func:`_locate`): inside ``c``'s vector, a merge when it
+    coalesces with both neighbours, else a split and then a merge with one side or an add; at
+    the end of ``c`` or before ``right``, a merge with either (bridging both when it coalesces
+    with both), else an add.  Mirrored by ``EagerExtent._insert``."""
+    s = pos[SEQ] - 1
+    if c >= 0 and p < tuples.length[c]:  # Line 14: inside c, between its entries p - 1 and p
+        e = tuples.start[c] + p
+        join_a = _joins(tuples, pool, params, c, e - 1, v)
+        join_b = _joined_by(tuples, pool, params, c, e, v)
+        if join_a and join_b:
+            _merge(tuples, pool, params, pos, counts, c, p, x, s, v)
+            return
+        right = _split(tuples, groups, pool, params, pos, counts, c, p)
+    else:  # Line 24: at the end of c (or before all of the group's tuples)
+        join_a = c >= 0 and _joins(
+            tuples, pool, params, c, tuples.start[c] + tuples.length[c] - 1, v
+        )
+        join_b = right >= 0 and _joined_by(tuples, pool, params, right, tuples.start[right], v)
+    if join_a:
+        _merge(tuples, pool, params, pos, counts, c, tuples.length[c], x, s, v)
+        if join_b:
+            _bridge(tuples, groups, pool, params, pos, c, right)
+    elif join_b:
+        _merge(tuples, pool, params, pos, counts, right, 0, x, s, v)
+    else:
+        _add(tuples, groups, pool, params, pos, counts, g, c, right, x, s, v, kind)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _detach(tuples, counts, c):
+    """Algorithm 2, Lines 2-3: the oldest timestamp leaves ``c``'s vector (its first entry)."""
+    counts[DETACHES] += 1
+    tuples.start[c] += 1
+    tuples.length[c] -= 1
+    tuples.cap[c] -= 1
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _delete(tuples, groups, pos, counts, c):
+    """Algorithm 2, Lines 5-7: ``c``, holding only the oldest timestamp, leaves the window."""
+    counts[DELETES] += 1
+    _free_tuple(tuples, groups, pos, c)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _expire_eager(order, tuples, groups, params, pos, clock, counts):
+    """Algorithm 2, Lines 1-8 and the time-based variant's loop: the oldest raw tuple is the
+    first timestamp of its group's first coalesced tuple, detached from the vector, or the tuple
+    deleted with it.  Mirrored by ``EagerExtent._remove_oldest``."""
+    while _expired(order, params, pos, clock):
+        c = groups.head[order.ref[pos[HEAD]]]
+        pos[HEAD] += 1
+        if tuples.length[c] > 1:
+            _detach(tuples, counts, c)
+        else:
+            _delete(tuples, groups, pos, counts, c)
+
+
+@njit(cache=True, nogil=True)
+def eager_push(arrivals, order, tuples, groups, pool, params, pos, clock, counts, late):
+    """tupleBasedEagerUpdate (Algorithm 2) and its time-based variant over the batch's rows
+    from ``pos[ROW]`` on, in order, on coalesced tuples with timestamp vectors (Appendix A):
+    the window rule (Line 11; a too-late row is marked in ``late``), the target (Lines 14, 24),
+    room, the key order, merge, split or add (Lines 13-30), then the expiry (Lines 1-8).
+
+    Before each row it makes room (:mod:`~workbench.kernels.coalesce_room`, :func:`_has_room`):
+    it compacts the pool when ``compacts`` says so, and stops at a row short of free tuples or
+    pool entries (``pos[ROW]`` left there, the entries it needs in ``pos[NEED]``); the caller
+    grows the arrays and calls it again.  The caller leaves the key order room for the batch.
     """
-    n = batch_ts.shape[0]
-    for i in range(first, n):
-        x = batch_ts[i]
-        head, end = pos[HEAD], pos[END]
-        if _late(order_ts, head, end, t_max, by_tuples, size, x):
-            pos[SEQ] += 1
-            late[i] = True
-            continue
-        g = batch_code[i]
-        c, p, right = _locate(g, x, c_start, c_len, c_prev, c_next, g_head, g_tail, v_ts)
-        need = row_need(c, p, right, c_start, c_len, c_cap, pos[V_TOP])
-        if compacts(v_ts.shape[0], pos[V_TOP], end - head, need):
-            _compact(c_start, c_len, c_cap, c_code, v_ts, v_seq, v_number, per_entry, pos)
-            need = row_need(c, p, right, c_start, c_len, c_cap, pos[V_TOP])
-        if pos[N_FREE_C] < 2 or v_ts.shape[0] - pos[V_TOP] < need:
-            pos[NEED] = need
-            return i, t_max
-        pos[SEQ] += 1
-        if x < t_max:
-            counts[OUT_OF_ORDER] += 1
-        else:
-            t_max = x
-        pos[HEAD], pos[END] = _place(order_ts, order_code, head, end, x, g)
-        s = pos[SEQ] - 1
-        v = batch_number[i]
-        inside = False
-        if c >= 0 and p < c_len[c]:  # x lands inside c, between its entries p - 1 and p
-            e = c_start[c] + p
-            join_a = same(
-                kind, tolerance, quantum, _value_at(e - 1, c, per_entry, v_number, c_number), v
-            )
-            join_b = same(
-                kind, tolerance, quantum, v, _value_at(e, c, per_entry, v_number, c_number)
-            )
-            if join_a and join_b:  # mergeTuples, inside c's vector
-                counts[MERGES] += 1
-                _insert_entry(
-                    c, p, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
-                )
-                inside = True
-            else:  # splitTuple: c's entries from p on move to a copy, the new right
-                right = _split(
-                    c, p, g, counts, pos, c_start, c_len, c_cap, c_prev, c_next, c_code, c_number,
-                    c_type, c_free, g_head, g_tail, v_ts, v_seq, v_number, per_entry,
-                )  # fmt: skip
-        else:
-            join_a = c >= 0 and same(
-                kind, tolerance, quantum,
-                _value_at(c_start[c] + c_len[c] - 1, c, per_entry, v_number, c_number), v,
-            )  # fmt: skip
-            join_b = right >= 0 and same(
-                kind, tolerance, quantum, v,
-                _value_at(c_start[right], right, per_entry, v_number, c_number),
-            )  # fmt: skip
-        if inside:  # merged between two entries of c's vector
-            pass
-        elif join_a:  # mergeTuples: x joins c's vector at its end (and bridges to right)
-            counts[MERGES] += 1
-            _insert_entry(
-                c, c_len[c], x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
-            )
-            if join_b:
-                k = c_len[right]
-                _room(c, c_len[c] + k, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos)
-                _copy_entries(
-                    c_start[c] + c_len[c], c_start[right], k, v_ts, v_seq, v_number, per_entry
-                )
-                c_len[c] += k
-                _free_tuple(right, c_prev, c_next, c_code, c_free, g_head, g_tail, pos)
-        elif join_b:  # mergeTuples: x joins right's vector at its front
-            counts[MERGES] += 1
-            _insert_entry(
-                right, 0, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
-            )
-        else:  # addTuple: x starts a coalesced tuple of its own
-            counts[INSERTS] += 1
-            cx = _new_tuple(
-                g, c, right, 1, c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head,
-                g_tail, pos,
-            )  # fmt: skip
-            _insert_entry(
-                cx, 0, x, s, v, c_start, c_len, c_cap, v_ts, v_seq, v_number, per_entry, pos
-            )
-            c_number[cx] = v
-            c_type[cx] = batch_type
-        _expire_eager(
-            order_ts, order_code, t_max, by_tuples, size, counts, pos,
-            c_start, c_len, c_cap, c_prev, c_next, c_code, c_free, g_head, g_tail,
-        )  # fmt: skip
-    return n, t_max
+    while not _eager_rows(arrivals, order, tuples, groups, pool, params, pos, clock, counts, late):
+        if pos[NEED] != COMPACT:
+            return
+        _compact(tuples, pool, params, pos)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _expire_eager(
-    order_ts,
-    order_code,
-    t_max,
-    by_tuples,
-    size,
-    counts,
-    pos,
-    c_start,
-    c_len,
-    c_cap,
-    c_prev,
-    c_next,
-    c_code,
-    c_free,
-    g_head,
-    g_tail,
-):
-    """Expire the oldest raw tuples (Algorithm 2, Lines 1-8): the oldest is the first
-    timestamp of its group's first coalesced tuple, detached from the vector, or the tuple
-    deleted with it."""
-    bound = t_max - size
-    while pos[HEAD] < pos[END] and (
-        pos[END] - pos[HEAD] > size if by_tuples else order_ts[pos[HEAD]] < bound
-    ):
-        c = g_head[order_code[pos[HEAD]]]
-        pos[HEAD] += 1
-        if c_len[c] > 1:
-            counts[DETACHES] += 1
-            c_start[c] += 1
-            c_len[c] -= 1
-            c_cap[c] -= 1
-        else:
-            counts[DELETES] += 1
-            _free_tuple(c, c_prev, c_next, c_code, c_free, g_head, g_tail, pos)
+def _eager_rows(arrivals, order, tuples, groups, pool, params, pos, clock, counts, late):
+    """The rows of :func:`eager_push` until the batch's end (True) or a row short of room
+    (False, ``pos[NEED]`` says why), compiled without reference counting (the bundles' arrays
+    are read without a count each)."""
+    n = arrivals.ts.shape[0]
+    while pos[ROW] < n:
+        i = pos[ROW]
+        x = arrivals.ts[i]
+        if _late(order, params, pos, clock, x):
+            pos[SEQ] += 1
+            late[i] = True
+            pos[ROW] += 1
+            continue
+        g = arrivals.code[i]
+        c, p, right = _locate(tuples, groups, pool, g, x)
+        if not _has_room(tuples, pool, pos, c, p, right):
+            return False
+        pos[ROW] += 1
+        _accept(order, pos, clock, counts, x, g)
+        v, kind = arrivals.number[i], arrivals.kind[i]
+        _arrive(tuples, groups, pool, params, pos, counts, g, c, p, right, x, v, kind)
+        _expire_eager(order, tuples, groups, params, pos, clock, counts)
+    return True

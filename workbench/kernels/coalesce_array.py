@@ -23,9 +23,10 @@ its place by its new ``t_s`` (with several groups the window's next-oldest times
 another tuple's), so that the array stays in timestamp order.
 
 Kernels take typed bundles (as :func:`~workbench.kernels.ptjoin.ptjoin_batch` does):
-:class:`Arrivals` (the batch), :class:`Tuples` and :class:`Vectors` (the state),
-:class:`Params` (window and equivalence), ``pos`` (the cursors, slots below), ``clock``
-(``[t_max]``), ``counts`` and ``late`` (outputs).  The reference
+:class:`~workbench.kernels.coalesce.Arrivals` (the batch), :class:`Tuples` and
+:class:`Vectors` (the state), :class:`~workbench.kernels.coalesce.Params` (window and
+equivalence; both bundles shared with the fast kernels), ``pos`` (the cursors, slots below),
+``clock`` (``[t_max]``), ``counts`` and ``late`` (outputs).  The reference
 (:class:`~workbench.coalesce.array_extent.ArrayExtent`'s ``push``) performs the same steps
 with the same counts; each of its methods names the helper here that it mirrors.  The helpers
 are inlined into :func:`push_batch` (``inline="always"``), so the bundles are not copied at
@@ -40,16 +41,19 @@ import numpy as np
 from numba import njit
 
 from workbench.kernels.coalesce import same
+from workbench.kernels.coalesce_room import (
+    GROWTH,
+    MIN_ROOM,
+    SHRINK_BELOW,
+    SPARE_TUPLES,
+    array_row_need,
+)
 
 __all__ = [
-    "MIN_ROOM",
     "POS",
-    "Arrivals",
-    "Params",
     "Tuples",
     "Vectors",
     "push_batch",
-    "room_needed",
     "room_ok",
 ]
 
@@ -61,15 +65,6 @@ HEAD, END, TOP, SEQ, RAW, LONGEST, ROW = range(7)
 POS = ("head", "end", "top", "seq", "raw", "longest", "row")
 """The slots of ``pos``: the live tuples ``[HEAD, END)``, the pool's first unused entry, the
 next arrival number, the raw tuples held, a bound on the longest vector, the next batch row."""
-
-
-class Arrivals(NamedTuple):
-    """A batch in arrival order: timestamps, values as float64, group codes, value types."""
-
-    ts: np.ndarray
-    number: np.ndarray
-    code: np.ndarray
-    kind: np.ndarray
 
 
 class Tuples(NamedTuple):
@@ -96,41 +91,21 @@ class Vectors(NamedTuple):
     kind: np.ndarray
 
 
-class Params(NamedTuple):
-    """The window (tuple-based or time-based, its size) and the value equivalence (its code
-    in :data:`~workbench.kernels.coalesce.KIND_CODES`, tolerance, quantum, per entry)."""
-
-    by_tuples: bool
-    size: float
-    kind: int
-    tolerance: float
-    quantum: float
-    per_entry: bool
-
-
-MIN_ROOM = 16
-"""The smallest room of the tuple array and of the pool (both double and halve)."""
-
-
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def room_ok(tuples, vectors, pos):
-    """Whether the next arrival may run: three spare tuple slots and :func:`room_needed`
-    free pool entries, with neither the array nor the pool used to less than a quarter
-    (the caller's ``_make_room`` doubles or halves them, then compacts)."""
+    """Whether the next arrival may run (:mod:`~workbench.kernels.coalesce_room`'s rules):
+    ``SPARE_TUPLES`` free tuple slots and ``array_row_need`` free pool entries, with neither the
+    array nor the pool used to less than ``1 / SHRINK_BELOW`` (the caller's ``_make_room``
+    grows or shrinks them, then compacts)."""
     room, live = tuples.t_s.shape[0], pos[END] - pos[HEAD]
-    if pos[END] + 3 > room or (room > MIN_ROOM and 4 * (live + 3) < room):
+    if pos[END] + SPARE_TUPLES > room or (
+        room > MIN_ROOM and SHRINK_BELOW * (live + SPARE_TUPLES) < room
+    ):
         return False
-    room, need = vectors.ts.shape[0], room_needed(pos[LONGEST])
-    return not (room - pos[TOP] < need or (room > MIN_ROOM and 4 * (pos[RAW] + need) < room))
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def room_needed(longest):
-    """The free pool entries a row may use when no vector is longer than ``longest``: a merge
-    that bridges two tuples grows a vector to twice ``longest + 1``, then to twice ``2 *
-    longest + 1``; a split copies at most ``longest`` entries and grows the copy to twice
-    ``longest + 1`` (the caller compacts or grows the pool below this)."""
-    return 6 * longest + 8
+    room, need = vectors.ts.shape[0], array_row_need(pos[LONGEST])
+    return not (
+        room - pos[TOP] < need or (room > MIN_ROOM and SHRINK_BELOW * (pos[RAW] + need) < room)
+    )
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -227,15 +202,15 @@ def find_entry(tuples, vectors, counts, c, x):
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _grow(tuples, vectors, params, pos, counts, c, need):
     """Room for ``need`` entries in ``c``'s vector: a vector that is full moves to the pool's
-    end with twice the room (the entries copied), as a growing array does."""
+    end with ``GROWTH`` times the room (the entries copied), as a growing array does."""
     if tuples.cap[c] >= need:
         return
     n, src, dst = tuples.length[c], tuples.start[c], pos[TOP]
     for k in range(n):
         _move_entry(vectors, dst + k, src + k, params.per_entry)
     counts[SHIFTED] += n
-    tuples.start[c], tuples.cap[c] = dst, 2 * need
-    pos[TOP] += 2 * need
+    tuples.start[c], tuples.cap[c] = dst, GROWTH * need
+    pos[TOP] += GROWTH * need
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")

@@ -20,6 +20,12 @@ caller grows the pool and calls it again from there.  A moved vector gets one sp
 (:func:`kept_room`): enough that long vectors need not move again at once, little enough that
 the next compaction waits until that many entries have been taken (both amortised).
 
+The paper's array extent (:mod:`workbench.kernels.coalesce_array`) keeps no spare room in its
+vectors and no dead entries: a full vector moves to the pool's top with ``GROWTH`` times the
+room, the tuple array and the pool grow to ``GROWTH`` times what they must hold and shrink once
+they hold less than ``1 / SHRINK_BELOW`` of it (:func:`array_row_need`, ``SPARE_TUPLES``), the
+pool compacted on the way.
+
 The kernels compile these constants in, and numba's on-disk cache follows only the file of
 the function it caches: ``./dev setup`` empties the kernels' cache whenever any file of
 ``workbench/kernels/`` changes; outside it, delete ``workbench/kernels/__pycache__/*.nbi`` and
@@ -40,6 +46,8 @@ __all__ = [
     "MIN_ROOM",
     "SHRINK_BELOW",
     "SPARE_PER_ENTRY",
+    "SPARE_TUPLES",
+    "array_row_need",
     "compacts",
     "grown",
     "kept_room",
@@ -61,6 +69,9 @@ DEAD_PER_LIVE = 1
 one: a compaction moves the live entries, paid for by at least as many entries allocated."""
 SPARE_PER_ENTRY = 2
 """A moved vector gets, and a compaction keeps it, one spare entry per this many entries."""
+SPARE_TUPLES = 3
+"""Free slots the array extent's tuple array keeps past its live tuples before a row (a split
+or an add takes one, the shifts hold a tuple in the slots past the end meanwhile)."""
 
 
 def grown(held: int) -> int:
@@ -133,3 +144,16 @@ def compacts(size, top, live, need):
     compacted before a row that needs ``need`` entries: when the room at the top is short and
     the dead entries exceed ``DEAD_PER_LIVE`` per live one."""
     return size - top < need and top - live > DEAD_PER_LIVE * live
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def array_row_need(longest):
+    """The free pool entries a row of the array extent may use when no vector is longer than
+    ``longest``: a merge that bridges two tuples grows a vector to twice ``longest + 1``, then to
+    twice ``2 * longest + 1``; a split copies at most ``longest`` entries and grows the copy to
+    twice ``longest + 1`` (the caller compacts or grows the pool below this).
+
+    >>> array_row_need(10)
+    68
+    """
+    return 6 * longest + 8

@@ -99,11 +99,14 @@ def ptjoin_batch(
     pairs, flags) and ``counts`` = (prob_evals, stime_lookups, obsolete_removed) are updated
     in place.  The kernel stops before an event whose pairs or flags might not fit; the caller
     makes room and calls again.
+
+    Per on-time event, one helper per step: the other buffer's partitions
+    (:func:`_partition`), the surely-joining region's pairs, the probe regions' decisions
+    (:func:`_probe_tight` by the stime brackets, else :func:`_probe_band` by the probability),
+    then invalidation and insertion (:func:`_invalidate`, :func:`_evict_and_insert`).
     """
     stream, ids, tmpl, t_det, arrival = events
-    b_ids, b_tmpl, b_tmax, b_tmin = buffers
-    d, delta, d_max, theorem4 = params
-    env_delay, pi, t_min = streams
+    b_ids, b_tmpl, b_tmax, _ = buffers
     n_pairs, n_flag = progress[1], progress[2]
     for i in range(progress[0], stream.size):
         if late[i]:
@@ -115,87 +118,130 @@ def ptjoin_batch(
             return
         u, t, own = tmpl[i], t_det[i], ids[i]
         o_ids, o_tmpl, o_tmax = b_ids[o], b_tmpl[o], b_tmax[o]
-        margin = 0.0
-        if mode == NAIVE:
-            lo, hi = start, end
-            i_sr = j_sr = end  # everything is probed, in buffer order
-        elif mode == LOOSE:
-            pi_b = pi[o]
-            margin = 16 * _U * (abs(t) + abs(d) + abs(pi_b) + abs(t - tmin[i]))
-            lo, i_sr, j_sr, hi = partition_window(
-                o_tmax,
-                start,
-                end,
-                tmin[i] - d - margin,
-                t - d + pi_b + margin,
-                tmin[i] + d - margin,
-                t + d + pi_b + margin,
-            )
-        else:
-            margin = 16 * _U * (abs(t) + d + rows[4][s][u])
-            lo, i_sr, j_sr, hi = partition_window(
-                o_tmax,
-                start,
-                end,
-                rows[0][s][u] + t - d - margin,
-                rows[1][s][u] + t - d + margin,
-                rows[2][s][u] + t + d - margin,
-                rows[3][s][u] + t + d + margin,
-            )
-            counts[1] += (i_sr - lo) + (hi - j_sr)
+        lo, i_sr, j_sr, hi, margin = _partition(
+            mode, s, u, t, tmin[i], o_tmax, start, end, params[0], streams[1], rows, counts
+        )
         for k in range(i_sr, j_sr):  # SR joins outright
             n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k])
+        probe = (i, s, u, t, own, lo, i_sr, j_sr, hi)
+        partner = (o_ids, o_tmpl, o_tmax)
+        out = (pairs, flags, flag_m)
         if mode == TIGHT:
-            # Eq. 9 (left PR wholly before max(Hi)) and Eq. 8 (right PR wholly after) against
-            # the bracket ends of row u, each sum widened by 1.5 margin; else Lemma 2's cases
-            inv_lo, inv_hi = tables[0][s][u], tables[1][s][u]
-            sat_lo, sat_hi = tables[2][s][u], tables[3][s][u]
-            shift = 1.5 * margin
-            before = lo < i_sr and o_tmax[i_sr - 1] < t
-            c_join, c_maybe = t - d + shift, t - d - shift
-            for k in range(lo, i_sr):
-                v, m = o_tmpl[k], o_tmax[k]
-                if before:
-                    yes, no = m >= inv_hi[v] + c_join, m < inv_lo[v] + c_maybe
-                else:
-                    yes, no = _lemma2(inv_lo, inv_hi, sat_lo, sat_hi, v, t, m, d)
-                if not (yes or no):
-                    n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
-                n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], yes or not no)
-            after = j_sr < hi and o_tmax[j_sr] >= t
-            c_join, c_maybe = t + d - shift, t + d + shift
-            for k in range(j_sr, hi):
-                v, m = o_tmpl[k], o_tmax[k]
-                if after:
-                    yes, no = m <= sat_lo[v] + c_join, m > sat_hi[v] + c_maybe
-                else:
-                    yes, no = _lemma2(inv_lo, inv_hi, sat_lo, sat_hi, v, t, m, d)
-                if not (yes or no):
-                    n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
-                n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], yes or not no)
+            n_pairs, n_flag = _probe_tight(
+                probe, partner, out, n_pairs, n_flag, margin, params[0], tables
+            )
         else:
-            ae, ap, an, aq, _ = templates[s]
-            be, bp, bn, bq, bt = templates[o]
-            counts[0] += (i_sr - lo) + (hi - j_sr)
-            for a, b in ((lo, i_sr), (j_sr, hi)):
-                for k in range(a, b):
-                    v, m = o_tmpl[k], o_tmax[k]
-                    p, bound = band_pair(
-                        ae, ap, an, aq, u, be, bp, bn, bq, bt, v, t - m, d, True, k_max, scratch
-                    )
-                    unsure = abs(p - delta) <= bound
-                    if unsure:
-                        n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
-                    n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], unsure or p >= delta)
-        # invalidate the other buffer at this event's clock (Theorem 4, or Eq. 4)
-        horizon = arrival[i] - env_delay[s]
-        margin = 16 * _U * (abs(horizon) + d_max + pi[s])
-        if theorem4:
-            bound = horizon - d_max + t_min[s] - margin
-        else:
-            bound = horizon - pi[s] - d_max - margin
+            n_pairs, n_flag = _probe_band(
+                probe, partner, out, n_pairs, n_flag, params, templates, k_max, scratch, counts
+            )
+        bound = _invalidate(arrival[i], s, params, streams)
         counts[2] += _evict_and_insert(buffers, bounds, s, bound, own, u, t, tmin[i])
     progress[0], progress[1], progress[2] = stream.size, n_pairs, n_flag
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _partition(mode, s, u, t, t_min, o_tmax, start, end, d, pi, rows, counts):
+    """The other buffer's live rows ``[start, end)`` split into the left probe region ``[lo,
+    i_sr)``, the surely-joining region ``[i_sr, j_sr)`` and the right probe region ``[j_sr,
+    hi)`` for an event of stream ``s`` (template ``u``, max time ``t``, min time ``t_min``),
+    and the rounding margin the bounds were widened by: everything probed (naive), the loose
+    partitions of Eq. 4-6, or Theorem 3's tight partitions (stime brackets ``rows``; the
+    look-ups counted)."""
+    if mode == NAIVE:
+        return start, end, end, end, 0.0  # everything is probed, in buffer order
+    if mode == LOOSE:
+        pi_b = pi[1 - s]
+        margin = 16 * _U * (abs(t) + abs(d) + abs(pi_b) + abs(t - t_min))
+        lo, i_sr, j_sr, hi = partition_window(
+            o_tmax, start, end, t_min - d - margin, t - d + pi_b + margin,
+            t_min + d - margin, t + d + pi_b + margin,
+        )  # fmt: skip
+        return lo, i_sr, j_sr, hi, margin
+    margin = 16 * _U * (abs(t) + d + rows[4][s][u])
+    lo, i_sr, j_sr, hi = partition_window(
+        o_tmax, start, end, rows[0][s][u] + t - d - margin, rows[1][s][u] + t - d + margin,
+        rows[2][s][u] + t + d - margin, rows[3][s][u] + t + d + margin,
+    )  # fmt: skip
+    counts[1] += (i_sr - lo) + (hi - j_sr)
+    return lo, i_sr, j_sr, hi, margin
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _probe_tight(probe, partner, out, n_pairs, n_flag, margin, d, tables):
+    """Theorem 3's probe regions decided by the stime brackets of the event's template:
+    Eq. 9 (left region wholly before max(Hi)) and Eq. 8 (right region wholly after) against
+    the bracket ends, each sum widened by 1.5 margin; else Lemma 2's cases.  A pair inside a
+    bracket is kept and flagged.  ``probe`` = (event index, stream, template, max time, id,
+    lo, i_sr, j_sr, hi), ``partner`` = the other buffer's (ids, templates, max times), ``out``
+    = (pairs, flags, flag_m); the new pair and flag counts."""
+    i, s, u, t, own, lo, i_sr, j_sr, hi = probe
+    o_ids, o_tmpl, o_tmax = partner
+    pairs, flags, flag_m = out
+    inv_lo, inv_hi = tables[0][s][u], tables[1][s][u]
+    sat_lo, sat_hi = tables[2][s][u], tables[3][s][u]
+    shift = 1.5 * margin
+    before = lo < i_sr and o_tmax[i_sr - 1] < t
+    c_join, c_maybe = t - d + shift, t - d - shift
+    for k in range(lo, i_sr):
+        v, m = o_tmpl[k], o_tmax[k]
+        if before:
+            yes, no = m >= inv_hi[v] + c_join, m < inv_lo[v] + c_maybe
+        else:
+            yes, no = _lemma2(inv_lo, inv_hi, sat_lo, sat_hi, v, t, m, d)
+        if not (yes or no):
+            n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
+        n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], yes or not no)
+    after = j_sr < hi and o_tmax[j_sr] >= t
+    c_join, c_maybe = t + d - shift, t + d + shift
+    for k in range(j_sr, hi):
+        v, m = o_tmpl[k], o_tmax[k]
+        if after:
+            yes, no = m <= sat_lo[v] + c_join, m > sat_hi[v] + c_maybe
+        else:
+            yes, no = _lemma2(inv_lo, inv_hi, sat_lo, sat_hi, v, t, m, d)
+        if not (yes or no):
+            n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
+        n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], yes or not no)
+    return n_pairs, n_flag
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _probe_band(probe, partner, out, n_pairs, n_flag, params, templates, k_max, scratch, counts):
+    """The probe regions decided by the certified band probability against delta (Eq. 1; the
+    naive and loose modes): a pair within the probability's proven bound of delta is kept and
+    flagged.  Arguments as :func:`_probe_tight`'s; the new pair and flag counts."""
+    i, s, u, t, own, lo, i_sr, j_sr, hi = probe
+    o_ids, o_tmpl, o_tmax = partner
+    pairs, flags, flag_m = out
+    d, delta = params[0], params[1]
+    ae, ap, an, aq, _ = templates[s]
+    be, bp, bn, bq, bt = templates[1 - s]
+    counts[0] += (i_sr - lo) + (hi - j_sr)
+    for a, b in ((lo, i_sr), (j_sr, hi)):
+        for k in range(a, b):
+            v, m = o_tmpl[k], o_tmax[k]
+            p, bound = band_pair(
+                ae, ap, an, aq, u, be, bp, bn, bq, bt, v, t - m, d, True, k_max, scratch
+            )
+            unsure = abs(p - delta) <= bound
+            if unsure:
+                n_flag = _flag(flags, flag_m, n_flag, n_pairs, i, v, m)
+            n_pairs = _emit(pairs, n_pairs, s, own, o_ids[k], unsure or p >= delta)
+    return n_pairs, n_flag
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _invalidate(arrival, s, params, streams):
+    """The max time below which the other buffer's events are obsolete at the clock of an
+    event of stream ``s`` that arrived at ``arrival``: Theorem 4 (with the stream's t_min), or
+    Eq. 4's horizon, less its rounding margin."""
+    d_max, theorem4 = params[2], params[3]
+    env_delay, pi, t_min = streams
+    horizon = arrival - env_delay[s]
+    margin = 16 * _U * (abs(horizon) + d_max + pi[s])
+    if theorem4:
+        return horizon - d_max + t_min[s] - margin
+    return horizon - pi[s] - d_max - margin
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")

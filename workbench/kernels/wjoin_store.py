@@ -71,7 +71,8 @@ def size(st, s):
 
 @njit(cache=True, nogil=True)
 def _link(hts, hints, ends, slot, older, newer):
-    """Thread a pool slot on a time-ordered list after the last ts <= its own (Section 3.2.2)."""
+    """Thread a pool slot on a time-ordered list after the last ts <= its own (Section 3.2.2).
+    Mirrored by ``HashBuffers._link``."""
     after = ends[1]
     while after != NIL and hts[after] > hts[slot]:
         after = hints[after, older]
@@ -90,7 +91,8 @@ def _link(hts, hints, ends, slot, older, newer):
 
 @njit(cache=True, nogil=True)
 def _unthread(hints, ends, slot, older, newer):
-    """Take a pool slot off a doubly linked list whose (oldest, newest) are ``ends``."""
+    """Take a pool slot off a doubly linked list whose (oldest, newest) are ``ends``.  Mirrored
+    by ``HashBuffers._unthread``."""
     before, after = hints[slot, older], hints[slot, newer]
     if before == NIL:
         ends[0] = after
@@ -104,7 +106,8 @@ def _unthread(hints, ends, slot, older, newer):
 
 @njit(cache=True, nogil=True)
 def insert(st, s, ts, seq, tid, key):
-    """Buffer tuple (ts, seq, id, key) of stream s at its time position (Section 3.1.1)."""
+    """Buffer tuple (ts, seq, id, key) of stream s at its time position (Section 3.1.1).
+    Mirrored by ``HashBuffers.insert`` and ``FifoBuffers.insert``."""
     if st.hashed:
         st.hnfree[0] -= 1
         slot = st.hfree[st.hnfree[0]]
@@ -153,7 +156,8 @@ def newest_ts(st, s):
 @njit(cache=True, nogil=True)
 def unlink(st, s, slot):
     """Drop one tuple of stream s's hash pool from its list and its bucket, wherever it is
-    (the paper's BEW meets expired tuples inside a bucket, Section 3.1.1)."""
+    (the paper's BEW meets expired tuples inside a bucket, Section 3.1.1).  Mirrored by
+    ``HashBuffers.remove``."""
     _unthread(st.hints, st.hlists[s], slot, POOL_OLDER, POOL_NEWER)
     bucket = st.hbuckets[s, st.hints[slot, POOL_KEY]]
     _unthread(st.hints, bucket, slot, POOL_B_OLDER, POOL_B_NEWER)
@@ -164,7 +168,8 @@ def unlink(st, s, slot):
 
 @njit(cache=True, nogil=True)
 def pop_oldest(st, s):
-    """Drop stream s's oldest tuple (Section 3.2.2)."""
+    """Drop stream s's oldest tuple (Section 3.2.2).  Mirrored by the ``pop_oldest`` of
+    :mod:`workbench.operators.wbuffers`' buffers."""
     if st.hashed:
         unlink(st, s, st.hlists[s, 0])
     else:
@@ -173,7 +178,8 @@ def pop_oldest(st, s):
 
 @njit(cache=True, nogil=True)
 def drop_before(st, s, bound):
-    """Expire stream s's tuples with ``ts < bound``; how many (BEW expiry, Section 3.1)."""
+    """Expire stream s's tuples with ``ts < bound``; how many (BEW expiry, Section 3.1).
+    Mirrored by the ``drop_before`` of :mod:`workbench.operators.wbuffers`' buffers."""
     if not st.hashed:
         head, end = st.fspan[s, 0], st.fspan[s, 1]
         n = np.searchsorted(st.fts[s, head:end], bound, side="left")

@@ -15,7 +15,10 @@ their place, searching from the newest end (the delay bound keeps that short).
 
 The state is NumPy arrays (rows per stream, linked lists as slot indices), so the readable
 methods here and the compiled kernels of :mod:`workbench.kernels.wjoin` work on the same
-buffers and may be interleaved.  ``reserve`` makes room before a kernel runs.
+buffers and may be interleaved.  ``reserve`` makes room before a kernel runs.  Each method
+that a function of :mod:`workbench.kernels.wjoin_store` repeats in compiled form says so
+("mirrors ..."), and both take the hash pool's layout (``NIL``, the ``POOL_*`` columns) from
+that module.
 """
 
 from __future__ import annotations
@@ -25,13 +28,22 @@ from typing import NamedTuple
 
 import numpy as np
 
+from workbench.kernels.wjoin_store import (
+    NIL,
+    POOL_B_NEWER,
+    POOL_B_OLDER,
+    POOL_ID,
+    POOL_KEY,
+    POOL_NEWER,
+    POOL_OLDER,
+    POOL_SEQ,
+    POOL_TS,
+)
+
 __all__ = ["NIL", "FifoBuffers", "HashBuffers", "KeyCodes", "Tuple", "Visit"]
 
 Tuple = tuple[float, int, int, int]
 """One stream tuple: (ts, seq, id, key code)."""
-
-NIL = -1
-"""No slot: the end of a linked list."""
 
 
 class Visit(NamedTuple):
@@ -145,7 +157,8 @@ class FifoBuffers:
         self.ts, self.seq, self.id, self.key = new
 
     def insert(self, s: int, item: Tuple) -> None:
-        """Add a tuple at its timestamp position (after equal timestamps)."""
+        """Add a tuple at its timestamp position (after equal timestamps; mirrors the queue
+        branch of ``kernels.wjoin_store.insert``)."""
         if self.span[s, 1] == self.ts.shape[1]:
             counts = np.zeros(len(self.span), dtype=np.int64)
             counts[s] = 1
@@ -205,7 +218,8 @@ class FifoBuffers:
         return Visit(tests, found, inside, outside, dropped)
 
     def newest_ts(self, s: int) -> float:
-        """Stream s's newest timestamp; the buffer must hold a tuple."""
+        """Stream s's newest timestamp; the buffer must hold a tuple (mirrors
+        ``kernels.wjoin_store.newest_ts``)."""
         return float(self.ts[s, self.span[s, 1] - 1])
 
     def oldest(self, s: int) -> Tuple | None:
@@ -214,7 +228,8 @@ class FifoBuffers:
         return self._tuples(s, head, head + 1)[0] if head < end else None
 
     def pop_oldest(self, s: int) -> Tuple:
-        """Remove and return stream s's oldest tuple."""
+        """Remove and return stream s's oldest tuple (mirrors
+        ``kernels.wjoin_store.pop_oldest``)."""
         item = self.oldest(s)
         if item is None:
             raise IndexError("pop from an empty buffer")
@@ -222,7 +237,8 @@ class FifoBuffers:
         return item
 
     def drop_before(self, s: int, bound: float) -> int:
-        """Expire every tuple of stream s with ``ts < bound``; return how many."""
+        """Expire every tuple of stream s with ``ts < bound``; return how many (mirrors
+        ``kernels.wjoin_store.drop_before``)."""
         head, end = self.span[s].tolist()
         n = int(np.searchsorted(self.ts[s, head:end], bound, side="left"))
         self.span[s, 0] = head + n
@@ -260,7 +276,8 @@ class HashBuffers:
     (2, [12])
     """
 
-    SEQ, ID, KEY, OLDER, NEWER, B_OLDER, B_NEWER, TS = range(8)
+    SEQ, ID, KEY, TS = POOL_SEQ, POOL_ID, POOL_KEY, POOL_TS
+    OLDER, NEWER, B_OLDER, B_NEWER = POOL_OLDER, POOL_NEWER, POOL_B_OLDER, POOL_B_NEWER
 
     def __init__(self, m: int, capacity: int = 16, keys: int = 16) -> None:
         self._use_pool(_pool(capacity))
@@ -309,7 +326,8 @@ class HashBuffers:
 
     def _link(self, slot: int, ends: np.ndarray, older: int, newer: int) -> None:
         """Thread ``slot`` on a list whose (oldest, newest) are ``ends``, after the last
-        element with ts <= its own (searched from the newest)."""
+        element with ts <= its own (searched from the newest; Section 3.2.2; mirrors
+        ``kernels.wjoin_store._link``)."""
         ts, ints = self.ts, self.ints
         after = int(ends[1])
         while after != NIL and ts[after] > ts[slot]:
@@ -326,7 +344,8 @@ class HashBuffers:
             ints[after, newer] = slot
 
     def insert(self, s: int, item: Tuple) -> None:
-        """Add a tuple to its bucket and to the stream's time-ordered list."""
+        """Add a tuple to its bucket and to the stream's time-ordered list (mirrors the hash
+        branch of ``kernels.wjoin_store.insert``)."""
         key = item[3]
         if not self.nfree[0] or key >= self.buckets.shape[1]:
             self.reserve(1, key + 1)
@@ -389,10 +408,13 @@ class HashBuffers:
         return Visit(tests, found, inside, outside, dropped)
 
     def newest_ts(self, s: int) -> float:
-        """Stream s's newest timestamp; the buffer must hold a tuple."""
+        """Stream s's newest timestamp; the buffer must hold a tuple (mirrors
+        ``kernels.wjoin_store.newest_ts``)."""
         return float(self.ts[int(self.lists[s, 1])])
 
     def _unthread(self, ends: np.ndarray, slot: int, older: int, newer: int) -> None:
+        """Take ``slot`` off a doubly linked list whose (oldest, newest) are ``ends`` (mirrors
+        ``kernels.wjoin_store._unthread``)."""
         before, after = int(self.ints[slot, older]), int(self.ints[slot, newer])
         if before == NIL:
             ends[0] = after
@@ -404,7 +426,8 @@ class HashBuffers:
             self.ints[after, older] = before
 
     def remove(self, s: int, slot: int) -> None:
-        """Unlink one tuple of stream s from its list and its bucket, wherever it is."""
+        """Unlink one tuple of stream s from its list and its bucket, wherever it is (mirrors
+        ``kernels.wjoin_store.unlink``)."""
         self._unthread(self.lists[s], slot, self.OLDER, self.NEWER)
         key = int(self.ints[slot, self.KEY])
         self._unthread(self.buckets[s, key], slot, self.B_OLDER, self.B_NEWER)
@@ -418,7 +441,8 @@ class HashBuffers:
         return None if slot == NIL else self._tuple(slot)
 
     def pop_oldest(self, s: int) -> Tuple:
-        """Unlink stream s's oldest tuple from its list and from its bucket's head: O(1)."""
+        """Unlink stream s's oldest tuple from its list and from its bucket's head: O(1)
+        (mirrors ``kernels.wjoin_store.pop_oldest``)."""
         slot = int(self.lists[s, 0])
         if slot == NIL:
             raise IndexError("pop from an empty buffer")
@@ -427,7 +451,8 @@ class HashBuffers:
         return item
 
     def drop_before(self, s: int, bound: float) -> int:
-        """Expire every tuple of stream s with ``ts < bound``; return how many."""
+        """Expire every tuple of stream s with ``ts < bound``; return how many (mirrors
+        ``kernels.wjoin_store.drop_before``)."""
         n = 0
         while (slot := int(self.lists[s, 0])) != NIL and self.ts[slot] < bound:
             self.pop_oldest(s)
