@@ -53,6 +53,20 @@ def _assert_apart(frame: pd.DataFrame, column: str, span: float) -> None:
             assert a["y"] != b["y"], f"{a[column]} and {b[column]} overprint"
 
 
+def _legend(figure: object) -> list[str]:
+    """The entries of the figure's legends as the browser draws them: an item's own label, or
+    each value of its field, in the order of the rows."""
+    entries: list[str] = []
+    for legend in figure.legend:
+        for item in legend.items:
+            if hasattr(item.label, "value"):
+                entries.append(item.label.value)
+            else:
+                rows = item.renderers[0].data_source.data[item.label.field]
+                entries.extend(dict.fromkeys(str(r) for r in rows))
+    return entries
+
+
 def _time_axis(figure: object) -> bool:
     return type(figure.xaxis[0].formatter).__name__ == "CustomJSTickFormatter"
 
@@ -242,7 +256,7 @@ def test_template_counts_say_what_they_count():
 def test_template_legends_and_intro():
     ed = TemplateEditor()
     bars, _, adjusted = _figures(ed)
-    items = [[item.label.value for lg in f.legend for item in lg.items] for f in (bars, adjusted)]
+    items = [_legend(f) for f in (bars, adjusted)]
     assert items[0] == ["other templates", "picked template"]
     assert [i.split(",")[0] for i in items[1]] == ["H_i~", "H_j~"]
     assert "shared bucket edges" in items[1][0]
@@ -318,7 +332,7 @@ def test_deployment_plots_follow_every_parameter():
 def test_deployment_legend_and_intro():
     app = DeploymentExplorer(readings=default_readings())
     mote_map, extent = _figures(app)
-    labels = [item.label.value for lg in extent.legend for item in lg.items]
+    labels = _legend(extent)
     assert labels == ["readings", "coalesced tuples"]
     page = pn.panel(app)
     assert any("Deployment" in c.title for c in page.select(pn.Card))
