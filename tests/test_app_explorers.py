@@ -7,6 +7,7 @@ parameters then updates those figures in place, as in a served page.
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import numpy as np
@@ -65,6 +66,14 @@ def _legend(figure: object) -> list[str]:
                 rows = item.renderers[0].data_source.data[item.label.field]
                 entries.extend(dict.fromkeys(str(r) for r in rows))
     return entries
+
+
+def _concept(page: pn.viewable.Viewable) -> str:
+    """The title of the tab's concept box (:func:`~workbench.app.panes.intro`)."""
+    (intro,) = page.select(
+        lambda p: isinstance(p, pn.pane.Markdown) and "tab-intro" in p.css_classes
+    )
+    return re.search(r"<summary>(.*?)</summary>", intro.object)[1]
 
 
 def _time_axis(figure: object) -> bool:
@@ -185,7 +194,7 @@ def test_satisfaction_title_legend_and_intro():
     ):
         assert mark in key, mark
     page = pn.panel(app)
-    assert any("Satisfaction probability" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Satisfaction probability")
     assert "pi (the length of the longest partner template)" in page.select(pn.pane.Markdown)[
         0
     ].object.replace("\n", " ")
@@ -261,7 +270,7 @@ def test_template_legends_and_intro():
     assert [i.split(",")[0] for i in items[1]] == ["H_i~", "H_j~"]
     assert "shared bucket edges" in items[1][0]
     page = pn.panel(ed)
-    assert any("Histogram timestamps" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Histogram timestamps")
     assert "adjusted histograms" in page.select(pn.pane.Markdown)[0].object
 
 
@@ -304,7 +313,7 @@ def test_regions_labels_legend_and_obsolete_wording():
     for mark in ("SR", "LPR, RPR", "VR", "partner event", "base event", "delta", "obsolete <"):
         assert mark in key, mark
     page = pn.panel(app)
-    assert any("Partition regions" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Partition regions")
 
 
 # -- Deployment --------------------------------------------------------------------------------
@@ -335,7 +344,7 @@ def test_deployment_legend_and_intro():
     labels = _legend(extent)
     assert labels == ["readings", "coalesced tuples"]
     page = pn.panel(app)
-    assert any("Deployment" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Deployment")
     colorbars = [r for r in mote_map.right if type(r).__name__ == "ColorBar"]
     assert colorbars and colorbars[0].title == "mean temperature (C)"
     palette = colorbars[0].color_mapper.palette  # cool to warm: the warmest mote is red
@@ -368,7 +377,7 @@ def test_month_view_rejoins_on_every_move_and_keeps_a_history():
     area = app.per_hour_view().layers["pairs per hour"]
     assert area.glyph == "varea" and int(area.columns["y"].sum()) == len(wider.pairs)
     page = pn.panel(app)
-    assert any("Whole month" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Whole month")
     (fig,) = [p.object for p in page.select(pn.pane.Bokeh) if p.object.renderers]
     app.d = 1000.0  # the chart follows the re-join in place
     assert int(sum(fig.renderers[0].data_source.data["y"])) == len(app.last.pairs)
