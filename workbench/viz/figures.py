@@ -16,6 +16,7 @@ from bokeh.model import Model
 from bokeh.models import (
     AllIndices,
     AllLabels,
+    Axis,
     BasicTicker,
     BasicTickFormatter,
     ColumnDataSource,
@@ -195,6 +196,7 @@ def view_figure(
 _SHARED = (
     AllIndices,
     AllLabels,
+    Axis,
     BasicTicker,
     BasicTickFormatter,
     CustomJSTickFormatter,
@@ -218,11 +220,13 @@ def _shared_key(model: Model) -> tuple[type, str] | None:
 def share_parts(*figs: figure) -> None:
     """Let ``figs``, the figures of one page, share one of each stateless model
     (:data:`_SHARED`) with the same settings: every renderer's row filter, every source's
-    selection policy, every axis's label policy, scales, plain tickers and tick formatters.
+    selection policy, every axis's label policy, ticker and tick formatter, and the scales.
     Each Bokeh model costs the server its building, its walks of the document and its
     serialization, and the browser its view; a figure holds about 25 of them before it draws
     anything, and each renderer adds 7.  Call it once the figures are drawn (a later
     :func:`refresh` changes only data, ranges and titles); what they show does not change.
+    It visits only where those models sit (a walk of every model the figures reference would
+    cost as much as drawing them).
 
     >>> a, b = plain_figure("a", "x", "y"), plain_figure("b", "x", "y")
     >>> share_parts(a, b)
@@ -230,13 +234,23 @@ def share_parts(*figs: figure) -> None:
     (True, True)
     """
     kept: dict[tuple[type, str], Model] = {}
+
+    def share(owner: Model, *names: str) -> None:
+        for name in names:
+            value = getattr(owner, name)
+            key = _shared_key(value) if isinstance(value, Model) else None
+            if key is not None and kept.setdefault(key, value) is not value:
+                setattr(owner, name, kept[key])
+
     for fig in figs:
-        for model in list(fig.references()):
-            for name in model.properties_with_refs():
-                value = getattr(model, name)
-                key = _shared_key(value) if isinstance(value, Model) else None
-                if key is not None and kept.setdefault(key, value) is not value:
-                    setattr(model, name, kept[key])
+        share(fig, "x_scale", "y_scale")
+        for axis in (*fig.above, *fig.below, *fig.left, *fig.right):
+            if isinstance(axis, Axis):
+                share(axis, "ticker", "formatter", "major_label_policy")
+        for renderer in fig.renderers:
+            if isinstance(renderer, GlyphRenderer):
+                share(renderer.view, "filter")
+                share(renderer.data_source, "selection_policy")
 
 
 def margin(lo: float, hi: float, share: float = 0.02) -> tuple[float, float]:
