@@ -92,6 +92,45 @@ def test_every_plot_draws_on_a_canvas():
         assert backends <= {"canvas"}, f"{name}: {backends}"
 
 
+ZOOMED = {  # the plots of these tabs a user zooms (their toolbars), by title's start
+    "Templates": ("Adjusted histograms",),
+    "Satisfaction probability": ("Satisfaction probability",),
+    "Partition regions": ("Partition regions",),
+    "Timing joins": ("Results over",),
+    "Deployment (simulated)": ("Mote ",),
+}
+
+
+@pytest.mark.parametrize("tab", list(ZOOMED))
+def test_a_tabs_figures_share_their_stateless_parts_and_zoom_only_where_it_helps(tab):
+    """Issue 51: the figures of a tab share one row filter, selection policy, label policy
+    and scale (:func:`~workbench.viz.figures.share_parts`); a plot nobody zooms has no tools
+    but its hover and shows no toolbar."""
+    from bokeh.document import Document
+    from bokeh.models import AllIndices, AllLabels, HoverTool, LinearScale, Plot, UnionRenderers
+
+    doc = Document()
+    pn.panel(dict(dashboard_tabs())[tab]).server_doc(doc)
+    kinds = [type(m) for m in doc.models]
+    for shared in (AllIndices, UnionRenderers, AllLabels, LinearScale):
+        assert kinds.count(shared) == 1, f"{tab}: {shared.__name__}"
+    for plot in (m for m in doc.models if isinstance(m, Plot)):
+        zoomed = plot.title.text.startswith(ZOOMED[tab])
+        idle = [t for t in plot.toolbar.tools if not isinstance(t, HoverTool)]
+        assert bool(idle) == zoomed and (plot.toolbar_location is None) != zoomed, plot.title.text
+
+
+def test_hovering_a_template_bar_names_it_the_picked_one_first():
+    """One renderer draws every template's bars; the hover shows one bar, the picked
+    template's where it is under the pointer (Definition 4's offsets)."""
+    from bokeh.models import HoverTool
+
+    ed = TemplateEditor()
+    (hover,) = ed.template_figure("A").select({"type": HoverTool})
+    assert hover.limit == 1 and hover.sort_by == [("picked", "descending")]
+    assert ("template", "phi_@template") in hover.tooltips
+
+
 # -- Satisfaction probability ------------------------------------------------------------------
 
 
