@@ -51,9 +51,10 @@ def test_plotted_regions_agree_with_the_exact_probability():
     app = PTJoinExplorer(stream_a=a, stream_b=b, d=350.0, t_det=1000.0, delta=0.7)
     p = app.partitions()["tight"]
     hi = a.event(0, 1000.0)
-    layers = app.curve_view().layers
-    for name in ("upper", "lower"):
-        xs, ys = layers[name].columns["x"], layers[name].columns["y"]
+    curves = app.curve_view().layers["curves"].columns
+    for name in ("upper envelope", "lower envelope"):
+        k = curves["curve"].index(name)
+        xs, ys = curves["xs"][k], curves["ys"][k]
         regions = p.classify(xs)
         assert np.all(ys[regions == Region.SR] >= 0.7 - 1e-9)
         assert np.all(ys[regions == Region.VR] < 0.7 + 1e-9)
@@ -184,18 +185,20 @@ def test_template_editor_shows_templates_and_adjusted_histograms():
 
     ed = TemplateEditor()  # the simulated deployment's learned templates
     assert "motes" in ed.stream_a.name and len(ed.stream_a) == 27
-    bars = ed.template_figure("A")
-    picked = bars.select_one({"name": "picked template"}).data
-    assert len(picked["top"]) == ed.stream_a[0].n_buckets  # the picked template on top
+    bars = ed.template_figure("A").select_one({"name": "templates"}).data
+    picked = bars["shown"] == "picked template"
+    assert picked.sum() == ed.stream_a[0].n_buckets and picked[-picked.sum() :].all()  # on top
+    assert set(bars["template"][picked]) == {0}
     adjusted = ed.adjusted_figure()
     ed.param.update(pair_u=3, pair_v=5, offset=200.0)  # the figure follows, in place
     hi, hj = ed.pair()
     points, p_i, p_j = adjusted_histograms(hi, hj)
     widths = np.diff(points)
+    data = adjusted.select_one({"name": "adjusted"}).data
     for name, p in (("H_i~", p_i), ("H_j~", p_j)):
-        data = adjusted.select_one({"name": name}).data
-        assert np.array_equal(data["left"], points[:-1])
-        assert np.allclose(data["top"] * widths, p)
+        rows = np.char.startswith(data["shown"].astype(str), name)
+        assert np.array_equal(data["left"][rows], points[:-1])
+        assert np.allclose(data["top"][rows] * widths, p)
     assert "phi_3 (A) and phi_5 (B)" in adjusted.title.text
     assert "P(Xi >= Xj)" in ed.pair_summary()
 
@@ -207,7 +210,10 @@ def test_a_template_legend_names_the_picked_template_only_where_it_is_drawn():
     figures = {name: ed.template_figure(name) for name in ("A", "B")}
 
     def named(name: str) -> list[str]:
-        return [i.label.value for i in figures[name].legend[0].items if i.visible]
+        """The legend's entries as the browser draws them: each value of its field, in the
+        order of the rows."""
+        (item,) = figures[name].legend[0].items
+        return list(dict.fromkeys(item.renderers[0].data_source.data[item.label.field]))
 
     assert named("A") == ["other templates", "picked template"]
     assert named("B") == ["other templates"]  # stream A's template is the picked one

@@ -7,6 +7,7 @@ parameters then updates those figures in place, as in a served page.
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import numpy as np
@@ -53,6 +54,28 @@ def _assert_apart(frame: pd.DataFrame, column: str, span: float) -> None:
             assert a["y"] != b["y"], f"{a[column]} and {b[column]} overprint"
 
 
+def _legend(figure: object) -> list[str]:
+    """The entries of the figure's legends as the browser draws them: an item's own label, or
+    each value of its field, in the order of the rows."""
+    entries: list[str] = []
+    for legend in figure.legend:
+        for item in legend.items:
+            if hasattr(item.label, "value"):
+                entries.append(item.label.value)
+            else:
+                rows = item.renderers[0].data_source.data[item.label.field]
+                entries.extend(dict.fromkeys(str(r) for r in rows))
+    return entries
+
+
+def _concept(page: pn.viewable.Viewable) -> str:
+    """The title of the tab's concept box (:func:`~workbench.app.panes.intro`)."""
+    (intro,) = page.select(
+        lambda p: isinstance(p, pn.pane.Markdown) and "tab-intro" in p.css_classes
+    )
+    return re.search(r"<summary>(.*?)</summary>", intro.object)[1]
+
+
 def _time_axis(figure: object) -> bool:
     return type(figure.xaxis[0].formatter).__name__ == "CustomJSTickFormatter"
 
@@ -67,6 +90,45 @@ def test_every_plot_draws_on_a_canvas():
         root = pn.panel(app).get_root(Document())
         backends = {p.output_backend for p in root.select({"type": Plot})}
         assert backends <= {"canvas"}, f"{name}: {backends}"
+
+
+ZOOMED = {  # the plots of these tabs a user zooms (their toolbars), by title's start
+    "Templates": ("Adjusted histograms",),
+    "Satisfaction probability": ("Satisfaction probability",),
+    "Partition regions": ("Partition regions",),
+    "Timing joins": ("Results over",),
+    "Deployment (simulated)": ("Mote ",),
+}
+
+
+@pytest.mark.parametrize("tab", list(ZOOMED))
+def test_a_tabs_figures_share_their_stateless_parts_and_zoom_only_where_it_helps(tab):
+    """Issue 51: the figures of a tab share one row filter, selection policy, label policy
+    and scale (:func:`~workbench.viz.figures.share_parts`); a plot nobody zooms has no tools
+    but its hover and shows no toolbar."""
+    from bokeh.document import Document
+    from bokeh.models import AllIndices, AllLabels, HoverTool, LinearScale, Plot, UnionRenderers
+
+    doc = Document()
+    pn.panel(dict(dashboard_tabs())[tab]).server_doc(doc)
+    kinds = [type(m) for m in doc.models]
+    for shared in (AllIndices, UnionRenderers, AllLabels, LinearScale):
+        assert kinds.count(shared) == 1, f"{tab}: {shared.__name__}"
+    for plot in (m for m in doc.models if isinstance(m, Plot)):
+        zoomed = plot.title.text.startswith(ZOOMED[tab])
+        idle = [t for t in plot.toolbar.tools if not isinstance(t, HoverTool)]
+        assert bool(idle) == zoomed and (plot.toolbar_location is None) != zoomed, plot.title.text
+
+
+def test_hovering_a_template_bar_names_it_the_picked_one_first():
+    """One renderer draws every template's bars; the hover shows one bar, the picked
+    template's where it is under the pointer (Definition 4's offsets)."""
+    from bokeh.models import HoverTool
+
+    ed = TemplateEditor()
+    (hover,) = ed.template_figure("A").select({"type": HoverTool})
+    assert hover.limit == 1 and hover.sort_by == [("picked", "descending")]
+    assert ("template", "phi_@template") in hover.tooltips
 
 
 # -- Satisfaction probability ------------------------------------------------------------------
@@ -171,7 +233,7 @@ def test_satisfaction_title_legend_and_intro():
     ):
         assert mark in key, mark
     page = pn.panel(app)
-    assert any("Satisfaction probability" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Satisfaction probability")
     assert "pi (the length of the longest partner template)" in page.select(pn.pane.Markdown)[
         0
     ].object.replace("\n", " ")
@@ -242,12 +304,12 @@ def test_template_counts_say_what_they_count():
 def test_template_legends_and_intro():
     ed = TemplateEditor()
     bars, _, adjusted = _figures(ed)
-    items = [[item.label.value for lg in f.legend for item in lg.items] for f in (bars, adjusted)]
+    items = [_legend(f) for f in (bars, adjusted)]
     assert items[0] == ["other templates", "picked template"]
     assert [i.split(",")[0] for i in items[1]] == ["H_i~", "H_j~"]
     assert "shared bucket edges" in items[1][0]
     page = pn.panel(ed)
-    assert any("Histogram timestamps" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Histogram timestamps")
     assert "adjusted histograms" in page.select(pn.pane.Markdown)[0].object
 
 
@@ -290,7 +352,7 @@ def test_regions_labels_legend_and_obsolete_wording():
     for mark in ("SR", "LPR, RPR", "VR", "partner event", "base event", "delta", "obsolete <"):
         assert mark in key, mark
     page = pn.panel(app)
-    assert any("Partition regions" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Partition regions")
 
 
 # -- Deployment --------------------------------------------------------------------------------
@@ -318,10 +380,10 @@ def test_deployment_plots_follow_every_parameter():
 def test_deployment_legend_and_intro():
     app = DeploymentExplorer(readings=default_readings())
     mote_map, extent = _figures(app)
-    labels = [item.label.value for lg in extent.legend for item in lg.items]
+    labels = _legend(extent)
     assert labels == ["readings", "coalesced tuples"]
     page = pn.panel(app)
-    assert any("Deployment" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Deployment")
     colorbars = [r for r in mote_map.right if type(r).__name__ == "ColorBar"]
     assert colorbars and colorbars[0].title == "mean temperature (C)"
     palette = colorbars[0].color_mapper.palette  # cool to warm: the warmest mote is red
@@ -354,7 +416,7 @@ def test_month_view_rejoins_on_every_move_and_keeps_a_history():
     area = app.per_hour_view().layers["pairs per hour"]
     assert area.glyph == "varea" and int(area.columns["y"].sum()) == len(wider.pairs)
     page = pn.panel(app)
-    assert any("Whole month" in c.title for c in page.select(pn.Card))
+    assert _concept(page).startswith("Concept: Whole month")
     (fig,) = [p.object for p in page.select(pn.pane.Bokeh) if p.object.renderers]
     app.d = 1000.0  # the chart follows the re-join in place
     assert int(sum(fig.renderers[0].data_source.data["y"])) == len(app.last.pairs)

@@ -443,8 +443,8 @@ def test_the_controls_fit_their_column(live_app):
     assert controls.width == 300
     assert sum(b.width + 10 for b in buttons) <= controls.width  # 5 px margins each side
     assert [b.name for b in buttons] == ["Start", "Pause", "Stop"]
-    assert layout[0].objects[0].object.startswith("Replay a data set")  # the intro
-    assert "Concept: Live join" in layout[0].objects[1].title
+    assert layout[0].object.startswith("Replay a data set")  # the intro, and its concept
+    assert "<summary>Concept: Live join" in layout[0].object
 
 
 def test_the_header_names_the_replayed_data(live_app, monkeypatch):

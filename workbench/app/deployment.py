@@ -14,7 +14,7 @@ from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Readings, W
 from workbench.data.intel_lab import clean, load_mote_locations
 from workbench.data.replica import simulate_deployment
 from workbench.viz.deployment import coalesced_layer, mote_map, reading_layer
-from workbench.viz.figures import View
+from workbench.viz.figures import View, share_parts
 
 __all__ = ["DeploymentExplorer"]
 
@@ -156,6 +156,8 @@ class DeploymentExplorer(pn.viewable.Viewer):
         return pane
 
     def __panel__(self) -> pn.viewable.Viewable:
+        plots = self._map_pane(), self._extent_pane()
+        share_parts(*(pane.object for pane in plots))
         controls = pn.Column(
             pn.widgets.IntSlider.from_param(self.param.mote),
             pn.widgets.FloatSlider.from_param(self.param.quantum),
@@ -174,7 +176,7 @@ class DeploymentExplorer(pn.viewable.Viewer):
             ),
             pn.Row(
                 controls,
-                pn.Column(self._map_pane(), self._extent_pane(), sizing_mode="stretch_width"),
+                pn.Column(*plots, sizing_mode="stretch_width"),
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",

@@ -154,28 +154,34 @@ def concept(title: str) -> str:
     return found.read_text(encoding="utf-8").strip()
 
 
-def intro(text: str, concept_title: str) -> pn.Column:
+CONCEPT_CSS = """
+details.tab-concept { border: 1px solid #e1e4e8; border-radius: 4px; padding: 0 12px;
+  margin: 4px 0 8px; }
+details.tab-concept > summary { cursor: pointer; font-size: 1.17em; font-weight: 600;
+  padding: 8px 0; }
+"""
+"""How a tab's concept looks: a bordered box whose title opens it (:func:`intro`)."""
+
+
+def intro(text: str, concept_title: str) -> pn.pane.Markdown:
     """A tab's two or three plain sentences (what you see, what to try), and its concept
-    (:func:`concept`) in a card that opens on demand: the concept is written
-    into the card when it is first opened (a closed card's text cost each tab switch its
-    rendering, on the server and in the browser, for a reader who rarely opens it)."""
-    body = pn.pane.Markdown("", sizing_mode="stretch_width")
-    card = pn.Card(
-        body,
-        title=f"Concept: {concept_title} (docs › Concepts)",
-        collapsed=True,
-        sizing_mode="stretch_width",
-        css_classes=["tab-concept"],
+    (:func:`concept`, read once per process) in a box that opens on demand (an HTML
+    ``details`` element, titled "Concept: ..."), as one pane: one Bokeh model where a card
+    with its header, title and body took five, in every session.  The box opens in the
+    browser, without the server; closed, its text is not laid out.
+
+    >>> shown = intro("What you see.", "Deployment").object
+    >>> shown.startswith("What you see."), "<summary>Concept: Deployment (docs" in shown
+    (True, True)
+    """
+    box = (
+        f'<details class="tab-concept"><summary>Concept: {html.escape(concept_title)} '
+        f"(docs › Concepts)</summary>\n\n{concept(concept_title)}\n\n</details>"
     )
-
-    def opened(event: param.parameterized.Event) -> None:
-        if not event.new and not body.object:
-            body.object = concept(concept_title)
-
-    card.param.watch(opened, "collapsed")
-    return pn.Column(
-        pn.pane.Markdown(text, css_classes=["tab-intro"], sizing_mode="stretch_width"),
-        card,
+    return pn.pane.Markdown(
+        f"{text}\n\n{box}",
+        css_classes=["tab-intro"],
+        stylesheets=[CONCEPT_CSS],
         sizing_mode="stretch_width",
     )
 

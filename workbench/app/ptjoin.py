@@ -16,7 +16,7 @@ import panel as pn
 from workbench.app.panes import controls_page, following_view, plot_key
 from workbench.app.ptjoin_model import MODELS, PTJoinModel, scaled
 from workbench.partitions import Partitions
-from workbench.viz.figures import View
+from workbench.viz.figures import View, share_parts
 from workbench.viz.ptjoin import (
     DELTA_COLOR,
     curve_layers,
@@ -105,4 +105,5 @@ class PTJoinExplorer(PTJoinModel, pn.viewable.Viewer):
             "detection time max(H_j) of the partner b_j",
             "P(|Xi - Xj| <= d)",
         )
+        share_parts(shown.object)
         return controls_page(INTRO, "Satisfaction probability", controls, shown, self.legend())

@@ -16,7 +16,7 @@ from workbench.app.panes import ReadTable, intro
 from workbench.app.race_model import PERIOD_MS, TimingRaceModel
 from workbench.app.redraw import redrawn
 from workbench.experiments.race import RACERS
-from workbench.viz.figures import View, view_figure
+from workbench.viz.figures import View, share_parts, view_figure
 from workbench.viz.race import race_bars, race_results_view
 
 __all__ = ["TimingJoinsExplorer"]
@@ -113,12 +113,14 @@ class TimingJoinsExplorer(pn.viewable.Viewer):
         return race_results_view(self.model.history, list(RACERS))
 
     def _plots(self) -> list[pn.pane.Bokeh]:
+        """The two bar charts (hover for their values, nothing to zoom) and the results over
+        the replay's clock, sharing their stateless parts (:func:`share_parts`)."""
         bars = [
             (self.throughput_view, "events per second"),
             (self.response_view, "mean response time (ms)"),
         ]
         figures = [
-            redrawn(self, view, view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear"))
+            redrawn(self, view, view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear", ""))
             for view, label in bars
         ]
         for fig in figures:
@@ -128,6 +130,7 @@ class TimingJoinsExplorer(pn.viewable.Viewer):
             location="top_left", label_text_font_size="8pt", spacing=0, padding=4, glyph_height=12
         )
         figures.append(redrawn(self, self.results_view, over_time))
+        share_parts(*figures)
         return [pn.pane.Bokeh(f, sizing_mode="stretch_width", height=PLOT_HEIGHT) for f in figures]
 
     def __panel__(self) -> pn.viewable.Viewable:

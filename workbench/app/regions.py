@@ -19,7 +19,7 @@ from workbench.partitions import (
 from workbench.probability import satisfaction_grid
 from workbench.stime import StimeTable
 from workbench.viz.axes import clock
-from workbench.viz.figures import Layer, View
+from workbench.viz.figures import Layer, View, share_parts
 from workbench.viz.ptjoin import (
     DELTA_COLOR,
     MARKERS,
@@ -219,4 +219,5 @@ class PartitionRegions(pn.viewable.Viewer):
             "detection time max(H_j) of the partner b_j (since the replay's start)",
             "exact P(|Xi - Xj| <= d)",
         )
+        share_parts(shown.object)
         return controls_page(INTRO, "Partition regions", controls, shown, self.legend())

@@ -13,7 +13,7 @@ from bokeh.plotting import figure
 
 from workbench.app.panes import following, intro
 from workbench.app.templates_model import SOURCES, TemplatesModel, format_buckets, parse_buckets
-from workbench.viz.figures import View
+from workbench.viz.figures import View, share_parts
 from workbench.viz.ptjoin import (
     adjusted_bar_view,
     adjusted_bars,
@@ -59,6 +59,8 @@ class TemplateEditor(TemplatesModel, pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
+        bars_a, bars_b, adjusted = (*map(self.template_figure, "AB"), self.adjusted_figure())
+        share_parts(bars_a, bars_b, adjusted)
         controls = pn.Column(
             "### Source",
             w.Select.from_param(self.param.source),
@@ -88,7 +90,7 @@ class TemplateEditor(TemplatesModel, pn.viewable.Viewer):
                 w.FloatSlider.from_param(self.param.offset, width=300),
             ),
             pn.pane.Markdown(self.pair_summary),
-            pn.pane.Bokeh(self.adjusted_figure(), sizing_mode="stretch_width"),
+            pn.pane.Bokeh(adjusted, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
         return pn.Column(
@@ -104,10 +106,7 @@ class TemplateEditor(TemplatesModel, pn.viewable.Viewer):
                 controls,
                 pn.Column(
                     pn.Row(
-                        *(
-                            pn.pane.Bokeh(self.template_figure(name), sizing_mode="stretch_width")
-                            for name in ("A", "B")
-                        ),
+                        *(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in (bars_a, bars_b)),
                         sizing_mode="stretch_width",
                     ),
                     "### Adjusted histograms of a pair: both cut at every bucket edge of either "

@@ -19,10 +19,17 @@ COOL_TO_WARM = RdBu11
 
 
 def mote_map(
-    positions: pd.DataFrame, value: pd.Series, title: str, clabel: str = "value", height: int = 320
+    positions: pd.DataFrame,
+    value: pd.Series,
+    title: str,
+    clabel: str = "value",
+    height: int = 320,
+    tools: str = "",
 ) -> figure:
     """Motes at their positions (metres, y down as on the lab's floor plan), coloured by a
-    value per mote (``clabel`` names it on the colour bar)."""
+    value per mote (``clabel`` names it on the colour bar; hovering a mote reads it).  The
+    floor plan shows all its motes at once: no zoom tools unless ``tools`` names some
+    (:func:`~workbench.viz.figures.plain_figure`)."""
     values = positions["mote"].map(value).to_numpy(dtype=float)
     known = values[np.isfinite(values)]
     low, high = (float(known.min()), float(known.max())) if known.size else (0.0, 1.0)
@@ -49,7 +56,7 @@ def mote_map(
             )
         },
     )
-    fig = view_figure(view, "x (m)", "y (m)", height=height, x_axis="linear")
+    fig = view_figure(view, "x (m)", "y (m)", height=height, x_axis="linear", tools=tools)
     fig.add_layout(fig.renderers[0].construct_color_bar(title=clabel), "right")
     return fig
 

@@ -12,13 +12,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from bokeh.model import Model
 from bokeh.models import (
+    AllIndices,
+    AllLabels,
+    Axis,
+    BasicTicker,
+    BasicTickFormatter,
     ColumnDataSource,
+    CustomJSTickFormatter,
     FixedTicker,
     GlyphRenderer,
     HoverTool,
     LinearColorMapper,
+    LinearScale,
+    NumeralTickFormatter,
     Range1d,
+    UnionRenderers,
 )
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
@@ -34,6 +44,7 @@ __all__ = [
     "margin",
     "plain_figure",
     "refresh",
+    "share_parts",
     "view_figure",
 ]
 
@@ -45,7 +56,7 @@ _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 class Layer:
     """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
     (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
-    layer's marks)."""
+    layer's marks, and ``hover``, more of that tool's settings: ``limit``, ``sort_by``)."""
 
     glyph: str
     columns: Mapping[str, Sequence | np.ndarray]
@@ -120,11 +131,19 @@ their corner ``x``, ``y`` and size ``dw``, ``dh``."""
 
 
 def plain_figure(
-    title: str, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
+    title: str,
+    x_label: str,
+    y_label: str,
+    height: int = 420,
+    x_axis: str = "ms",
+    tools: str = _TOOLS,
 ) -> figure:
     """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
     (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms") or s ("s"), dates
-    ("datetime") or plain numbers ("linear")."""
+    ("datetime") or plain numbers ("linear").  ``tools``: Bokeh's comma-separated tool names
+    (pan and zoom by default); "" for a plot nobody zooms, which then shows no toolbar (each
+    tool is a model or four, sent and walked with every page; hover tools of its layers
+    still answer)."""
     if x_axis not in ("ms", "s", "datetime", "linear"):
         raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 's', 'datetime' or 'linear'")
     fig = figure(
@@ -134,7 +153,8 @@ def plain_figure(
         sizing_mode="stretch_width",
         x_range=Range1d(),
         y_range=Range1d(),
-        tools=_TOOLS,
+        tools=tools,
+        toolbar_location="right" if tools else None,
         x_axis_label=x_label,
         y_axis_label=y_label,
     )
@@ -144,17 +164,23 @@ def plain_figure(
 
 
 def view_figure(
-    view: View, x_label: str, y_label: str, height: int = 420, x_axis: str = "ms"
+    view: View,
+    x_label: str,
+    y_label: str,
+    height: int = 420,
+    x_axis: str = "ms",
+    tools: str = _TOOLS,
 ) -> figure:
-    """``view`` drawn on a :func:`plain_figure`; its sources carry the layers' names (what
-    :func:`refresh` updates), its colour scale (if any) the name ``colors``."""
-    fig = plain_figure(view.title, x_label, y_label, height, x_axis)
+    """``view`` drawn on a :func:`plain_figure` (with ``tools``); its sources carry the
+    layers' names (what :func:`refresh` updates), its colour scale (if any) the name
+    ``colors``."""
+    fig = plain_figure(view.title, x_label, y_label, height, x_axis, tools)
     colors = None
     if view.color_range is not None:
         colors = LinearColorMapper(palette=Viridis256, name="colors")
     for name, layer in view.layers.items():
         style = dict(layer.style)
-        tooltips = style.pop("tooltips", None)
+        tooltips, hover = style.pop("tooltips", None), style.pop("hover", {})
         if layer.glyph == "image" and colors is not None:
             style["color_mapper"] = colors
         source = ColumnDataSource(dict(layer.columns), name=name)
@@ -162,9 +188,69 @@ def view_figure(
         for mark in marks:  # nothing is selected or muted: no glyphs kept for it
             mark.update(selection_glyph=None, nonselection_glyph=None, muted_glyph=None)
         if tooltips:
-            fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips))
+            fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips, **hover))
     _show_frame(fig, view)
     return fig
+
+
+_SHARED = (
+    AllIndices,
+    AllLabels,
+    Axis,
+    BasicTicker,
+    BasicTickFormatter,
+    CustomJSTickFormatter,
+    LinearScale,
+    NumeralTickFormatter,
+    UnionRenderers,
+)
+"""Models that hold no state of their own in the browser: a filter of every row, a policy,
+a scale (each plot's frame derives its own from it), tickers and tick formatters that compute
+from their settings alone.  Figures of one page can share one of each (:func:`share_parts`)."""
+
+
+def _shared_key(model: Model) -> tuple[type, str] | None:
+    """What makes ``model`` interchangeable with another: its type and settings (None: a model
+    that is not one of :data:`_SHARED`)."""
+    if type(model) not in _SHARED:
+        return None
+    return type(model), repr(sorted(model.properties_with_values(include_defaults=False).items()))
+
+
+def share_parts(*figs: figure) -> None:
+    """Let ``figs``, the figures of one page, share one of each stateless model
+    (:data:`_SHARED`) with the same settings: every renderer's row filter, every source's
+    selection policy, every axis's label policy, ticker and tick formatter, and the scales.
+    Each Bokeh model costs the server its building, its walks of the document and its
+    serialization, and the browser its view; a figure holds about 25 of them before it draws
+    anything, and each renderer adds 7.  Call it once the figures are drawn (a later
+    :func:`refresh` changes only data, ranges and titles); what they show does not change.
+    It visits only where those models sit (a walk of every model the figures reference would
+    cost as much as drawing them).
+
+    >>> a, b = plain_figure("a", "x", "y"), plain_figure("b", "x", "y")
+    >>> share_parts(a, b)
+    >>> a.x_scale is b.y_scale, a.xaxis[0].formatter is b.xaxis[0].formatter
+    (True, True)
+    """
+    kept: dict[tuple[type, str], Model] = {}
+
+    def share(owner: Model, *names: str) -> None:
+        for name in names:
+            value = getattr(owner, name)
+            key = _shared_key(value) if isinstance(value, Model) else None
+            if key is not None and kept.setdefault(key, value) is not value:
+                setattr(owner, name, kept[key])
+
+    for fig in figs:
+        share(fig, "x_scale", "y_scale")
+        for axis in (*fig.above, *fig.below, *fig.left, *fig.right):
+            if isinstance(axis, Axis):
+                share(axis, "ticker", "formatter", "major_label_policy")
+        for renderer in fig.renderers:
+            if isinstance(renderer, GlyphRenderer):
+                share(renderer.view, "filter")
+                share(renderer.data_source, "selection_policy")
 
 
 def margin(lo: float, hi: float, share: float = 0.02) -> tuple[float, float]:

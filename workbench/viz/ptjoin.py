@@ -14,9 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import holoviews as hv
 import numpy as np
-from bokeh.models import (
-    NumeralTickFormatter,
-)
+from bokeh.core.properties import field
+from bokeh.models import NumeralTickFormatter
 from bokeh.plotting import figure
 
 from workbench.partitions import MARKERS, Partitions, Region
@@ -130,55 +129,100 @@ def _bar_view(title: str, layers: dict[str, Layer]) -> View:
     return View(title, margin(lo, hi), headroom(top), layers)
 
 
-def _bar_figure(view: View, x_label: str, height: int) -> figure:
+def _bar_figure(view: View, x_label: str, height: int, tools: str) -> figure:
     """A density chart of ``view`` (:func:`~workbench.viz.figures.view_figure`), its legend
     top left; :func:`~workbench.viz.figures.refresh` redraws it."""
-    fig = view_figure(view, x_label, "density (1/ms)", height)
+    fig = view_figure(view, x_label, "density (1/ms)", height, tools=tools)
     fig.yaxis.formatter = _density_ticks()
     fig.legend.location = "top_left"
     return fig
 
 
-def template_bar_view(templates: TemplateSet, picked: int | None, title: str) -> View:
-    """A stream's templates as bars over the offset from detection, ``phi - max(phi)``
-    (Definition 4): every template but the picked one faintly, the picked one (if any) on
-    top; two layers whatever the number of templates, their names the legend's."""
-    others = [t for k, t in enumerate(templates) if k != picked]
-    chosen = [templates[picked]] if picked is not None else []
-    return _bar_view(
-        title,
-        {
-            "other templates": Layer(
-                "quad",
-                _offset_columns(others),
-                {
-                    "color": "gray",
-                    "fill_alpha": 0.12,
-                    "line_alpha": 0.3,
-                    "legend_label": "other templates",
-                },
-            ),
-            "picked template": Layer(
-                "quad",
-                _offset_columns(chosen),
-                {
-                    "color": "#1f77b4",
-                    "fill_alpha": 0.7,
-                    "line_alpha": 1.0,
-                    "legend_label": "picked template",
-                    "tooltips": [
-                        ("offset (ms)", "@left{0,0.[000]} to @right{0,0.[000]}"),
-                        ("density (1/ms)", "@top{0.[000000]}"),
-                    ],
-                },
-            ),
-        },
+_BAR_STYLE = {
+    "fill_color": field("color"),
+    "line_color": field("color"),
+    "fill_alpha": field("fill_alpha"),
+    "line_alpha": field("line_alpha"),
+    "legend_field": "shown",
+}
+"""Bars of several kinds in one layer: each row its colour, opacity and legend entry (the
+column ``shown``), so a chart draws them all with one renderer."""
+
+
+def _bar_rows(
+    bars: Mapping[str, np.ndarray],
+    shown: str,
+    color: str,
+    alpha: tuple[float, float],
+    **labels: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """``bars`` (left, right, top) of one kind as :data:`_BAR_STYLE` draws them: its legend
+    entry ``shown``, ``color``, (fill, line) ``alpha``; ``labels``: more columns to hover."""
+    n = len(bars["left"])
+    return {
+        **bars,
+        "shown": np.full(n, shown, dtype=object),
+        "color": np.full(n, color, dtype=object),
+        "fill_alpha": np.full(n, alpha[0]),
+        "line_alpha": np.full(n, alpha[1]),
+        **labels,
+    }
+
+
+def _joined(*rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Bar columns of several kinds, one after the other (the last drawn on top)."""
+    return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+
+
+def _template_rows(
+    templates: TemplateSet, which: Sequence[int], shown: str, color: str, alpha: tuple
+) -> dict[str, np.ndarray]:
+    """The bars of the templates ``which`` (:func:`_offset_columns`), each labelled with its
+    index, and whether it is the picked one (``picked`` 1, hovered first)."""
+    histograms = [templates[k] for k in which]
+    per = [len(h.density) for h in histograms]
+    return _bar_rows(
+        _offset_columns(histograms),
+        shown,
+        color,
+        alpha,
+        template=np.repeat(np.asarray(which, dtype=int), per),
+        picked=np.full(sum(per), int(shown == "picked template")),
     )
 
 
+def template_bar_view(templates: TemplateSet, picked: int | None, title: str) -> View:
+    """A stream's templates as bars over the offset from detection, ``phi - max(phi)``
+    (Definition 4): every template but the picked one faintly, the picked one (if any) on
+    top, in one layer ``templates`` whatever the number of templates (the legend names the
+    kinds drawn).  Hovering a bar names its template, the picked one first.
+
+    >>> from workbench.paper_examples import example3_templates
+    >>> bars = template_bar_view(example3_templates(), 1, "A").layers["templates"].columns
+    >>> sorted(set(bars["shown"])), int(bars["template"][-1]), int(bars["picked"][-1])
+    (['other templates', 'picked template'], 1, 1)
+    """
+    others = [k for k in range(len(templates)) if k != picked]
+    chosen = [picked] if picked is not None else []
+    columns = _joined(
+        _template_rows(templates, others, "other templates", "gray", (0.12, 0.3)),
+        _template_rows(templates, chosen, "picked template", "#1f77b4", (0.7, 1.0)),
+    )
+    style = {
+        **_BAR_STYLE,
+        "tooltips": [
+            ("template", "phi_@template"),
+            ("offset (ms)", "@left{0,0.[000]} to @right{0,0.[000]}"),
+            ("density (1/ms)", "@top{0.[000000]}"),
+        ],
+        "hover": {"sort_by": [("picked", "descending")], "limit": 1},
+    }
+    return _bar_view(title, {"templates": Layer("quad", columns, style)})
+
+
 def template_bars(view: View, height: int = 280) -> figure:
-    """A :func:`template_bar_view` drawn."""
-    return _bar_figure(view, "occurrence time before detection (detected at 0)", height)
+    """A :func:`template_bar_view` drawn (an overview: no zoom tools; the hover answers)."""
+    return _bar_figure(view, "occurrence time before detection (detected at 0)", height, "")
 
 
 _ADJUSTED = (
@@ -190,30 +234,35 @@ _ADJUSTED = (
 
 def adjusted_bar_view(hi: HistogramTimestamp, hj: HistogramTimestamp, title: str) -> View:
     """The adjusted histograms of a pair: both cut at every edge of either, so their buckets
-    line up (Definition 3); the legend names them H_i~ (event a) and H_j~ (event b)."""
+    line up (Definition 3), in one layer ``adjusted``; the legend names them H_i~ (event a)
+    and H_j~ (event b).
+
+    >>> from workbench.timestamps import HistogramTimestamp as H
+    >>> view = adjusted_bar_view(H.uniform(0.0, 10.0), H.uniform(5.0, 20.0), "pair")
+    >>> bars = view.layers["adjusted"].columns
+    >>> [s.split(",")[0] for s in bars["shown"]], bars["left"].tolist()
+    (['H_i~', 'H_i~', 'H_i~', 'H_j~', 'H_j~', 'H_j~'], [0.0, 5.0, 10.0, 0.0, 5.0, 10.0])
+    """
     points, p_i, p_j = adjusted_histograms(hi, hj)
     widths = np.diff(points)
-    return _bar_view(
-        title,
-        {
-            name: Layer(
-                "quad",
+    columns = _joined(
+        *(
+            _bar_rows(
                 {"left": points[:-1], "right": points[1:], "top": p / widths},
-                {
-                    "color": color,
-                    "fill_alpha": 0.5,
-                    "line_alpha": 0.5,
-                    "legend_label": f"{name}, {what}",
-                },
+                f"{name}, {what}",
+                color,
+                (0.5, 0.5),
             )
             for (name, what, color), p in zip(_ADJUSTED, (p_i, p_j), strict=True)
-        },
+        )
     )
+    return _bar_view(title, {"adjusted": Layer("quad", columns, _BAR_STYLE)})
 
 
 def adjusted_bars(view: View, height: int = 280) -> figure:
-    """An :func:`adjusted_bar_view` drawn."""
-    return _bar_figure(view, "occurrence time (a detected at 0)", height)
+    """An :func:`adjusted_bar_view` drawn, with pan and wheel zoom (the pair's cut buckets
+    may be narrow)."""
+    return _bar_figure(view, "occurrence time (a detected at 0)", height, "pan,wheel_zoom,reset")
 
 
 def label_levels(xs: Sequence[float], names: Sequence[str], span: float) -> np.ndarray:
@@ -296,26 +345,31 @@ def region_layer(p: Partitions, lo: float, hi: float) -> Layer:
 
 
 def curve_layers(max_times: np.ndarray, probs: np.ndarray, shown: int = 12) -> dict[str, Layer]:
-    """Per-template satisfaction curves (the first ``shown``) and their envelopes (Figure 3).
+    """Per-template satisfaction curves (the first ``shown``) and their envelopes (Figure 3),
+    as one layer ``curves`` of lines, each named in the column ``curve``.
 
     The upper envelope (max over templates) is solid, the lower (min) dotted, as in the
-    interval timing paper's Figure 1.
+    interval timing paper's Figure 1; both drawn over the templates' grey curves.
+
+    >>> layer = curve_layers(np.arange(3.0), np.array([[0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]))
+    >>> layer["curves"].columns["curve"], layer["curves"].columns["ys"][-1].tolist()
+    (['template 0', 'template 1', 'upper envelope', 'lower envelope'], [0.0, 1.0, 0.0])
     """
     xs = np.asarray(max_times, dtype=float)
+    n = min(shown, len(probs))
+    lines = [
+        *((f"template {k}", probs[k], "gray", 0.35, 1, "solid") for k in range(n)),
+        ("upper envelope", probs.max(axis=0), "black", 1.0, 2, "solid"),
+        ("lower envelope", probs.min(axis=0), "black", 1.0, 2, "dotted"),
+    ]
+    keys = ("curve", "ys", "line_color", "line_alpha", "line_width", "line_dash")
+    columns = {key: [line[k] for line in lines] for k, key in enumerate(keys)}
     return {
         "curves": Layer(
             "multi_line",
-            {"xs": [xs] * min(shown, len(probs)), "ys": list(probs[:shown])},
-            {"line_color": "gray", "line_alpha": 0.35, "line_width": 1},
-        ),
-        "upper": Layer(
-            "line", {"x": xs, "y": probs.max(axis=0)}, {"line_color": "black", "line_width": 2}
-        ),
-        "lower": Layer(
-            "line",
-            {"x": xs, "y": probs.min(axis=0)},
-            {"line_color": "black", "line_width": 2, "line_dash": "dotted"},
-        ),
+            {"xs": [xs] * len(lines), **columns},
+            {key: field(key) for key in keys[2:]},
+        )
     }
 
 

@@ -1,7 +1,7 @@
 """The timing joins' race drawn (the Timing joins tab, :mod:`workbench.experiments.race`):
 a bar per racer for a measure, and each racer's results over the replay's clock, one step
-line per racer (the lazy ones climb in blocks).  The racers are named by the caller, in a
-fixed order that gives each its colour."""
+line per racer, all drawn by one renderer (the lazy ones climb in blocks).  The racers are
+named by the caller, in a fixed order that gives each its colour."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from bokeh.core.properties import field
 from bokeh.palettes import Category10_10
 
 from workbench.viz.figures import Layer, View, headroom, margin
@@ -46,29 +47,52 @@ def race_bars(
     return replace(view, layers={"bars": view.layers["bars"]})
 
 
+def _steps(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a step line through ``x``, ``y`` whose each value holds until the next
+    ``x`` (Bokeh's ``step`` in mode "after"), as a plain line's points.
+
+    >>> [a.tolist() for a in _steps(np.array([0.0, 1.0, 3.0]), np.array([5.0, 6.0, 9.0]))]
+    [[0.0, 1.0, 1.0, 3.0, 3.0], [5.0, 5.0, 6.0, 6.0, 9.0]]
+    """
+    return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]
+
+
 def race_results_view(history: pd.DataFrame, names: Sequence[str]) -> View:
     """Each racer's results against the replay's clock (``history``: a ``clock_s`` column
-    and one column of results per racer in the race, one row per step).  Every racer of
-    ``names`` has its layer (empty when not in the race), so a page's figure keeps one
-    structure; PTJoin's modes are dashed.
+    and one column of results per racer in the race, one row per step), as step lines in one
+    layer ``racers``, a line per racer in the race (named in the column ``racer``, which the
+    legend reads); each racer of ``names`` keeps its colour; PTJoin's modes are dashed.
 
     >>> h = pd.DataFrame({"clock_s": [0.0, 60.0], "Eager": [0, 40]})
-    >>> view = race_results_view(h, ["Simple", "Eager"])
-    >>> view.layers["Eager"].columns["y"].tolist(), len(view.layers["Simple"].columns["x"])
-    ([0.0, 40.0], 0)
+    >>> racers = race_results_view(h, ["Simple", "Eager"]).layers["racers"].columns
+    >>> racers["racer"], racers["ys"][0].tolist(), racers["line_color"]
+    (['Eager'], [0.0, 0.0, 40.0], ['#ff7f0e'])
     """
     clock = history["clock_s"].to_numpy(dtype=float) if len(history) else np.zeros(0)
-    layers = {}
-    for name, color in racer_colors(names).items():
-        y = history[name].to_numpy(dtype=float) if name in history else np.zeros(0)
-        x = clock if len(y) else np.zeros(0)
-        dash = "dashed" if "PTJoin" in name else "solid"
-        layers[name] = Layer(
-            "step",
-            {"x": x, "y": y, name: [name] * len(x)},
-            {"line_color": color, "line_width": 2, "line_dash": dash, "legend_field": name},
-        )
+    lines = [
+        (name, color, *_steps(clock, history[name].to_numpy(dtype=float)))
+        for name, color in racer_colors(names).items()
+        if name in history and len(history)
+    ]
+    columns = {
+        "racer": [name for name, *_ in lines],
+        "line_color": [color for _, color, *_ in lines],
+        "line_dash": ["dashed" if "PTJoin" in name else "solid" for name, *_ in lines],
+        "xs": [xs for *_, xs, _ in lines],
+        "ys": [ys for *_, ys in lines],
+    }
+    style = {
+        "line_color": field("line_color"),
+        "line_dash": field("line_dash"),
+        "line_width": 2,
+        "legend_field": "racer",
+    }
     counts = history.drop(columns="clock_s").to_numpy(dtype=float)
     top = float(counts.max()) if counts.size else 0.0
     span = (float(clock.min()), float(clock.max())) if len(clock) else (0.0, 1.0)
-    return View("Results over the replay's clock", margin(*span), headroom(top), layers)
+    return View(
+        "Results over the replay's clock",
+        margin(*span),
+        headroom(top),
+        {"racers": Layer("multi_line", columns, style)},
+    )
