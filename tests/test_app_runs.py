@@ -235,11 +235,14 @@ def test_coalescing_plots_follow_each_change():
 
 
 def test_the_atomic_costs_card_edits_the_custom_costs():
-    """Table 4's costs in a card: a number input per atomic cost, editable while the costs
-    are custom, disabled while they are measured; an edit redraws the surfaces."""
+    """Table 4's costs in a card, made when it is first opened: a number input per atomic
+    cost, editable while the costs are custom, disabled while they are measured; an edit
+    redraws the surfaces."""
     app = CoalescingExplorer()
     view = pn.panel(app)
     (card,) = (c for c in view.select(pn.Card) if c.title == "atomic costs (Table 4)")
+    assert card.collapsed and not card.objects
+    card.collapsed = False
     inputs = card.select(pn.widgets.FloatInput)
     assert [i.label for i in inputs] == [f"C_{name}" for name in ATOMIC]
     assert not any(i.disabled for i in inputs)

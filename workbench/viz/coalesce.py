@@ -162,9 +162,15 @@ def surface_view(
 
 def surface_figure(view: View, height: int = 320) -> figure:
     """A :func:`surface_view` drawn, its colour bar reading the weighted cost (memory, update
-    and scan each relative to its maximum, Eq. 7-8)."""
+    and scan each relative to its maximum, Eq. 7-8); read by hovering, not zoomed: no
+    toolbar."""
     fig = view_figure(
-        view, "cp: share of arrivals that merge", "oop: share out of order", height, "linear"
+        view,
+        "cp: share of arrivals that merge",
+        "oop: share out of order",
+        height,
+        "linear",
+        zoom=False,
     )
     colors = fig.select_one({"type": LinearColorMapper, "name": "colors"})
     fig.add_layout(ColorBar(color_mapper=colors, title="weighted cost"), "right")

@@ -97,11 +97,10 @@ def constraint_view(wc: WindowConstraints | None, names: Sequence[str], title: s
 
 
 def graph_figure(view: View, size: tuple[int, int] = (320, 300)) -> figure:
-    """A :func:`constraint_view` drawn ``size`` px (width, height), without axes."""
-    fig = view_figure(view, "", "", size[1], x_axis="linear")
+    """A :func:`constraint_view` drawn ``size`` px (width, height): a diagram, without axes
+    or toolbar (its streams' tooltips still show)."""
+    fig = view_figure(view, "", "", size[1], x_axis="none", zoom=False)
     fig.update(sizing_mode="fixed", width=size[0])
-    fig.axis.visible = False
-    fig.grid.visible = False
     return fig
 
 
