@@ -13,19 +13,21 @@ from panel.io.state import set_curdoc
 from workbench.app.dashboard import TAB_BUILDERS, DashboardTabs
 
 TAB_MODEL_BUDGETS = {
-    "Templates": 192,
-    "Satisfaction probability": 109,
-    "Partition regions": 86,
-    "Timing joins": 187,
-    "Live join (Spark)": 250,
-    "Coalescing": 161,
-    "Multi-way join": 193,
-    "Deployment (simulated)": 111,
+    "Templates": 186,
+    "Satisfaction probability": 95,
+    "Partition regions": 77,
+    "Timing joins": 173,
+    "Live join (Spark)": 197,
+    "Coalescing": 157,
+    "Multi-way join": 174,
+    "Deployment (simulated)": 109,
     "Whole month": 55,
 }
 """The most Bokeh models each tab may hold at its first opening (``pn.panel(tab).get_root``
-into a document of its own): what each reached on 2026-11-28. Lower a budget when a tab
-shrinks; raise one only with the rooms' figures that show what the growth costs."""
+into a document of its own): what each held on 2026-11-28 after issue 51's first levers (the
+tabs held 55-272 before; the floor page's about 25). Lower a budget when a tab shrinks; raise
+one only with the rooms' figures (``./dev bench room --clients protocol --floor``) that show
+what the growth costs."""
 
 
 @pytest.fixture(scope="module")
