@@ -134,7 +134,9 @@ def test_multiway_plots_follow_each_change(wjoin):
         assert app.model.results, (change, app.model.message)
         names = figures[1].xaxis[0].major_label_overrides
         assert [names[k] for k in sorted(names)] == app.model.algorithms, change
-        assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.model.motes), change
+        sources = {r.data_source.name: r.data_source for r in figures[0].renderers}
+        streams = sources["streams"]
+        assert len(streams.data["x"]) == len(app.model.motes), change
         for figure in figures:
             assert not uncovered(figure), (change, figure.title.text)
     app.model.motes = [1]  # cannot run: said in the page, plots keep their structure
