@@ -152,8 +152,8 @@ def _fed(feed: _Feed) -> Extents:
 def _mechanisms(feed: _Feed) -> pd.DataFrame:
     """:func:`~workbench.experiments.coalescing_mechanisms.mechanism_work` over ``feed``'s
     readings with a finite value, for its query and window: measured once for every session
-    that shows the same readings (each tab's first opening showed it, every tick of a running
-    stream redrew it; about 0.2 s each).  Read-only for its callers."""
+    that shows the same readings (each tab's first opening shows it, and every tick of a
+    running stream redraws it; docs/benchmarks.md, issue 51).  Read-only for its callers."""
     query, ts, values = feed.query, [], []
     groups = np.empty(feed.stop - feed.begin, dtype=object)
     for k in range(feed.begin, feed.stop):
