@@ -183,7 +183,7 @@ class WJoinExplorer(pn.viewable.Viewer):
             redrawn(
                 self,
                 view,
-                view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear", zoom=False),
+                view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear", tools=""),
             )
             for view, label in bars
         ]

@@ -170,7 +170,7 @@ def surface_figure(view: View, height: int = 320) -> figure:
         "oop: share out of order",
         height,
         "linear",
-        zoom=False,
+        tools="",
     )
     (colors,) = {  # read off the glyphs: a model search walks every model of the figure
         r.glyph.color_mapper for r in fig.renderers if isinstance(r.glyph, Image)

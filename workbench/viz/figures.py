@@ -127,17 +127,17 @@ def plain_figure(
     y_label: str,
     height: int = 420,
     x_axis: str = "ms",
-    zoom: bool = True,
+    tools: str = _TOOLS,
 ) -> figure:
     """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
     (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms") or s ("s"), dates
     ("datetime"), plain numbers ("linear") or none ("none": no axes and no grid lines at
-    all, a diagram).  ``zoom``: the toolbar to pan, zoom, reset and save; without it no
-    toolbar is shown, and the figure costs eight Bokeh models fewer (a plot no one zooms:
-    bars, a diagram; hover tooltips still show).
+    all, a diagram).  ``tools``: Bokeh's comma-separated tool names (pan, zoom, reset and
+    save by default); "" for a plot no one zooms (bars, a diagram), which then shows no
+    toolbar and costs eight Bokeh models fewer (its layers' hover tooltips still show).
 
     >>> len(plain_figure("t", "x", "y").references()) - len(
-    ...     plain_figure("t", "x", "y", zoom=False).references())
+    ...     plain_figure("t", "x", "y", tools="").references())
     8
     """
     if x_axis not in ("ms", "s", "datetime", "linear", "none"):
@@ -151,8 +151,8 @@ def plain_figure(
         sizing_mode="stretch_width",
         x_range=Range1d(),
         y_range=Range1d(),
-        tools=_TOOLS if zoom else "",
-        toolbar_location="right" if zoom else None,
+        tools=tools,
+        toolbar_location="right" if tools else None,
         x_axis_label=x_label,
         y_axis_label=y_label,
     )
@@ -167,13 +167,13 @@ def view_figure(
     y_label: str,
     height: int = 420,
     x_axis: str = "ms",
-    zoom: bool = True,
+    tools: str = _TOOLS,
 ) -> figure:
-    """``view`` drawn on a :func:`plain_figure` (``x_axis``, ``zoom``: its own); its sources
+    """``view`` drawn on a :func:`plain_figure` (``x_axis``, ``tools``: its own); its sources
     carry the layers' names (what :func:`refresh` updates), its colour scale (if any) the
     name ``colors``.  Its layers share one selection policy and one filter of all rows
     (neither holds state): two Bokeh models fewer for each layer after the first."""
-    fig = plain_figure(view.title, x_label, y_label, height, x_axis, zoom)
+    fig = plain_figure(view.title, x_label, y_label, height, x_axis, tools)
     colors = None
     if view.color_range is not None:
         colors = LinearColorMapper(palette=Viridis256, name="colors")

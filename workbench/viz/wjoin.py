@@ -98,7 +98,7 @@ def constraint_view(wc: WindowConstraints | None, names: Sequence[str], title: s
 def graph_figure(view: View, size: tuple[int, int] = (320, 300)) -> figure:
     """A :func:`constraint_view` drawn ``size`` px (width, height): a diagram, without axes
     or toolbar (its streams' tooltips still show)."""
-    fig = view_figure(view, "", "", size[1], x_axis="none", zoom=False)
+    fig = view_figure(view, "", "", size[1], x_axis="none", tools="")
     fig.update(sizing_mode="fixed", width=size[0])
     return fig
 
