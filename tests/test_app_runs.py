@@ -134,7 +134,9 @@ def test_multiway_plots_follow_each_change(wjoin):
         assert app.model.results, (change, app.model.message)
         names = figures[1].xaxis[0].major_label_overrides
         assert [names[k] for k in sorted(names)] == app.model.algorithms, change
-        assert len(figures[0].renderers[2].data_source.data["x"]) == len(app.model.motes), change
+        sources = {r.data_source.name: r.data_source for r in figures[0].renderers}
+        streams = sources["streams"]
+        assert len(streams.data["x"]) == len(app.model.motes), change
         for figure in figures:
             assert not uncovered(figure), (change, figure.title.text)
     app.model.motes = [1]  # cannot run: said in the page, plots keep their structure
@@ -235,11 +237,14 @@ def test_coalescing_plots_follow_each_change():
 
 
 def test_the_atomic_costs_card_edits_the_custom_costs():
-    """Table 4's costs in a card: a number input per atomic cost, editable while the costs
-    are custom, disabled while they are measured; an edit redraws the surfaces."""
+    """Table 4's costs in a card, made when it is first opened: a number input per atomic
+    cost, editable while the costs are custom, disabled while they are measured; an edit
+    redraws the surfaces."""
     app = CoalescingExplorer()
     view = pn.panel(app)
     (card,) = (c for c in view.select(pn.Card) if c.title == "atomic costs (Table 4)")
+    assert card.collapsed and not card.objects
+    card.collapsed = False
     inputs = card.select(pn.widgets.FloatInput)
     assert [i.label for i in inputs] == [f"C_{name}" for name in ATOMIC]
     assert not any(i.disabled for i in inputs)

@@ -454,7 +454,8 @@ def test_a_multiway_result_made_stale_by_a_move_says_so(page, screenshots):
                      if (m.title === "window (s)") return m.value; }"""
     )
     labels = page.evaluate(f"() => ({SOURCES_WITH})('text')")
-    assert [f"{window:g} s"] * 3 in labels, (window, labels)  # the graph's edges
+    edges = [f"{window:g} s"] * 3  # the graph's labels: its edges' windows, then its streams
+    assert [*edges, "mote 1", "mote 2", "mote 3"] in labels, (window, labels)
     page.mouse.move(0, 0)
     for folder in screenshots:
         page.screenshot(path=str(folder / "7-multi-way-stale.png"))

@@ -23,7 +23,7 @@ from workbench.app.coalescing_model import (
 )
 from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import CoalescingSpark
-from workbench.app.panes import ReadTable, intro
+from workbench.app.panes import ReadTable, intro, opened_card, plain_help
 from workbench.app.redraw import redrawn
 from workbench.app.spark_section import SparkSection
 from workbench.viz import coalesce as plots
@@ -174,53 +174,56 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
     def atomic_card(self) -> pn.Card:
         """Table 4's atomic costs the surfaces and the selection use: custom (editable) or
-        measured, in a card that opens on demand."""
+        measured, in a card whose controls are made when it is first opened."""
         m, w = self.model.param, pn.widgets
-        measured = m.atomic_source.rx() == "measured"
-        inputs = [
-            w.FloatInput.from_param(getattr(m, name), width=125, disabled=measured)
-            for name in ATOMIC_INPUTS
-        ]
-        return pn.Card(
-            w.RadioButtonGroup.from_param(m.atomic_source),
-            *(pn.Row(*inputs[i : i + 2]) for i in range(0, len(inputs), 2)),
-            pn.pane.Markdown(ATOMIC_HELP, css_classes=["coalescing-help"]),
-            title="atomic costs (Table 4)",
-            collapsed=True,
-            width=290,
-        )
+
+        def build() -> list[pn.viewable.Viewable]:
+            measured = m.atomic_source.rx() == "measured"
+            inputs = [
+                plain_help(w.FloatInput).from_param(getattr(m, name), width=125, disabled=measured)
+                for name in ATOMIC_INPUTS
+            ]
+            return [
+                w.RadioButtonGroup.from_param(m.atomic_source),
+                *(pn.Row(*inputs[i : i + 2]) for i in range(0, len(inputs), 2)),
+                pn.pane.Markdown(ATOMIC_HELP, css_classes=["coalescing-help"]),
+            ]
+
+        return opened_card(build, "atomic costs (Table 4)", width=290)
 
     def queries_card(self) -> pn.Card:
         """The paper's two example queries (Section 1) over the day's readings, run on a
-        button in a worker thread, in a card that opens on demand."""
+        button in a worker thread, in a card whose controls are made when it is first opened."""
         q, w = self.queries.param, pn.widgets
-        run = w.Button(label="Run the query", color="primary", disabled=q.running)
-        run.on_click(self.run_query)
-        example_1 = q.query.rx() == QUERIES[0]
-        return pn.Card(
-            pn.Row(
-                pn.Column(
-                    w.Select.from_param(q.query),
-                    w.RadioButtonGroup.from_param(q.scheme),
-                    pn.Row(
-                        w.FloatInput.from_param(q.window_min, width=130),
-                        w.FloatInput.from_param(q.slide_min, width=130),
-                    ),
-                    w.FloatInput.from_param(q.quantum, visible=example_1),
-                    w.FloatInput.from_param(q.min_overlap_min, visible=example_1),
-                    w.FloatInput.from_param(q.threshold, visible=q.query.rx() != QUERIES[0]),
-                    run,
-                    width=300,
+        number = plain_help(w.FloatInput)
+
+        def build() -> list[pn.viewable.Viewable]:
+            run = w.Button(label="Run the query", color="primary", disabled=q.running)
+            run.on_click(self.run_query)
+            example_1 = q.query.rx() == QUERIES[0]
+            controls = pn.Column(
+                plain_help(w.Select).from_param(q.query),
+                w.RadioButtonGroup.from_param(q.scheme),
+                pn.Row(
+                    number.from_param(q.window_min, width=130),
+                    number.from_param(q.slide_min, width=130),
                 ),
-                pn.Column(
-                    pn.pane.Markdown(q.message, css_classes=["coalescing-queries"]),
-                    self.answer_table,
-                    sizing_mode="stretch_width",
-                ),
+                number.from_param(q.quantum, visible=example_1),
+                number.from_param(q.min_overlap_min, visible=example_1),
+                number.from_param(q.threshold, visible=q.query.rx() != QUERIES[0]),
+                run,
+                width=300,
+            )
+            answer = pn.Column(
+                pn.pane.Markdown(q.message, css_classes=["coalescing-queries"]),
+                self.answer_table,
                 sizing_mode="stretch_width",
-            ),
-            title="The paper's example queries (Section 1), on coalesced window extents",
-            collapsed=True,
+            )
+            return [pn.Row(controls, answer, sizing_mode="stretch_width")]
+
+        return opened_card(
+            build,
+            "The paper's example queries (Section 1), on coalesced window extents",
             sizing_mode="stretch_width",
         )
 
@@ -239,23 +242,24 @@ class CoalescingExplorer(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         w, m = pn.widgets, self.model.param
+        number, choice = plain_help(w.FloatInput), plain_help(w.Select)
         controls = pn.Column(
             w.RadioButtonGroup.from_param(self.spark.param.run_on),
             pn.Row(
                 w.Toggle.from_param(m.running, name="Run / pause", width=130),
-                w.IntInput.from_param(m.speed, width=130),
+                plain_help(w.IntInput).from_param(m.speed, width=130),
             ),
             w.RadioButtonGroup.from_param(m.scheme),
             w.RadioButtonGroup.from_param(m.mechanism),
-            w.Select.from_param(m.measure),
-            w.MultiChoice.from_param(m.motes),
+            choice.from_param(m.measure),
+            plain_help(w.MultiChoice).from_param(m.motes),
             w.RadioButtonGroup.from_param(m.window_kind),
             w.FloatSlider.from_param(m.window_minutes),
-            w.IntInput.from_param(m.window_tuples),
-            w.Select.from_param(m.equivalence),
+            plain_help(w.IntInput).from_param(m.window_tuples),
+            choice.from_param(m.equivalence),
             pn.Row(
-                w.FloatInput.from_param(m.quantum, width=130),
-                w.FloatInput.from_param(m.tolerance, width=130),
+                number.from_param(m.quantum, width=130),
+                number.from_param(m.tolerance, width=130),
             ),
             w.FloatSlider.from_param(m.w_memory),
             w.FloatSlider.from_param(m.w_update),

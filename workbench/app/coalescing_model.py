@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -146,6 +146,24 @@ def _fed(feed: _Feed) -> Extents:
     )
     _push(extents, feed.query, feed.ts, feed.records, range(feed.begin, feed.stop))
     return extents
+
+
+@lru_cache(maxsize=16)
+def _mechanisms(feed: _Feed) -> pd.DataFrame:
+    """:func:`~workbench.experiments.coalescing_mechanisms.mechanism_work` over ``feed``'s
+    readings with a finite value, for its query and window: measured once for every session
+    that shows the same readings (each tab's first opening shows it, and every tick of a
+    running stream redraws it; docs/benchmarks.md, issue 51).  Read-only for its callers."""
+    query, ts, values = feed.query, [], []
+    groups = np.empty(feed.stop - feed.begin, dtype=object)
+    for k in range(feed.begin, feed.stop):
+        group, value = query.project(feed.records[k])
+        if np.isfinite(value):
+            groups[len(ts)] = group
+            ts.append(feed.ts[k])
+            values.append(value)
+    batch = Readings(np.array(ts, dtype=np.float64), np.array(values), groups[: len(ts)])
+    return mechanism_work(batch, feed.window, query.equivalence)
 
 
 @lru_cache(maxsize=1)
@@ -401,18 +419,10 @@ class CoalescingModel(param.Parameterized):
 
     def mechanisms(self) -> pd.DataFrame:
         """Both mechanisms of the eager extent, compiled, over the latest readings pushed (at
-        most :data:`REPLAY_CAP`, those with a finite value) for the configured query:
-        :func:`~workbench.experiments.coalescing_mechanisms.mechanism_work`."""
-        query, start = self.query(), max(0, self.position - REPLAY_CAP)
-        ts, values, groups = [], [], np.empty(self.position - start, dtype=object)
-        for k in range(start, self.position):
-            group, value = query.project(self._rows[k])
-            if np.isfinite(value):
-                groups[len(ts)] = group
-                ts.append(self._ts[k])
-                values.append(value)
-        batch = Readings(np.array(ts, dtype=np.float64), np.array(values), groups[: len(ts)])
-        return mechanism_work(batch, self.window(), query.equivalence)
+        most :data:`REPLAY_CAP`, those with a finite value) for the configured query
+        (:func:`_mechanisms`, measured once per process for every session alike)."""
+        feed = replace(self._feed(), weights=None, atomic=None, mechanism="")  # not read
+        return _mechanisms(feed)
 
     def mechanism_readout(self) -> str:
         """The mechanisms' work and time over the latest readings (Markdown)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import panel as pn
 import param
 
+from workbench.app.panes import plain_help
 from workbench.config import ENV, page_path
 from workbench.config import settings as configured
 from workbench.data.streams import (
@@ -347,33 +348,34 @@ class LiveJoinSettings(param.Parameterized):
         """The choices' widgets, the CSV inputs and the data's report where they apply, and the
         note on d (for a 300 px column)."""
         w = pn.widgets
+        text, choice, number = (plain_help(c) for c in (w.TextInput, w.Select, w.FloatInput))
         wide = {"sizing_mode": "stretch_width"}
         csv = pn.Column(
             w.FileInput.from_param(self.param.csv_file, accept=".csv", **wide),
-            w.TextInput.from_param(self.param.csv_time, **wide),
-            w.TextInput.from_param(self.param.csv_sensor, **wide),
-            w.Select.from_param(self.param.csv_time_unit, **wide),
+            text.from_param(self.param.csv_time, **wide),
+            text.from_param(self.param.csv_sensor, **wide),
+            choice.from_param(self.param.csv_time_unit, **wide),
             self.csv_view(),
             visible=self.param.source.rx() == "CSV file",
             **wide,
         )
         return [
-            w.Select.from_param(self.param.source, **wide),
+            choice.from_param(self.param.source, **wide),
             pn.Column(
-                w.TextInput.from_param(self.param.readings_path, **wide),
+                text.from_param(self.param.readings_path, **wide),
                 self.readings_view(),
                 visible=self.param.source.rx() == READINGS_SOURCE,
                 **wide,
             ),
             csv,
-            w.FloatInput.from_param(self.param.speed, **wide),
+            number.from_param(self.param.speed, **wide),
             w.FloatSlider.from_param(self.param.delta, **wide),
-            w.FloatInput.from_param(self.param.d, **wide),
+            number.from_param(self.param.d, **wide),
             pn.pane.Markdown(self.window_note, css_classes=["live-window-note"], margin=(0, 10)),
-            w.FloatInput.from_param(self.param.max_delay_a, **wide),
-            w.FloatInput.from_param(self.param.max_delay_b, **wide),
-            w.FloatInput.from_param(self.param.watermark, **wide),
-            w.FloatInput.from_param(self.param.trigger_seconds, **wide),
+            number.from_param(self.param.max_delay_a, **wide),
+            number.from_param(self.param.max_delay_b, **wide),
+            number.from_param(self.param.watermark, **wide),
+            number.from_param(self.param.trigger_seconds, **wide),
         ]
 
 

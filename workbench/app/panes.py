@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
 from importlib import resources
+from typing import TypeVar
 
 import holoviews as hv
 import pandas as pd
@@ -19,6 +20,8 @@ from bokeh.plotting import figure
 from workbench.app.controls import confidence_delta
 from workbench.viz.figures import View, refresh, view_figure
 from workbench.viz.ptjoin import key
+
+W = TypeVar("W", bound=pn.widgets.Widget)
 
 __all__ = [
     "ReadTable",
@@ -31,7 +34,9 @@ __all__ = [
     "following_view",
     "in_place",
     "intro",
+    "opened_card",
     "plot",
+    "plain_help",
     "plot_key",
     "table_html",
 ]
@@ -184,6 +189,56 @@ def intro(text: str, concept_title: str) -> pn.pane.Markdown:
         stylesheets=[CONCEPT_CSS],
         sizing_mode="stretch_width",
     )
+
+
+def opened_card(
+    build: Callable[[], Sequence[pn.viewable.Viewable]], title: str, **params: object
+) -> pn.Card:
+    """A collapsed card titled ``title`` whose content, ``build()``, is made when the card is
+    first opened: a closed card's controls cost every first opening of its tab their models
+    (built, walked and sent by the server, laid out by the browser) for a reader who may never
+    open it.  ``params``: the card's own (width, sizing_mode, ...).
+
+    >>> card = opened_card(lambda: [pn.pane.Markdown("inside")], "more")
+    >>> len(card.objects), card.collapsed
+    (0, True)
+    >>> card.collapsed = False
+    >>> card.objects[0].object
+    'inside'
+    """
+    card = pn.Card(title=title, collapsed=True, **params)
+
+    def opened(event: param.parameterized.Event) -> None:
+        if not event.new and not card.objects:
+            card.objects = list(build())
+
+    card.param.watch(opened, "collapsed")
+    return card
+
+
+class _PlainHelp:
+    """A widget whose help (its ``description``: the parameter's doc with ``from_param``) goes
+    to Bokeh as plain text, which the browser shows on the help icon's hover: one Bokeh model
+    for the widget, where Panel writes the help as a Tooltip holding an HTML model (three
+    models a widget, and the help's Markdown rendered on the server for each session)."""
+
+    def _process_param_change(self, params: dict[str, object]) -> dict[str, object]:
+        help_text = params.get("description")
+        params = super()._process_param_change(params)  # type: ignore[misc]
+        if isinstance(help_text, str) and "description" in params:
+            params["description"] = help_text
+        return params
+
+
+@cache
+def plain_help(widget: type[W]) -> type[W]:
+    """``widget``'s class whose help is plain text (:class:`_PlainHelp`), made once per class.
+
+    >>> number = plain_help(pn.widgets.FloatInput)(value=1.0, description="the help")
+    >>> number.get_root().description
+    'the help'
+    """
+    return type(widget.__name__, (_PlainHelp, widget), {"__module__": __name__})
 
 
 TABLE_CSS = """

@@ -14,7 +14,7 @@ import panel as pn
 import param
 
 from workbench.app.newest import on_page
-from workbench.app.panes import ReadTable, intro
+from workbench.app.panes import ReadTable, intro, plain_help
 from workbench.app.redraw import redrawn
 from workbench.app.spark_section import SparkSection
 from workbench.app.wjoin_model import SETTINGS, WJoinModel
@@ -179,8 +179,12 @@ class WJoinExplorer(pn.viewable.Viewer):
             (self.throughput_view, "throughput (tuples/s)"),
             (self.response_view, "mean response time (ms)"),
         ]
-        figures = [
-            redrawn(self, view, view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear"))
+        figures = [  # bars are read, not zoomed (their tooltips still show)
+            redrawn(
+                self,
+                view,
+                view_figure(view(), "algorithm", label, PLOT_HEIGHT, "linear", tools=""),
+            )
             for view, label in bars
         ]
         over_time = view_figure(self.results_view(), "stream time", "results", PLOT_HEIGHT, "s")
@@ -203,10 +207,11 @@ class WJoinExplorer(pn.viewable.Viewer):
         button = w.Button(label="Run", color="primary", disabled=busy)
         button.on_click(self.run_async)
         on_spark = self.spark.param.run_on.rx() == "Spark"
+        choice = plain_help(w.Select)
         controls = pn.Column(
             w.RadioButtonGroup.from_param(self.spark.param.run_on),
-            w.MultiChoice.from_param(m.motes),
-            w.Select.from_param(m.graph),
+            plain_help(w.MultiChoice).from_param(m.motes),
+            choice.from_param(m.graph),
             w.FloatSlider.from_param(m.window),
             w.FloatSlider.from_param(m.quantum),
             w.FloatSlider.from_param(m.hours),
@@ -214,12 +219,12 @@ class WJoinExplorer(pn.viewable.Viewer):
             w.CheckButtonGroup.from_param(m.algorithms),
             w.RadioButtonGroup.from_param(m.mechanism, description=None),  # help: below
             pn.Row(
-                w.Select.from_param(m.bew_strategy, width=140),
-                w.Select.from_param(m.few_strategy, width=140),
+                choice.from_param(m.bew_strategy, width=140),
+                choice.from_param(m.few_strategy, width=140),
                 visible=self.model.param.graph.rx() != "uniform clique",
             ),
             pn.pane.Markdown(ALGORITHMS_HELP, css_classes=["wjoin-help"]),
-            w.FloatInput.from_param(self.spark.param.replay_seconds, visible=on_spark),
+            plain_help(w.FloatInput).from_param(self.spark.param.replay_seconds, visible=on_spark),
             button,
             width=300,
         )

@@ -8,7 +8,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import pandas as pd
 from bokeh.core.properties import field
-from bokeh.models import ColorBar, LinearColorMapper
+from bokeh.models import ColorBar, Image
 from bokeh.plotting import figure
 
 from workbench.coalesce import Coalesced
@@ -162,11 +162,19 @@ def surface_view(
 
 def surface_figure(view: View, height: int = 320) -> figure:
     """A :func:`surface_view` drawn, its colour bar reading the weighted cost (memory, update
-    and scan each relative to its maximum, Eq. 7-8)."""
+    and scan each relative to its maximum, Eq. 7-8); read by hovering, not zoomed: no
+    toolbar."""
     fig = view_figure(
-        view, "cp: share of arrivals that merge", "oop: share out of order", height, "linear"
+        view,
+        "cp: share of arrivals that merge",
+        "oop: share out of order",
+        height,
+        "linear",
+        tools="",
     )
-    colors = fig.select_one({"type": LinearColorMapper, "name": "colors"})
+    (colors,) = {  # read off the glyphs: a model search walks every model of the figure
+        r.glyph.color_mapper for r in fig.renderers if isinstance(r.glyph, Image)
+    }
     fig.add_layout(ColorBar(color_mapper=colors, title="weighted cost"), "right")
     fig.legend.location = "top_left"
     return fig

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
-"""The tools of every plain figure."""
+"""The tools of a plain figure a user zooms (the default)."""
 
 
 @dataclass(frozen=True)
@@ -140,14 +140,21 @@ def plain_figure(
 ) -> figure:
     """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
     (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms") or s ("s"), dates
-    ("datetime") or plain numbers ("linear").  ``tools``: Bokeh's comma-separated tool names
-    (pan and zoom by default); "" for a plot nobody zooms, which then shows no toolbar (each
-    tool is a model or four, sent and walked with every page; hover tools of its layers
-    still answer)."""
-    if x_axis not in ("ms", "s", "datetime", "linear"):
-        raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 's', 'datetime' or 'linear'")
+    ("datetime"), plain numbers ("linear") or none ("none": no axes and no grid lines at
+    all, a diagram).  ``tools``: Bokeh's comma-separated tool names (pan, zoom, reset and
+    save by default); "" for a plot no one zooms (bars, a diagram), which then shows no
+    toolbar and costs eight Bokeh models fewer (its layers' hover tooltips still show).
+
+    >>> len(plain_figure("t", "x", "y").references()) - len(
+    ...     plain_figure("t", "x", "y", tools="").references())
+    8
+    """
+    if x_axis not in ("ms", "s", "datetime", "linear", "none"):
+        raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 's', 'datetime', 'linear' or 'none'")
+    axis_type = {"datetime": "datetime", "none": None}.get(x_axis, "linear")
     fig = figure(
-        x_axis_type="datetime" if x_axis == "datetime" else "linear",
+        x_axis_type=axis_type,
+        y_axis_type="linear" if axis_type else None,
         title=title,
         height=height,
         sizing_mode="stretch_width",
@@ -171,22 +178,25 @@ def view_figure(
     x_axis: str = "ms",
     tools: str = _TOOLS,
 ) -> figure:
-    """``view`` drawn on a :func:`plain_figure` (with ``tools``); its sources carry the
-    layers' names (what :func:`refresh` updates), its colour scale (if any) the name
-    ``colors``."""
+    """``view`` drawn on a :func:`plain_figure` (``x_axis``, ``tools``: its own); its sources
+    carry the layers' names (what :func:`refresh` updates), its colour scale (if any) the
+    name ``colors``.  Its layers share one selection policy and one filter of all rows
+    (neither holds state): two Bokeh models fewer for each layer after the first."""
     fig = plain_figure(view.title, x_label, y_label, height, x_axis, tools)
     colors = None
     if view.color_range is not None:
         colors = LinearColorMapper(palette=Viridis256, name="colors")
+    policy, every_row = UnionRenderers(), AllIndices()
     for name, layer in view.layers.items():
         style = dict(layer.style)
         tooltips, hover = style.pop("tooltips", None), style.pop("hover", {})
         if layer.glyph == "image" and colors is not None:
             style["color_mapper"] = colors
-        source = ColumnDataSource(dict(layer.columns), name=name)
+        source = ColumnDataSource(dict(layer.columns), name=name, selection_policy=policy)
         marks = DRAW[layer.glyph](fig, source, name, **style)
         for mark in marks:  # nothing is selected or muted: no glyphs kept for it
             mark.update(selection_glyph=None, nonselection_glyph=None, muted_glyph=None)
+            mark.view.filter = every_row
         if tooltips:
             fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips, **hover))
     _show_frame(fig, view)
@@ -303,8 +313,9 @@ def _show_frame(fig: figure, view: View) -> None:
             item.visible = any(_drawn(r) for r in item.renderers)
     fit_range(fig.x_range, *view.x_range)
     fit_range(fig.y_range, *view.y_range)
-    _fit_ticks(fig.xaxis[0], view.x_ticks)
-    _fit_ticks(fig.yaxis[0], view.y_ticks)
+    for axes, ticks in ((fig.xaxis, view.x_ticks), (fig.yaxis, view.y_ticks)):
+        if axes:  # a diagram has none
+            _fit_ticks(axes[0], ticks)
     if view.color_range is not None:
         low, high = view.color_range
         mappers = (getattr(r.glyph, "color_mapper", None) for r in _glyphs(fig))

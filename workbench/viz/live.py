@@ -44,7 +44,24 @@ PAIR_TABLE_COLUMNS = ("A event", "B event", "A detected", "B detected", "d", "de
 """The latest-pairs table as shown: ids, detection times (h:mm:ss.s into the replay), the
 window and threshold the pair was decided under, and its probability P(|Xa - Xb| <= d)."""
 
-_CURVE = {"responsive": True, "height": 200, "framewise": True, "tools": ["hover"]}
+
+def _unselectable(plot: object, _element: object) -> None:
+    """No glyphs for selected or unselected marks (a HoloViews hook): a live chart has no
+    selection tool; two Bokeh models fewer a line or a set of bars (the muted glyph stays:
+    a click on the legend mutes a line)."""
+    plot.handles["glyph_renderer"].update(selection_glyph=None, nonselection_glyph=None)
+
+
+_READ_ONLY = {
+    "default_tools": [],
+    "tools": ["hover"],
+    "toolbar": None,
+    "hooks": [_unselectable],
+}
+"""A live chart is read by hovering, not zoomed: it re-ranges at every micro-batch
+(``framewise``), which undid a zoom; without the toolbar's tools a chart is eight Bokeh models
+fewer."""
+_CURVE = {"responsive": True, "height": 200, "framewise": True, **_READ_ONLY}
 
 
 def _since_start(start: str = "Start") -> dict[str, object]:
@@ -150,7 +167,7 @@ def reject_bars(data: pd.DataFrame) -> hv.Bars:
         height=200,
         framewise=True,
         color="#d62728",
-        tools=["hover"],
+        **_READ_ONLY,
         xrotation=20,
         xlabel="",
         ylabel="events",

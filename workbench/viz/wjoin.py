@@ -52,11 +52,12 @@ def constraint_view(wc: WindowConstraints | None, names: Sequence[str], title: s
     """The window constraints as a graph: streams on a circle, edges labelled by window.
 
     Without constraints (``wc=None``) the same layers hold no marks, so a page's figure keeps
-    its structure; ``title`` replaces the default "Constraints: <form>".
+    its structure; ``title`` replaces the default "Constraints: <form>".  The edges' windows
+    and the streams' names are one layer of text over the rest, each label with its size.
 
     >>> view = constraint_view(WindowConstraints.path([5.0, 3.0]), ["a", "b", "c"])
-    >>> view.title, list(view.layers["windows"].columns["text"])
-    ('Constraints: path', ['5 s', '3 s'])
+    >>> view.title, list(view.layers["labels"].columns["text"])
+    ('Constraints: path', ['5 s', '3 s', 'a', 'b', 'c'])
     """
     m = wc.m if wc is not None else 0
     angle = np.pi / 2 - 2 * np.pi * np.arange(m) / max(m, 1)
@@ -75,33 +76,30 @@ def constraint_view(wc: WindowConstraints | None, names: Sequence[str], title: s
             {"x0": xs[i], "y0": ys[i], "x1": xs[j], "y1": ys[j]},
             {"line_color": "gray", "line_width": 2},
         ),
-        "windows": Layer(
-            "text",
-            {
-                "x": (xs[i] + xs[j]) / 2,
-                "y": (ys[i] + ys[j]) / 2,
-                "text": [f"{wc.windows[a, b]:g} s" for a, b in pairs],
-            },
-            {"text_font_size": "9pt", **text},
-        ),
         "streams": Layer(
             "scatter",
             {"x": xs, "y": ys, "stream": streams},
             {"size": 18, "color": "#1f77b4", "tooltips": [("stream", "@stream")]},
         ),
-        "names": Layer(
-            "text", {"x": xs, "y": ys + 0.17, "text": streams}, {"text_font_size": "10pt", **text}
+        "labels": Layer(
+            "text",
+            {
+                "x": np.concatenate([(xs[i] + xs[j]) / 2, xs]),
+                "y": np.concatenate([(ys[i] + ys[j]) / 2, ys + 0.17]),
+                "text": [*(f"{wc.windows[a, b]:g} s" for a, b in pairs), *streams],
+                "size": ["9pt"] * len(pairs) + ["10pt"] * m,
+            },
+            {"text_font_size": field("size"), **text},
         ),
     }
     return View(title or f"Constraints: {wc.form}", (-1.4, 1.4), (-1.4, 1.5), layers)
 
 
 def graph_figure(view: View, size: tuple[int, int] = (320, 300)) -> figure:
-    """A :func:`constraint_view` drawn ``size`` px (width, height), without axes."""
-    fig = view_figure(view, "", "", size[1], x_axis="linear")
+    """A :func:`constraint_view` drawn ``size`` px (width, height): a diagram, without axes
+    or toolbar (its streams' tooltips still show)."""
+    fig = view_figure(view, "", "", size[1], x_axis="none", tools="")
     fig.update(sizing_mode="fixed", width=size[0])
-    fig.axis.visible = False
-    fig.grid.visible = False
     return fig
 
 
