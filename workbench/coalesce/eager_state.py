@@ -1,7 +1,7 @@
 """The eager extent's state (coalescing paper, Section 4.2.2 and Appendix A): its coalesced
 tuples, their groups and the pool of their timestamp vectors, as arrays that the readable
 reference (:class:`~workbench.coalesce.extent.EagerExtent`'s ``push``) and the compiled kernel
-(:func:`workbench.kernels.coalesce.eager_push`) both read and write, with the values they hold
+(:func:`workbench.kernels.coalesce_eager.eager_push`) both read and write, with the values they hold
 and the room they take (:mod:`workbench.kernels.coalesce_room`).
 """
 
@@ -239,7 +239,7 @@ class EagerState(WindowExtent):
     def _make_room(self, need: int) -> None:
         """Two free coalesced tuples and ``need`` free pool entries at the pool's top: the
         tuple arrays grown to ``GROWTH`` times the tuples they must hold, the pool to
-        ``pool_room`` (what the caller of ``kernels.coalesce.eager_push`` does where it stops,
+        ``pool_room`` (what the caller of ``kernels.coalesce_eager.eager_push`` does where it stops,
         and the reference before a row)."""
         tuples = len(self._c_code) - self._n_free_c
         if self._n_free_c < 2:
@@ -280,7 +280,7 @@ class EagerState(WindowExtent):
     def _repool(self, size: int) -> None:
         """Move every live vector to the front of a pool of ``size`` entries with the room
         ``kept_room`` leaves it (what detaches, splits and moves left behind is reclaimed), in
-        pool order (mirrors ``kernels.coalesce._compact``, which does it in place)."""
+        pool order (mirrors ``kernels.coalesce_eager._compact``, which does it in place)."""
         live = np.flatnonzero(self._c_code >= 0)
         live = live[np.argsort(self._c_start[live], kind="stable")]
         lengths = self._c_len[live]

@@ -4,7 +4,7 @@ vector of its raw tuples' timestamps, merging on insert (``mergeTuples``), split
 out-of-order gaps (``splitTuple``), and detaching the oldest timestamp on expiry.
 
 ``push`` is the readable reference; ``push_batch`` runs the same steps compiled
-(:func:`workbench.kernels.coalesce.eager_push`) on the same state arrays
+(:func:`workbench.kernels.coalesce_eager.eager_push`) on the same state arrays
 (:class:`~workbench.coalesce.eager_state.EagerState`): each reference method names the kernel
 helper it mirrors, and both take their room rules from
 :mod:`workbench.kernels.coalesce_room`.  The lazy extent (Algorithm 1) is
@@ -27,7 +27,8 @@ from workbench.coalesce.array_extent import ArrayExtent
 from workbench.coalesce.eager_state import DTYPE_CODE, TYPE_CODE, EagerState
 from workbench.coalesce.scan import Key
 from workbench.coalesce.window import Readings, WindowExtent
-from workbench.kernels.coalesce import N_FREE, NEED, ROW, TOP, Arrivals, eager_push
+from workbench.kernels.coalesce import N_FREE, NEED, ROW, TOP, Arrivals
+from workbench.kernels.coalesce_eager import eager_push
 from workbench.kernels.coalesce_room import compacts, moved_room, row_need
 from workbench.records import Coalesced
 
@@ -71,7 +72,7 @@ class EagerExtent(EagerState):
 
     def _move(self, dst: int, src: int, n: int) -> None:
         """Move ``n`` pool entries from ``src`` to ``dst`` (the ranges may overlap; mirrors
-        ``kernels.coalesce._copy_entries``)."""
+        ``kernels.coalesce_eager._copy_entries``)."""
         for column in (self._v_ts, self._v_seq, self._v_number, self._v_value):
             if len(column):
                 column[dst : dst + n] = column[src : src + n].copy()
@@ -79,7 +80,7 @@ class EagerExtent(EagerState):
     def _room(self, c: int, need: int) -> None:
         """Room for ``need`` entries in ``c``'s vector: grown in place when it ends the
         pool's used part, else moved to its end with ``moved_room`` (mirrors
-        ``kernels.coalesce._room``)."""
+        ``kernels.coalesce_eager._room``)."""
         if self._c_cap[c] >= need:
             return
         if self._c_start[c] + self._c_cap[c] == self._v_top:
@@ -93,7 +94,7 @@ class EagerExtent(EagerState):
 
     def _insert_entry(self, c: int, p: int, key: Key, number: float, value: object) -> None:
         """The key into ``c``'s vector at position ``p`` in sorted order (Function 2, Line 1:
-        the later entries move up one; mirrors ``kernels.coalesce._insert_entry``)."""
+        the later entries move up one; mirrors ``kernels.coalesce_eager._insert_entry``)."""
         self._room(c, int(self._c_len[c]) + 1)
         at, n = int(self._c_start[c]) + p, int(self._c_len[c])
         self._move(at + 1, at, n - p)
@@ -107,7 +108,7 @@ class EagerExtent(EagerState):
     def _new_tuple(self, g: int, left: int, right: int, cap: int) -> int:
         """A free coalesced tuple of group ``g`` with an empty vector (room for ``cap``),
         linked between the group's tuples ``left`` and ``right`` (Function 1, Line 9; mirrors
-        ``kernels.coalesce._new_tuple``)."""
+        ``kernels.coalesce_eager._new_tuple``)."""
         self._n_free_c -= 1
         c = int(self._c_free[self._n_free_c])
         self._c_start[c], self._c_len[c], self._c_cap[c] = self._v_top, 0, cap
@@ -125,7 +126,7 @@ class EagerExtent(EagerState):
 
     def _free_tuple(self, c: int) -> None:
         """Unlink a coalesced tuple from its group and free it (mirrors
-        ``kernels.coalesce._free_tuple``)."""
+        ``kernels.coalesce_eager._free_tuple``)."""
         g, left, right = (int(a[c]) for a in (self._c_code, self._c_prev, self._c_next))
         if left >= 0:
             self._c_next[left] = right
@@ -143,7 +144,7 @@ class EagerExtent(EagerState):
         """Algorithm 2, Lines 14 and 24: where timestamp ``x`` lands among group ``g``'s
         coalesced tuples: the tuple ``c`` whose vector it lands in or after (-1: before all),
         its place ``p`` there (after its equal timestamps) and the group's next tuple (mirrors
-        ``kernels.coalesce._locate``)."""
+        ``kernels.coalesce_eager._locate``)."""
         c = int(self._g_tail[g])
         while c >= 0 and self._v_ts[self._c_start[c]] > x:
             c = int(self._c_prev[c])
@@ -156,7 +157,7 @@ class EagerExtent(EagerState):
     def _has_room(self, c: int, p: int, right: int) -> int:
         """Room for the row whose target is ``(c, p, right)``: the pool compacted when
         ``compacts`` says so; 0 when the row fits, else the pool entries it needs (the caller
-        grows the arrays; mirrors ``kernels.coalesce._has_room``)."""
+        grows the arrays; mirrors ``kernels.coalesce_eager._has_room``)."""
         args = self._c_start, self._c_len, self._c_cap
         need = row_need(c, p, right, *args, self._v_top)
         if compacts(len(self._v_ts), self._v_top, len(self), need):
@@ -168,13 +169,13 @@ class EagerExtent(EagerState):
 
     def _merge(self, c: int, p: int, key: Key, number: float, value: object) -> None:
         """mergeTuples (Function 2; Algorithm 2, Lines 16 and 26; mirrors
-        ``kernels.coalesce._merge``)."""
+        ``kernels.coalesce_eager._merge``)."""
         self._counters.merges += 1
         self._insert_entry(c, p, key, number, value)
 
     def _bridge(self, c: int, right: int) -> None:
         """``right``'s vector appended to ``c``'s and ``right`` freed: the arrival merged at
-        ``c``'s end coalesces with both (mirrors ``kernels.coalesce._bridge``)."""
+        ``c``'s end coalesces with both (mirrors ``kernels.coalesce_eager._bridge``)."""
         k = int(self._c_len[right])
         self._room(c, int(self._c_len[c]) + k)
         self._move(int(self._c_start[c] + self._c_len[c]), int(self._c_start[right]), k)
@@ -183,7 +184,7 @@ class EagerExtent(EagerState):
 
     def _split(self, c: int, p: int) -> int:
         """splitTuple (Function 3; Algorithm 2, Line 18): entries ``p..`` of ``c``'s vector
-        move to a copy linked after it; the copy (mirrors ``kernels.coalesce._split``)."""
+        move to a copy linked after it; the copy (mirrors ``kernels.coalesce_eager._split``)."""
         self._counters.splits += 1
         rest = int(self._c_len[c]) - p
         c2 = self._new_tuple(int(self._c_code[c]), c, int(self._c_next[c]), rest)
@@ -196,7 +197,7 @@ class EagerExtent(EagerState):
 
     def _add(self, g: int, left: int, right: int, key: Key, number: float, value: object) -> None:
         """addTuple (Function 1; Algorithm 2, Lines 19 and 28): the arrival starts a tuple of
-        its own (mirrors ``kernels.coalesce._add``)."""
+        its own (mirrors ``kernels.coalesce_eager._add``)."""
         self._counters.inserts += 1
         c = self._new_tuple(g, left, right, 1)
         self._insert_entry(c, 0, key, number, value)
@@ -208,7 +209,7 @@ class EagerExtent(EagerState):
 
     def _insert(self, key: Key, group: Hashable, value: object) -> None:
         """tupleBasedEagerUpdate's insertion (Algorithm 2, Lines 13-30) with Appendix A's
-        functions, room made first as ``kernels.coalesce.eager_push`` makes it (mirrors a row
+        functions, room made first as ``kernels.coalesce_eager.eager_push`` makes it (mirrors a row
         of ``eager_push``: ``_locate``, ``_has_room``, ``_place``, then ``_arrive``)."""
         self._forget_empty_groups()
         g = self._group_code(group)
@@ -244,7 +245,7 @@ class EagerExtent(EagerState):
 
     def _remove_oldest(self) -> None:
         """Algorithm 2, Lines 1-8: a detach or a delete (mirrors
-        ``kernels.coalesce._expire_eager``, ``_detach`` and ``_delete``)."""
+        ``kernels.coalesce_eager._expire_eager``, ``_detach`` and ``_delete``)."""
         c = int(self._g_head[self._slot[self._head]])
         self._head += 1
         if self._c_len[c] > 1:  # the oldest timestamp leaves its vector
