@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--paper",
         action="store_true",
-        help="the papers' sizes (WORKBENCH_SCALE=paper; up to about an hour on 2 cores)",
+        help="the papers' sizes (WORKBENCH_SCALE=paper; notebooks 03 and 04 about 25 minutes of "
+        "CPU, see docs/notebooks.md)",
     )
     rep.add_argument(
         "notebooks",
