@@ -28,6 +28,7 @@ from workbench.coalesce import (
     recoalesce,
 )
 from workbench.coalesce.window import object_bytes
+from workbench.experiments.coalescing_mechanisms import split_paths
 from workbench.experiments.workloads import coalescing_rows
 from workbench.kernels.coalesce_room import MIN_ROOM
 from workbench.protocol import BadEventError
@@ -300,3 +301,26 @@ def test_allocated_bytes_are_what_tracemalloc_sees_the_extent_keep():
     finally:
         tracemalloc.stop()
     assert 0.8 * kept <= ext.allocated_bytes() <= kept
+
+
+@pytest.mark.parametrize(
+    ("cp", "oop"), [(0.0, 0.5), (0.2, 0.6), (0.5, 0.5), (0.5, 0.9), (0.8, 0.3), (1.0, 0.4)]
+)
+def test_the_split_counter_counts_the_cuts_and_eq3_counts_line_18(cp, oop):
+    """The extents' split counter is the oracle's count of cut runs (a window holding every
+    tuple, so no neighbour has expired); Algorithm 2's Line 18 (late, equal to neither
+    neighbour) runs on oop x (1 - cp) of arrivals, as Eq. 3 charges C_split; a cut needs a
+    run's inner gap, which only a merge makes, so cuts never exceed merges
+    (``coalescing_mechanisms`` says why no generator gives cuts at oop x (1 - cp))."""
+    n = 6000
+    rows = coalescing_rows(np.random.default_rng(3), n, cp=cp, oop=oop)
+    paths = split_paths(rows)
+    for mechanism in ("fast", "paper"):
+        ext = EagerExtent(Window("tuples", n), mechanism=mechanism)
+        ext.push_batch(readings(rows))
+        assert ext.counters.splits == paths["cuts"]
+        assert ext.counters.merges == paths["merges"]
+        assert ext.counters.out_of_order == paths["late"]
+    assert paths["line18"] / n == pytest.approx(oop * (1 - cp), abs=0.02)
+    assert paths["cuts"] <= paths["merges"]
+    assert paths["cuts"] / n <= oop * cp * (1 - cp) + 0.01

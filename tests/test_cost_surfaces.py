@@ -14,13 +14,8 @@ from hypothesis import strategies as st
 
 from workbench.coalesce.cost import AtomicCosts, Dcq, Weights, objective, total_cost
 from workbench.experiments import PAPER_LIKE_COSTS, cost_grid_of, cost_surface, measure_cells
-from workbench.experiments.atomic_costs import (
-    ATOMIC,
-    fit_costs,
-    make_extent,
-    mechanisms_available,
-    warped,
-)
+from workbench.experiments.atomic_costs import ATOMIC, make_extent, mechanisms_available
+from workbench.experiments.batch_fit import fit_costs
 from workbench.experiments.coalescing_queries import six_query_case
 from workbench.experiments.coalescing_selection import (
     TABLE6_CASES,
@@ -43,6 +38,7 @@ from workbench.experiments.cost_surfaces import (
     measured_surface,
     surface_summary,
 )
+from workbench.experiments.timed_batches import warped
 from workbench.experiments.workloads import coalescing_rows
 
 

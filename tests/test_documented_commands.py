@@ -111,8 +111,9 @@ PLANS: dict[str, Run | Serve | Listed] = {
     ),
     "./dev bench wjoin --paper-only --json": Run(CHECKOUT, out='"benchmark": "wjoin"'),
     "./dev reports --paper": Listed(
-        "every notebook at the papers' sizes (an hour and more); each notebook runs at the "
-        "suite's sizes under nbmake, and the reports command runs in the line above"
+        "every notebook at the papers' sizes (03 and 04 alone about 25 CPU minutes, "
+        "docs/notebooks.md); each notebook runs at the suite's sizes under nbmake, and the "
+        "reports command runs in the line above"
     ),
     "./dev bench spark": Listed(
         "minutes of Spark jobs at its sizes: benchmarks/tests/test_spark_bench.py runs its "

@@ -35,8 +35,10 @@ def test_a_notebook_becomes_an_offline_report_with_an_index(tmp_path):
     assert fetched_urls(page) == []  # BokehJS and Panel's styles are inline
     assert "Bokeh.set_log_level" in page and "InlineStyleSheet" in page
     assert "0.925" in page and "208.59" in page  # the executed outputs are there
+    assert 0 < report.cpu_seconds  # the kernel's CPU, read once it is reaped
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="01-histogram-timestamps.html"' in index and report.title in index
+    assert f"{report.cpu_seconds:.1f} CPU s" in index
 
 
 def test_notebook_paths_takes_folders_and_notebooks_and_names_a_bad_path(tmp_path, monkeypatch):

@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--paper",
         action="store_true",
-        help="the papers' sizes (WORKBENCH_SCALE=paper; up to about an hour on 2 cores)",
+        help="the papers' sizes (WORKBENCH_SCALE=paper; notebooks 03 and 04 about 25 minutes of "
+        "CPU, see docs/notebooks.md)",
     )
     rep.add_argument(
         "notebooks",
@@ -108,12 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.paper:
             os.environ[SCALE_ENV] = "paper"  # the notebooks' kernels inherit it
         try:
-            reports = build_reports(args.out, args.notebooks, timeout=None if args.paper else 600)
+            reports = build_reports(
+                args.out,
+                args.notebooks,
+                timeout=None if args.paper else 600,
+                progress=sys.stderr.isatty() or args.paper,
+            )
         except FileNotFoundError as exc:
             print(f"workbench reports: {exc}", file=sys.stderr)
             return 2
         for report in reports:
-            print(f"{report.html}  ({report.seconds:.1f} s)  {report.title}")
+            print(
+                f"{report.html}  ({report.seconds:.1f} s, {report.cpu_seconds:.1f} CPU s)  "
+                f"{report.title}"
+            )
         print(f"index: {Path(args.out) / 'index.html'}")
     elif args.command == "dashboard":
         import shlex

@@ -8,8 +8,8 @@ dashboard.
   the W-join paper's integer streams, the deployment replay, coalescing streams;
 - :mod:`~workbench.experiments.timing_joins`: PTJoin runs and the two-stream joins' tables;
 - :mod:`~workbench.experiments.interval_rates`: the interval timing correlation algorithms
-  run at each arrival rate (throughput, maximum sustainable rate, response time per event)
-  and their "Reproduced?" rows;
+  run at each arrival rate (throughput, maximum sustainable rate, response time per event);
+  :mod:`~workbench.experiments.interval_verdicts`: their "Reproduced?" rows;
 - :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps (against the rate and the
   number of streams), response times, GCA/LCA across window sizes, the retail stand-in,
   fast vs paper mechanisms;
@@ -64,8 +64,8 @@ from workbench.experiments.interval_rates import (
     interval_rate_runs,
     max_sustainable_rates,
     rate_grid,
-    rate_verdicts,
 )
+from workbench.experiments.interval_verdicts import rate_verdicts
 from workbench.experiments.timing_joins import (
     engine_profile,
     join_summary,

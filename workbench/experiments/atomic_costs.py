@@ -3,42 +3,28 @@ paper, Sections 6.1 and 7.2): the costs as functions of cp and oop, not constant
 home of that measurement; :mod:`workbench.coalesce.cost` is the model alone.
 
 **What is timed, and why so.**  The paper times each atomic operation "1000 times" and
-averages it over the stream's tuples (Section 7.3), in C++.  A compiled push costs well
-under a microsecond here, while one Python call of ``push`` or ``push_batch`` costs tens of
-microseconds, so a per-push timer would measure the interpreter.  Each cell instead streams
+averages it over the stream's tuples (Section 7.3), in C++.  Each cell here streams
 :func:`~workbench.experiments.workloads.coalescing_rows` (Section 7.1's generator at the
-cell's cp and oop) through an eager and a lazy extent by ``push_batch`` in batches of random
-sizes, timing every batch and reading from the extent's counters what the batch did (its
-inserts, merges, splits, detaches and deletes).  Eq. 3 says a batch costs the sum of its
-operations' costs; the least-squares fit of
+cell's cp and oop: 200,000 tuples at the papers' sizes) through a compiled eager and a
+compiled lazy extent in timed batches of random sizes, through a time window whose rate
+swings so that arrivals and expiries vary apart
+(:mod:`~workbench.experiments.timed_batches` says why and how).  Eq. 3 says a batch costs the
+sum of its operations' costs; the least-squares fit
+(:func:`~workbench.experiments.batch_fit.fit_costs`) of
 
     seconds(batch) = C_call + C_insert inserts + C_merge merges + C_split splits
                      + C_detach detaches + C_delete deletes
 
 to the batches gives Table 4's update costs for the cell (``C_call``: the Python call of
 ``push_batch``, validation and dispatch, fitted and reported apart, never part of an atomic
-cost).  In a full tuple window every accepted arrival is an insert or a merge and expires exactly
-one tuple (a detach or a delete), so arrivals and expiries move together and no fit could
-tell them apart; a fresh extent's filling arrivals, which expire nothing, also pay for its
-arrays' growth.  The cell's stream therefore runs through a *time* window of ``window`` mean
-gaps, its timestamps re-spaced by a monotone warp (:func:`warped`) whose rate swings, so that
-the window expires fewer tuples than arrive while the rate rises and more while it falls
-(between about 0.6 and 1.6 windows held): every tuple keeps its place in timestamp order, so
-the stream's cp and oop are the cell's, and the batches' arrivals and expiries vary apart.
-(Table 4's operations are the same in a tuple and a time window; only which tuple expires
-when differs.  The model's w is the window's mean occupancy, ``window`` tuples.)  The first
-``PERIOD_WINDOWS`` windows run untimed (the arrays grow to their largest).  The
-fit drops the batches with the largest 5 % of residuals (a descheduled batch) and refits;
-each cost carries its standard error (``<name>_se``, from the refit's residuals), the spread
-the tables print.  The lazy extent's batches are fitted the same way (``lazy_insert``,
-``lazy_delete``: what Eq. 4's C_insert + C_delete stand for in the lazy extent).
-
-Scans have no compiled path (``view`` builds the window's Python objects): each extent is
-scanned after every few batches, at every occupancy the swing gives, and the scans' seconds
-are fitted against what they read (``C_read``: seconds per stored eager tuple, Eq. 5;
-the lazy extent's seconds per raw tuple less C_read, per coalescing tuple, is
-``C_coalesce``, Eq. 6, zero where a lazy scan reads a raw tuple faster than an eager one reads
-a coalesced one).
+cost), each with its standard error (``<name>_se``).  (Table 4's operations are the same in
+a tuple and a time window; only which tuple expires when differs.  The model's w is the
+window's mean occupancy, ``window`` tuples.)  The lazy extent's batches are fitted the same
+way (``lazy_insert``, ``lazy_delete``: what Eq. 4's C_insert + C_delete stand for in the
+lazy extent).  The timed scans are fitted against what they read (``C_read``: seconds per
+stored eager tuple, Eq. 5; the lazy extent's seconds per raw tuple less C_read, per
+coalescing tuple, is ``C_coalesce``, Eq. 6, zero where a lazy scan reads a raw tuple faster
+than an eager one reads a coalesced one).
 
 A cost the cell never exercised (C_merge at cp = 0, C_split where no split ran, ...) is NaN,
 and :func:`cost_grid_of` takes it from the nearest cell that exercised it (0 if none did: the
@@ -57,9 +43,8 @@ and 4 from them.
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Literal
 
 import numpy as np
@@ -68,16 +53,24 @@ import pandas as pd
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
 from workbench.coalesce.cost import AtomicCosts, CostGrid
 from workbench.coalesce.window import Readings
+from workbench.experiments.batch_fit import fit_costs
+from workbench.experiments.timed_batches import (
+    PERIOD_WINDOWS,
+    SCANS,
+    TimedRun,
+    scan_fit,
+    timed_run,
+    update_seconds,
+    warped,
+)
 from workbench.experiments.workloads import coalescing_rows
 
 __all__ = [
     "ATOMIC",
     "EQ3_TERMS",
     "MECHANISMS",
-    "Fit",
     "Mechanism",
     "cost_grid_of",
-    "fit_costs",
     "make_extent",
     "measure_cell",
     "measure_cells",
@@ -92,10 +85,6 @@ ATOMIC = tuple(f.name for f in fields(AtomicCosts))
 """Table 4's atomic operations, in :class:`~workbench.coalesce.cost.AtomicCosts`' order."""
 EQ3_TERMS = ("insert", "merge", "split", "detach", "delete")
 """The atomic costs of an eager update (Eq. 3), fitted to the timed batches."""
-_COUNTERS = ("inserts", "merges", "splits", "detaches", "deletes")
-"""The extent counters of :data:`EQ3_TERMS`, in that order."""
-TRIM = 0.05
-"""Share of batches with the largest residuals dropped before the refit."""
 MIN_BATCHES = 64
 """Batches a cell times at least: a shorter run takes smaller batches."""
 
@@ -139,163 +128,90 @@ def mechanisms_available() -> tuple[Mechanism, ...]:
     return MECHANISMS
 
 
-@dataclass(frozen=True)
-class Fit:
-    """A least-squares fit: each term's cost and standard error (NaN where no observation
-    exercised the term), the intercept's, and which observations the refit kept."""
-
-    cost: np.ndarray
-    se: np.ndarray
-    intercept: float
-    intercept_se: float
-    inliers: np.ndarray
-
-    @property
-    def kept(self) -> int:
-        """How many observations the refit kept."""
-        return int(self.inliers.sum())
+def _stream(rng: np.random.Generator, cp: float, oop: float, tuples: int, window: int) -> Readings:
+    """Section 7.1's stream for the cell, its timestamps warped (module docstring)."""
+    rows = coalescing_rows(rng, tuples, cp=cp, oop=oop)
+    ts, value, group = (np.array(col) for col in zip(*rows, strict=True))
+    return Readings(warped(ts, window), value, group)
 
 
-def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ordinary least squares: coefficients, their standard errors and the residuals."""
-    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
-    residual = y - x @ beta
-    dof = max(len(y) - x.shape[1], 1)
-    variance = float(residual @ residual) / dof
-    covariance = variance * np.linalg.pinv(x.T @ x)
-    return beta, np.sqrt(np.maximum(np.diag(covariance), 0.0)), residual
+def _batch_sizes(
+    rng: np.random.Generator, tuples: int, warm: int, batch: tuple[int, int]
+) -> np.ndarray:
+    """Batch sizes drawn from ``batch`` (inclusive), scaled down in a run too short for
+    :data:`MIN_BATCHES` of them."""
+    lo, hi = batch
+    if not 1 <= lo <= hi:
+        raise ValueError(f"batch = {batch!r} must be sizes 1 <= low <= high")
+    shrink = (tuples - warm) / MIN_BATCHES / ((lo + hi) / 2)
+    if shrink < 1:  # a short run: smaller batches, so that enough are timed
+        lo, hi = max(1, int(lo * shrink)), max(2, int(hi * shrink))
+    return rng.integers(lo, hi + 1, max(16, 4 * tuples // lo))
 
 
-def fit_costs(counts: np.ndarray, seconds: np.ndarray, trim: float = TRIM) -> Fit:
-    """Per-operation costs such that each batch's seconds are an intercept (the batch's call)
-    plus its operations' counts times their costs: least squares, refitted without the
-    ``trim`` share of batches with the largest residuals (module docstring).
-
-    The estimator's oracle: known costs come back from exact synthetic times.
-
-    >>> rng = np.random.default_rng(0)
-    >>> counts = rng.integers(0, 100, (50, 3)).astype(float)
-    >>> counts[:, 2] = 0  # never exercised
-    >>> fit = fit_costs(counts, 5.0 + counts @ [2.0, 3.0, 7.0])
-    >>> np.round(fit.cost, 6).tolist(), round(fit.intercept, 6)
-    ([2.0, 3.0, nan], 5.0)
-    """
-    counts = np.asarray(counts, dtype=float)
-    seconds = np.asarray(seconds, dtype=float)
-    if counts.ndim != 2 or len(counts) != len(seconds):
-        raise ValueError(f"counts of shape {counts.shape} do not match {len(seconds)} seconds")
-    seen = counts.any(axis=0)
-    x = np.column_stack([np.ones(len(seconds)), counts[:, seen]])
-    if len(seconds) < x.shape[1]:
-        raise ValueError(f"{len(seconds)} batches cannot fit {x.shape[1]} costs")
-    beta, se, residual = _ols(x, seconds)
-    drop = int(trim * len(seconds))
-    kept = np.ones(len(seconds), dtype=bool)
-    if drop and len(seconds) - drop >= x.shape[1] + 1:
-        kept[np.argsort(np.abs(residual))[len(seconds) - drop :]] = False
-        beta, se, _ = _ols(x[kept], seconds[kept])
-    cost, error = np.full(len(seen), np.nan), np.full(len(seen), np.nan)
-    cost[seen], error[seen] = beta[1:], se[1:]
-    return Fit(cost, error, float(beta[0]), float(se[0]), kept)
+def _runs(
+    readings: Readings, window: int, mechanism: Mechanism, warm: int, sizes: np.ndarray
+) -> dict[str, TimedRun]:
+    """The stream through a fresh eager and a fresh lazy extent, garbage collection off (a
+    collection inside a timed batch is not the operation's cost)."""
+    runs = {}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for scheme in ("eager", "lazy"):
+            extent = make_extent(scheme, window, mechanism, kind="time")
+            runs[scheme] = timed_run(extent, readings, warm, sizes, SCANS)
+    finally:
+        if enabled:
+            gc.enable()
+    return runs
 
 
-def _counts(extent: EagerExtent | LazyExtent) -> np.ndarray:
-    c = extent.counters
-    return np.array([getattr(c, name) for name in _COUNTERS], dtype=np.int64)
+def _table4(eager: TimedRun, lazy: TimedRun, cp: float) -> dict[str, float]:
+    """Table 4's costs from the two runs (``cp``: the measured one), with their standard
+    errors (``<name>_se``), the lazy extent's own and the fitted per-call seconds (module
+    docstring)."""
+    fit = fit_costs(np.array(eager.counts), np.array(eager.seconds))
+    lazy_fit = fit_costs(np.array(lazy.counts)[:, [0, 4]], np.array(lazy.seconds))
+    pairs = dict(zip(EQ3_TERMS, zip(fit.cost.tolist(), fit.se.tolist(), strict=True), strict=True))
+    pairs["attach"] = pairs["merge"]  # mergeTuples attaches the timestamp: C_merge stands for it
+    pairs["read"] = scan_fit(eager, 2)
+    per_raw, per_raw_se = scan_fit(lazy, 1)
+    read, read_se = pairs["read"]
+    pairs["coalesce"] = (np.nan, np.nan)
+    if cp > 0:  # Eq. 6: per raw tuple cp (C_coalesce + C_read) + (1 - cp) C_read
+        pairs["coalesce"] = (
+            max(per_raw - read, 0.0) / cp,
+            float(np.hypot(per_raw_se, read_se)) / cp,
+        )
+    return {
+        **{name: pairs[name][0] for name in ATOMIC},
+        **{f"{name}_se": pairs[name][1] for name in ATOMIC},
+        "lazy_insert": float(lazy_fit.cost[0]),
+        "lazy_delete": float(lazy_fit.cost[1]),
+        "lazy_insert_se": float(lazy_fit.se[0]),
+        "lazy_delete_se": float(lazy_fit.se[1]),
+        "call_s": fit.intercept,
+        "eager_update_s": update_seconds(eager, fit),
+        "lazy_update_s": update_seconds(lazy, lazy_fit),
+    }
 
 
-def _scan(extent: EagerExtent | LazyExtent) -> float:
-    start = time.perf_counter_ns()
-    extent.view()
-    return (time.perf_counter_ns() - start) / 1e9
-
-
-@dataclass
-class _Run:
-    """One extent's timed batches (seconds, counter increments), its timed scans (seconds,
-    raw tuples, stored tuples) and the extent at the end."""
-
-    seconds: list[float]
-    counts: list[np.ndarray]
-    scans: list[tuple[float, int, int]]
-    extent: EagerExtent | LazyExtent
-
-
-def _stored(extent: EagerExtent | LazyExtent) -> int:
-    return extent.stored if isinstance(extent, EagerExtent) else len(extent)
-
-
-SWING = 0.6
-"""Amplitude of the time warp's gaps (``1 +- SWING`` times the generator's): the window's
-occupancy swings between about 0.6 and 1.6 windows."""
-PERIOD_WINDOWS = 4
-"""Period of the time warp, in windows of tuples."""
-
-
-def warped(ts: np.ndarray, window: int) -> np.ndarray:
-    """The timestamps re-spaced, in timestamp order, by gaps ``1 + SWING sin(2 pi i / P)``
-    times the generator's (``P = PERIOD_WINDOWS window``): a monotone map, so every tuple
-    keeps its place in timestamp order (its group's run, hence cp, and whether it is out of
-    order, oop), while the rate swings and a time window of ``window`` mean gaps expires
-    fewer tuples than arrive while the rate rises, more while it falls (module docstring).
-
-    >>> ts = np.array([3.0, 1.0, 2.0, 4.0])
-    >>> new = warped(ts, window=2)
-    >>> np.argsort(new).tolist() == np.argsort(ts).tolist(), float(new[1])
-    (True, 1.0)
-    """
-    order = np.argsort(ts, kind="stable")
-    gaps = np.diff(ts[order], prepend=ts[order][0] - 1.0)
-    scale = 1.0 + SWING * np.sin(2 * np.pi * np.arange(len(ts)) / (PERIOD_WINDOWS * window))
-    out = np.empty_like(ts)
-    out[order] = ts[order][0] - 1.0 + np.cumsum(gaps * scale)
-    return out
-
-
-def _timed_run(
-    extent: EagerExtent | LazyExtent,
-    readings: Readings,
-    warm: int,
-    sizes: np.ndarray,
-    scan_every: int,
-) -> _Run:
-    """Push ``readings`` into ``extent``: the first ``warm`` untimed (the window grows to its
-    largest), then in batches of ``sizes`` (cycled), timing each batch and every
-    ``scan_every``-th batch's scan."""
-    extent.push_batch(readings[:warm])
-    run = _Run([], [], [], extent)
-    lo, b, before = warm, 0, _counts(extent)
-    while lo < len(readings):
-        hi = min(lo + int(sizes[b % len(sizes)]), len(readings))
-        batch = readings[lo:hi]
-        began = time.perf_counter_ns()
-        extent.push_batch(batch)
-        run.seconds.append((time.perf_counter_ns() - began) / 1e9)
-        after = _counts(extent)
-        run.counts.append(after - before)
-        before, lo, b = after, hi, b + 1
-        if b % scan_every == 0:
-            run.scans.append((_scan(extent), len(extent), _stored(extent)))
-    return run
-
-
-def _update_seconds(run: _Run, fit: Fit) -> float:
-    """The run's update seconds: its batches' seconds less the fitted per-call seconds, over
-    the batches the fit kept (a descheduled batch's wait is no update cost), scaled to all
-    the tuples the batches pushed."""
-    counts = np.array(run.counts)
-    arrivals = counts[:, 0] + counts[:, 1]  # inserts and merges: every accepted arrival
-    kept = fit.inliers
-    seconds = np.array(run.seconds)[kept].sum() - fit.intercept * kept.sum()
-    return float(seconds * arrivals.sum() / max(arrivals[kept].sum(), 1))
-
-
-def _scan_fit(scans: list[tuple[float, int, int]], column: int) -> tuple[float, float]:
-    """Seconds per tuple read (the slope over the scans' ``column``: 1 raw, 2 stored) and
-    its standard error."""
-    table = np.array(scans, dtype=float)
-    fit = fit_costs(table[:, column : column + 1], table[:, 0])
-    return float(fit.cost[0]), float(fit.se[0])
+def _totals(eager: TimedRun, lazy: TimedRun, window: int) -> dict[str, float]:
+    """The runs' own figures: the stream's measured cp, oop and splits per arrival, the
+    medians of the scans scaled to ``window`` raw tuples, and the most tuples a scan met."""
+    total = np.array(eager.counts).sum(axis=0)  # the timed batches' operations
+    arrivals = max(int(total[0] + total[1]), 1)
+    scans, lazy_scans = eager.scan_table(), lazy.scan_table()  # seconds, raw, stored
+    return {
+        "cp_measured": float(total[1] / arrivals),
+        "oop_measured": float(eager.extent.counters.oop),
+        "split_rate": float(total[2] / arrivals),
+        "eager_scan_s": window * float(np.median(scans[:, 0] / scans[:, 1])),
+        "lazy_scan_s": window * float(np.median(lazy_scans[:, 0] / lazy_scans[:, 1])),
+        "eager_stored": window * float(np.median(scans[:, 2] / scans[:, 1])),
+        "held_max": int(scans[:, 1].max()),
+    }
 
 
 def measure_cell(
@@ -306,20 +222,19 @@ def measure_cell(
     window: int,
     mechanism: Mechanism = "fast",
     batch: tuple[int, int] = (16, 256),
-    scan_every: int = 16,
 ) -> dict[str, float]:
     """One cell's run (module docstring): target ``cp`` and ``oop``, the run's
-    ``cp_measured``, ``oop_measured`` and ``split_rate`` (splits per arrival; Eq. 3 expects
-    about oop x (1 - cp)), Table 4's costs in seconds with their standard errors
-    (``<name>_se``; NaN where not exercised), the lazy extent's own ``lazy_insert`` and
-    ``lazy_delete``, the fitted per-call seconds ``call_s``, and the run's totals
-    ``eager_update_s``, ``lazy_update_s`` (the batches less the fitted per-call seconds, the
-    descheduled ones left out and the rest scaled to all the tuples),
-    ``eager_scan_s``, ``lazy_scan_s`` (a scan of the final window), ``eager_stored``
-    (coalesced tuples), ``window_tuples`` (raw tuples in the window), ``tuples`` (pushed) and
-    ``batches`` (timed).  Batch sizes are drawn from ``batch`` (inclusive; scaled down in a
-    run too short for :data:`MIN_BATCHES` of them); every
-    ``scan_every``-th batch is followed by a timed scan (more often in a short run).
+    ``cp_measured``, ``oop_measured`` and ``split_rate`` (splits per arrival: the runs a late
+    arrival cuts, see :func:`~workbench.experiments.workloads.coalescing_rows`), Table 4's
+    costs in seconds with their standard errors (``<name>_se``; NaN where not exercised),
+    the lazy extent's own ``lazy_insert`` and ``lazy_delete``, the fitted per-call seconds
+    ``call_s``, and the run's totals ``eager_update_s``, ``lazy_update_s`` (the batches less
+    the fitted per-call seconds, the descheduled ones left out and the rest scaled to all the
+    tuples), ``eager_scan_s``, ``lazy_scan_s`` (a scan of ``window`` raw tuples),
+    ``eager_stored`` (coalesced tuples per ``window`` raw ones), ``held_max`` (the most raw
+    tuples a scan met: about 1.6 windows, the whole stream at oop = 1), ``window_tuples``,
+    ``tuples`` (pushed timed) and ``batches`` (timed).  Batch sizes are drawn from ``batch``
+    (inclusive; scaled down in a run too short for :data:`MIN_BATCHES` of them).
 
     >>> cell = measure_cell(np.random.default_rng(0), 0.5, 0.5, tuples=3000, window=100)
     >>> cell["window_tuples"], 0.3 < cell["cp_measured"] < 0.7, cell["mechanism"]
@@ -327,86 +242,18 @@ def measure_cell(
     """
     if tuples <= window:
         raise ValueError(f"tuples = {tuples!r} must exceed window = {window!r} to expire any")
-    lo, hi = batch
-    if not 1 <= lo <= hi:
-        raise ValueError(f"batch = {batch!r} must be sizes 1 <= low <= high")
-    rows = coalescing_rows(rng, tuples, cp=cp, oop=oop)
-    ts, value, group = (np.array(col) for col in zip(*rows, strict=True))
-    readings = Readings(warped(ts, window), value, group)
+    readings = _stream(rng, cp, oop, tuples, window)
     warm = min(PERIOD_WINDOWS * window, tuples // 4)
-    shrink = (tuples - warm) / MIN_BATCHES / ((lo + hi) / 2)
-    if shrink < 1:  # a short run: smaller batches, so that enough are timed
-        lo, hi = max(1, int(lo * shrink)), max(2, int(hi * shrink))
-    sizes = rng.integers(lo, hi + 1, max(16, 4 * tuples // lo))
-    batches = 2 * (tuples - warm) // (lo + hi)
-    scan_every = max(1, min(scan_every, batches // 32))  # at least 32 scans when it can
-    runs = {}
-    enabled = gc.isenabled()
-    gc.disable()  # a collection inside a timed batch is not the operation's cost
-    try:
-        for scheme in ("eager", "lazy"):
-            extent = make_extent(scheme, window, mechanism, kind="time")
-            runs[scheme] = _timed_run(extent, readings, warm, sizes, scan_every)
-    finally:
-        if enabled:
-            gc.enable()
+    sizes = _batch_sizes(rng, tuples, warm, batch)
+    runs = _runs(readings, window, mechanism, warm, sizes)
     eager, lazy = runs["eager"], runs["lazy"]
-    fit = fit_costs(np.array(eager.counts), np.array(eager.seconds))
-    lazy_counts = np.array(lazy.counts)[:, [0, 4]]  # inserts, deletes
-    lazy_fit = fit_costs(lazy_counts, np.array(lazy.seconds))
-    update = dict(zip(EQ3_TERMS, fit.cost.tolist(), strict=True))
-    update_se = dict(zip(EQ3_TERMS, fit.se.tolist(), strict=True))
-    read, read_se = _scan_fit(eager.scans, 2)
-    per_raw, per_raw_se = _scan_fit(lazy.scans, 1)
-    total = np.array(eager.counts).sum(axis=0)  # the timed batches' operations
-    arrivals = max(int(total[0] + total[1]), 1)
-    cp_measured = float(total[1] / arrivals)
-    counters = eager.extent.counters
-    coalesce, coalesce_se = np.nan, np.nan
-    if cp_measured > 0:  # Eq. 6: per raw tuple cp (C_coalesce + C_read) + (1 - cp) C_read
-        coalesce = max(per_raw - read, 0.0) / cp_measured
-        coalesce_se = float(np.hypot(per_raw_se, read_se)) / cp_measured
-    costs = {
-        "read": read,
-        "insert": update["insert"],
-        "delete": update["delete"],
-        "attach": update["merge"],  # mergeTuples attaches the timestamp: C_merge stands for it
-        "detach": update["detach"],
-        "merge": update["merge"],
-        "split": update["split"],
-        "coalesce": coalesce,
-    }
-    spread = {
-        "read": read_se,
-        "insert": update_se["insert"],
-        "delete": update_se["delete"],
-        "attach": update_se["merge"],
-        "detach": update_se["detach"],
-        "merge": update_se["merge"],
-        "split": update_se["split"],
-        "coalesce": coalesce_se,
-    }
-    scans = np.array(eager.scans, dtype=float)  # per scan: seconds, raw tuples, stored
-    lazy_scans = np.array(lazy.scans, dtype=float)
+    totals = _totals(eager, lazy, window)
     return {
         "mechanism": mechanism,
         "oop": oop,
         "cp": cp,
-        "cp_measured": cp_measured,
-        "oop_measured": float(counters.oop),
-        "split_rate": float(total[2] / arrivals),
-        **costs,
-        **{f"{name}_se": value for name, value in spread.items()},
-        "lazy_insert": float(lazy_fit.cost[0]),
-        "lazy_delete": float(lazy_fit.cost[1]),
-        "lazy_insert_se": float(lazy_fit.se[0]),
-        "lazy_delete_se": float(lazy_fit.se[1]),
-        "call_s": fit.intercept,
-        "eager_update_s": _update_seconds(eager, fit),
-        "lazy_update_s": _update_seconds(lazy, lazy_fit),
-        "eager_scan_s": window * float(np.median(scans[:, 0] / scans[:, 1])),
-        "lazy_scan_s": window * float(np.median(lazy_scans[:, 0] / lazy_scans[:, 1])),
-        "eager_stored": window * float(np.median(scans[:, 2] / scans[:, 1])),
+        **_table4(eager, lazy, totals["cp_measured"]),
+        **totals,
         "window_tuples": window,
         "tuples": len(readings) - warm,
         "batches": len(eager.seconds),

@@ -8,11 +8,30 @@ pushes per second, the array's work per push (elements scanned and shifted) and 
 allocated bytes, and the split fraction against the two models of it: ``oop x cp x (1 -
 cp)`` (a late arrival cuts a run only inside one, see the generator) and Eq. 3's ``oop x (1 -
 cp)`` (Algorithm 2, Line 18 calls splitTuple on every late arrival that does not merge).
+
+**Which split figure is right.**  :func:`split_paths` follows a stream arrival by arrival
+(an oracle in plain Python: each group's timestamps kept sorted, no window) and counts both:
+``line18``, the late arrivals that coalesce with neither neighbour (Algorithm 2 sends them to
+Line 18, and Eq. 3 charges each ``C_insert + C_split``), and ``cuts``, those whose two
+neighbours hold one value, the runs a split really cuts (the counter both extents keep; a
+test checks it is the oracle's).  On Section 7.1's generator ``line18`` is ``oop x (1 -
+cp)`` within a few thousandths, and ``cuts`` is at most ``oop x cp x (1 - cp)``: a late
+arrival lands inside a run when its two neighbours are equal, probability cp by Table 4's
+definition of cp_i, independently of its lateness (Eq. 3 multiplies ``oop_i`` and ``cp_i``).
+No generator can give cuts at ``oop x (1 - cp)`` over the grid: a run's inner gap (two
+neighbours in one run) is made only by a merge (each merge makes one) and every cut removes
+one, so ``cuts <= merges``, about ``cp`` per arrival, below ``oop x (1 - cp)`` wherever
+``cp < oop x (1 - cp)`` (all of cp = 0, and cp 0.1-0.4 at oop 1); elsewhere only a generator
+that chose a late tuple's place by the values around it (inside a run) could, which Eq. 3's
+independent ``oop_i`` and ``cp_i`` exclude.  So Eq. 3's ``C_split`` term counts Line 18's
+calls, most of them on a target that is a single reading (Function 3 then has no timestamp
+to move), and the split counter counts the cuts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,10 +42,43 @@ from workbench.experiments.harness import timed, warm_up
 from workbench.experiments.scale import sized
 from workbench.experiments.workloads import coalescing_rows
 
-__all__ = ["MECHANISMS", "mechanism_rates", "mechanism_work"]
+__all__ = ["MECHANISMS", "mechanism_rates", "mechanism_work", "split_paths"]
 
 MECHANISMS: tuple[Mechanism, ...] = ("fast", "paper")
 """The eager extent's mechanisms, ours first."""
+
+
+def split_paths(rows: Iterable[tuple[float, object, object]]) -> dict[str, int]:
+    """How many of the ``(ts, value, group)`` arrivals (no window) take each of Algorithm 2's
+    paths (module docstring): ``arrivals``, ``late`` (below the largest timestamp so far,
+    Line 9), ``merges`` (equal to a neighbour of its group in timestamp order; placed after
+    equal timestamps, as the extents place it), ``line18`` (late and equal to neither
+    neighbour) and ``cuts`` (its two neighbours equal, itself different: splitTuple cuts a
+    run).
+
+    >>> split_paths([(1.0, 5, "a"), (3.0, 5, "a"), (2.0, 7, "a"), (2.5, 5, "a")])
+    {'arrivals': 4, 'late': 2, 'merges': 2, 'line18': 1, 'cuts': 1}
+    """
+    keys: dict[object, list[float]] = {}
+    values: dict[object, list[object]] = {}
+    count = dict.fromkeys(("arrivals", "late", "merges", "line18", "cuts"), 0)
+    latest = float("-inf")
+    for ts, value, group in rows:
+        ks, vs = keys.setdefault(group, []), values.setdefault(group, [])
+        at = bisect.bisect_right(ks, ts)
+        before = vs[at - 1] if at > 0 else None
+        after = vs[at] if at < len(vs) else None
+        merges = value in (before, after)
+        late = ts < latest
+        count["arrivals"] += 1
+        count["late"] += late
+        count["merges"] += merges
+        count["line18"] += late and not merges
+        count["cuts"] += at > 0 and after is not None and before == after != value
+        ks.insert(at, ts)
+        vs.insert(at, value)
+        latest = max(latest, ts)
+    return count
 
 
 def mechanism_work(

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench.coalesce.cost import (
     TIMESTAMP_BYTES,
@@ -164,8 +165,10 @@ def six_query_run(
     atomic: Atomic,
     mechanism: Mechanism = "fast",
     weights: Weights = TABLE6_WEIGHTS,
+    progress: bool = False,
 ) -> pd.DataFrame:
-    """Every case of Table 6 run (:func:`six_query_case`): columns ``case``, ``mechanism``,
+    """Every case of Table 6 run (:func:`six_query_case`; ``progress``: a tqdm bar over the
+    cases): columns ``case``, ``mechanism``,
     ``measured``, ``modelled``, ``paper``, ``measured = paper``, ``modelled = measured``,
     ``regret``, ``margin``, ``all lazy``, ``all eager``, ``optimal`` (the measured bars of
     Figure 5(b)).
@@ -176,7 +179,8 @@ def six_query_run(
     (6, 'Case 1')
     """
     rows = []
-    for case, (cps, oops, paper) in TABLE6_CASES.items():
+    cases = tqdm(TABLE6_CASES.items(), f"Table 6 run ({mechanism})", disable=not progress)
+    for case, (cps, oops, paper) in cases:
         run = six_query_case(rng, cps, oops, tuples, window, atomic, mechanism, weights)
         rows.append(
             {

@@ -102,7 +102,8 @@ def run_section7(
 ) -> Section7Run:
     """Measure and recompute Section 7 for one ``mechanism`` (module docstring) at
     :func:`section7_sizes` (``sizes`` override them); ``cps`` are Table 5's cps on the
-    deployment (:func:`~workbench.experiments.coalescing_selection.table5_cps`).
+    deployment (:func:`~workbench.experiments.coalescing_selection.table5_cps`);
+    ``progress``: tqdm bars over the cells and over the six-query cases.
 
     >>> run = run_section7(grid=[0.0, 1.0], tuples=1500, window=100, six_tuples=300)
     >>> run.mechanism, len(run.cells), len(run.six)
@@ -126,7 +127,7 @@ def run_section7(
     table5 = None if cps is None else table5_selection(cps, grid)
     six_tuples = int(size["six_tuples"])
     table6 = table6_selection(grid, window, k=six_tuples)
-    six = six_query_run(rng, six_tuples, window, grid, mechanism)
+    six = six_query_run(rng, six_tuples, window, grid, mechanism, progress=progress)
     return Section7Run(
         mechanism,
         cells,

@@ -20,7 +20,7 @@ from workbench.experiments.harness import (
     timed,
     warm_up,
 )
-from workbench.experiments.interval_rates import Finding, verdict_row
+from workbench.experiments.interval_verdicts import Finding, verdict_row
 from workbench.experiments.workloads import Example5Workload
 from workbench.operators import BandJoin, PTJoin, TwoStreamJoin
 from workbench.paper_examples import Example5Setting
@@ -178,7 +178,7 @@ def replay_verdicts(
     4.2; PTJoin Section 3, Theorem 2), every figure from the runs: ``tables`` by engine, then
     family (``"PTJoin"``, ``"interval"``), of :func:`join_table` (one push per event);
     ``batched``: events/s of each compiled operator driven in micro-batches.  Columns as
-    :func:`~workbench.experiments.interval_rates.verdict_row`'s.
+    :func:`~workbench.experiments.interval_verdicts.verdict_row`'s.
 
     >>> streams, events = Example5Workload(Example5Setting(templates=3), 40).build()
     >>> kw = {"streams": streams, "d": 1500.0, "threshold": 0.8}

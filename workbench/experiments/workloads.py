@@ -415,11 +415,24 @@ def coalescing_rows(
     its group with probability ``cp`` (else a fresh value from a large range).  Timestamps
     grow with arrivals (gaps uniform in [0.5, 1.5)), except that with probability ``oop``
     an arrival is late: its timestamp falls between the two latest timestamps of its group,
-    inside the run (if any) its group's previous arrival ends.  A late arrival that does not
-    repeat that value cuts the run (``splitTuple``, Appendix A), so an eager extent splits at
-    about ``oop x cp x (1 - cp)`` of arrivals: the late one must differ (``1 - cp``) and land
-    inside a run, between two equal values (``cp``).  A late arrival of a group with fewer
-    than two earlier tuples arrives in order.
+    inside the run (if any) its group's previous arrival ends.  A late arrival of a group with
+    fewer than two earlier tuples arrives in order.
+
+    Splits: Eq. 3 charges ``C_split`` on the late arrivals that do not coalesce, ``oop x (1 -
+    cp)`` of them (Algorithm 2, Line 18, which calls ``splitTuple`` whatever the target
+    holds); a run is cut only when the late one lands inside it, between two equal values
+    (probability cp by Table 4's cp_i, whatever its lateness: Eq. 3 multiplies ``oop_i`` and
+    ``cp_i``) and differs (``1 - cp``), so an eager extent's split counter is about ``oop x cp
+    x (1 - cp)`` of arrivals, less at high oop, where a late arrival lands next to its group's
+    previous late one.  Every cut uses up a run's inner gap, which only a merge makes, so no
+    generator cuts more runs than it merges tuples (about cp per arrival);
+    :mod:`~workbench.experiments.coalescing_mechanisms` measures both counts
+    (``split_paths``).
+
+    At ``oop = 1`` no arrival raises the largest timestamp (only an arrival in order can), so
+    each group's tuples pile up below its second timestamp, ever closer, until float64 no
+    longer tells them apart: a time window then expires nothing (it holds the whole stream),
+    a tuple window still expires by count.
 
     (Until issue 48 the values were drawn in timestamp order and late tuples displaced
     afterwards, so a late tuple re-entered the run it had been taken from and never cut one:

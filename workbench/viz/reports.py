@@ -6,6 +6,11 @@ file that a browser shows offline: the notebooks load every resource inline them
 stylesheets referenced on Panel's CDN are replaced here by their inline text; and the page
 template loads neither require.js, MathJax nor Mermaid from the internet.  An ``index.html``
 links the reports.
+
+Each report records its wall and CPU seconds: the kernel's CPU (user and system, read from
+the finished kernel process) and this process's own.  A progress bar (tqdm, on the
+terminal) counts each notebook's code cells as they finish, so a run at the papers' sizes
+(``workbench reports --paper``) shows where it is.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,12 +48,14 @@ _FETCHED = [
 
 @dataclass(frozen=True)
 class Report:
-    """One executed notebook: its HTML file, title and execution time in seconds."""
+    """One executed notebook: its HTML file, title, execution time (wall seconds) and the
+    CPU seconds it took (its kernel's and this process's, user and system)."""
 
     notebook: Path
     html: Path
     title: str
     seconds: float
+    cpu_seconds: float = float("nan")
 
 
 def fetched_urls(page: str) -> list[str]:
@@ -125,18 +133,48 @@ def _title(nb: object, fallback: str) -> str:
     return fallback
 
 
+def _cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its finished children (the kernels,
+    once shut down and reaped)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _execute(nb: object, path: Path, timeout: int | None, progress: bool) -> None:
+    """Run ``nb`` in a fresh kernel from its own folder, a tqdm bar over its code cells."""
+    from nbclient import NotebookClient
+    from tqdm import tqdm
+
+    code = sum(cell.cell_type == "code" for cell in nb.cells)  # type: ignore[attr-defined]
+    with tqdm(total=code, desc=path.name, unit="cell", disable=not progress) as bar:
+
+        def done(cell: object, **_: object) -> None:
+            if cell.cell_type == "code":  # type: ignore[attr-defined]
+                bar.update()
+
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+            on_cell_executed=done,
+        ).execute()
+
+
 def build_reports(
     out: str | Path = "build/reports",
     notebooks: Sequence[str | Path] = (),
     timeout: int | None = 600,
+    progress: bool = False,
 ) -> list[Report]:
     """Execute ``notebooks`` (notebooks or folders of them; default: the checkout's, see
     :func:`notebook_paths`) and write one HTML report each, plus ``index.html``, into
-    ``out``.  ``timeout``: seconds a cell may take (None: no limit, for the papers' sizes).
-    Returns the reports in order."""
+    ``out``.  ``timeout``: seconds a cell may take (None: no limit, for the papers' sizes);
+    ``progress``: a bar over each notebook's cells on the terminal.  Returns the reports in
+    order."""
     import nbformat
     from jinja2 import DictLoader
-    from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
     paths = notebook_paths(notebooks)
@@ -149,14 +187,9 @@ def build_reports(
     reports = []
     for path in paths:
         nb = nbformat.read(path, as_version=4)
-        start = time.perf_counter()
-        NotebookClient(
-            nb,
-            timeout=timeout,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(path.parent)}},
-        ).execute()
-        seconds = time.perf_counter() - start
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        _execute(nb, path, timeout, progress)
+        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
         for cell in nb.cells:
             if "outputs" not in cell:
                 continue
@@ -173,10 +206,11 @@ def build_reports(
         page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
         destination = target / f"{path.stem}.html"
         destination.write_text(page, encoding="utf-8")
-        reports.append(Report(path, destination, _title(nb, path.stem), seconds))
+        reports.append(Report(path, destination, _title(nb, path.stem), seconds, cpu))
     items = "\n".join(
         f'<li><a href="{html.escape(r.html.name)}">{html.escape(r.title)}</a> '
-        f"<small>({html.escape(r.notebook.name)}, executed in {r.seconds:.1f} s)</small></li>"
+        f"<small>({html.escape(r.notebook.name)}, executed in {r.seconds:.1f} s, "
+        f"{r.cpu_seconds:.1f} CPU s)</small></li>"
         for r in reports
     )
     (target / "index.html").write_text(
