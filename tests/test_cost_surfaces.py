@@ -117,7 +117,9 @@ def test_measured_costs_are_finite_and_follow_the_runs(cells):
     for cp, oop in itertools.product([0.0, 0.2, 0.5, 0.9, 1.0], repeat=2):
         costs = vars(grid(cp, oop))
         assert all(np.isfinite(v) and v >= 0 for v in costs.values()), (cp, oop, costs)
-    assert np.isfinite(cells["read"]).all() and (cells["call_s"] > 0).all()
+    # a call's cost is the fit's intercept: near zero, so timing noise on a loaded machine may
+    # tip it below (seen once at -25 us); finite is what the surfaces need
+    assert np.isfinite(cells["read"]).all() and np.isfinite(cells["call_s"]).all()
     exercised = cells.set_index(["oop", "cp"])
     assert exercised.loc[(0.0, 0.0), ["merge", "detach"]].isna().all()  # cp 0: neither
     assert exercised.loc[(0.5, 0.5), ["insert", "merge", "detach", "delete"]].notna().all()
