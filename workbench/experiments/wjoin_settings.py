@@ -107,30 +107,30 @@ class PaperSettings:
 def paper_settings() -> PaperSettings:
     """The sizes in force (``WORKBENCH_SCALE``).  ``ci`` runs in seconds with the python
     engine: windows of tens of ms, 2- to 4-way, runs of 3 windows of at most 3,000 tuples,
-    one bisection step.  ``paper`` runs the paper's windows (2 s nested loop, one minute hash)
-    with the compiled engine, 2- to 5-way, runs of 3 windows of at most 3,000,000 tuples (the
-    hash join's grid then stops at 16,000/s, where the compiled joins keep up: its FEW / BEW
+    one bisection step.  ``paper`` runs the paper's windows (1 s nested loop, one minute hash)
+    with the compiled engine, 2- to 5-way, runs of 3 windows of at most 1,500,000 tuples (the
+    hash join's grid then stops at 8,000/s, where the compiled joins keep up: its FEW / BEW
     compares their steady-state capacity there), one bisection step, no second run for a rate
-    given up (the joining thread's CPU time is steady enough); Figure 7 at 250-16,000/s over 1.5
-    windows.  About 15 min of CPU for the whole set (docs/wjoin.md).
+    given up (the joining thread's CPU time is steady enough), counters at 8,000/s; Figure 7
+    at 250-8,000/s over 1.25 windows.  About 11 min of CPU for the whole set (docs/wjoin.md).
 
     >>> s = paper_settings()
     >>> s.ways, s.engine, s.hash_window_ms, s.windows
     ((2, 3, 4), 'python', 25.0, 3.0)
     """
     return PaperSettings(
-        nested_window_ms=sized(ci=20.0, paper=2_000.0),
+        nested_window_ms=sized(ci=20.0, paper=1_000.0),
         hash_window_ms=sized(ci=25.0, paper=60_000.0),
         windows=3.0,
-        max_run_tuples=sized(ci=3_000, paper=3_000_000),
+        max_run_tuples=sized(ci=3_000, paper=1_500_000),
         start_rate=4_000.0,
         refine=1,
-        probe_rate=sized(ci=4_000.0, paper=16_000.0),
+        probe_rate=sized(ci=4_000.0, paper=8_000.0),
         response_rates=sized(
             ci=(500.0, 2_000.0, 8_000.0, 32_000.0, 64_000.0),
-            paper=(250.0, 1_000.0, 4_000.0, 16_000.0),
+            paper=(250.0, 1_000.0, 4_000.0, 8_000.0),
         ),
-        response_windows=sized(ci=3.0, paper=1.5),
+        response_windows=sized(ci=3.0, paper=1.25),
         engine=sized(ci="python", paper="compiled"),
         retry=sized(ci=True, paper=False),
         ways=sized(ci=(2, 3, 4), paper=(2, 3, 4, 5)),
