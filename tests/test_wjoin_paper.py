@@ -225,3 +225,7 @@ def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys
     doc = json.loads(capsys.readouterr().out)["figures"]
     assert doc["paper_settings"]["scale"] == "ci" and doc["paper_settings"]["ways"] == [2, 3]
     assert len(doc["paper_verdicts"]) == 9 and len(doc["paper_figure6"]) == 2 * 2 * 2 * 2
+    assert "window_sweep" not in doc  # --paper-only: the paper's settings alone
+    assert main(["wjoin", "--scale", "ci"]) == 0  # then what they do not cover
+    out = capsys.readouterr().out
+    assert "Reproduced?" in out and "retail stand-in" in out and "FEWJoin  compiled" in out
