@@ -107,8 +107,9 @@ class PaperSettings:
 def paper_settings() -> PaperSettings:
     """The sizes in force (``WORKBENCH_SCALE``).  ``ci`` runs in seconds with the python
     engine: windows of tens of ms, 2- to 4-way, runs of 3 windows of at most 3,000 tuples,
-    one bisection step; Figure 7 at 500-32,000/s over 12 windows (0.3 s).  ``paper`` runs the paper's windows (1 s nested loop, one minute hash)
-    with the compiled engine, 2- to 5-way, runs of 3 windows of at most 1,500,000 tuples (the
+    one bisection step; Figure 7 at 500-32,000/s over 12 windows (0.3 s).  ``paper`` runs the
+    paper's windows (1 s nested loop, one minute hash) with the compiled engine, 2- to 5-way,
+    runs of 3 windows of at most 1,500,000 tuples (the
     hash join's grid then stops at 8,000/s, where the compiled joins keep up: its FEW / BEW
     compares their steady-state capacity there), one bisection step, no second run for a rate
     given up (the joining thread's CPU time is steady enough), counters at 8,000/s; Figure 7
