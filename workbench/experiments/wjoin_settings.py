@@ -103,6 +103,17 @@ class PaperSettings:
         """
         return 1000.0 * self.max_run_tuples / (workload.windows * workload.window_ms)
 
+    def probe_only(self, workload: WJoinWorkload) -> PaperSettings:
+        """These settings with the rate grid of ``workload`` stopped at the probe rate: for
+        a case whose verdict reads only the counters there.
+
+        >>> s = paper_settings()
+        >>> s.probe_only(s.workload(s.nested_window_ms)).max_rate(s.workload(20.0))
+        4000.0
+        """
+        tuples = self.probe_rate * workload.windows * workload.window_ms / 1000.0
+        return replace(self, max_run_tuples=math.ceil(tuples))
+
 
 def paper_settings() -> PaperSettings:
     """The sizes in force (``WORKBENCH_SCALE``).  ``ci`` runs in seconds with the python

@@ -259,6 +259,7 @@ def _variant_rows(runs: pd.DataFrame) -> list[dict]:
         parts = [
             f"{row.mechanism} {row.algorithm[:3]} {row.strategy}: {row.comparisons:.1f} "
             f"comparisons, {row.max_sustainable:,.0f}/s"
+            + ("" if row.saturated else " (kept up with its grid)")
             for row in r.itertuples()
         ]
         return ("same results; " if same else "RESULTS DIFFER; ") + "; ".join(parts)
