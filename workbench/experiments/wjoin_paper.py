@@ -67,6 +67,7 @@ __all__ = [
     "paper_settings",
     "response_runs",
     "variant_cases",
+    "variant_runs",
     "verdicts",
 ]
 
@@ -94,22 +95,40 @@ def paper_runs(
 ) -> PaperRuns:
     """Run every experiment of the module (sizes: ``settings``, default
     :func:`paper_settings`); busy time by ``clock`` (default the joining thread's CPU
-    time: other work on a shared machine left out), for the response times too.  The
-    non-uniform clique's verdict (GCA vs LCA) reads comparisons per tuple only, so its
-    rates stop at the probe rate (:meth:`PaperSettings.probe_only`)."""
+    time: other work on a shared machine left out), for the response times too."""
     s = settings or paper_settings()
 
-    def run(cases: list[WJoinCase], sizes: PaperSettings = s) -> pd.DataFrame:
-        return case_runs(cases, sizes, seed, clock, progress)
+    def run(cases: list[WJoinCase]) -> pd.DataFrame:
+        return case_runs(cases, s, seed, clock, progress)
 
-    variants = variant_cases(s)
-    clique = [c for c in variants if c.form != "graph"]
-    graph = [c for c in variants if c.form == "graph"]
     return PaperRuns(
         s,
         run(figure6_cases(s)),
         run(figure4_cases(s)),
         run(delayed_cases(s)),
-        pd.concat([run(clique, s.probe_only(clique[0].workload)), run(graph)], ignore_index=True),
+        variant_runs(s, seed, clock, progress),
         response_runs(s, seed=seed, clock=clock, progress=progress),
+    )
+
+
+def variant_runs(
+    settings: PaperSettings,
+    seed: int = 0,
+    clock: Clock = time.thread_time,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Section 5's cases (:func:`variant_cases`) as :func:`case_runs` runs them: the graph
+    join searched for its maximum sustainable rate; the non-uniform clique, whose verdict
+    (GCA vs LCA) reads comparisons per tuple only, at rates up to the probe rate
+    (:meth:`PaperSettings.probe_only`)."""
+    variants = variant_cases(settings)
+    clique = [c for c in variants if c.form != "graph"]
+    graph = [c for c in variants if c.form == "graph"]
+    sizes = settings.probe_only(clique[0].workload)
+    return pd.concat(
+        [
+            case_runs(clique, sizes, seed, clock, progress),
+            case_runs(graph, settings, seed, clock, progress),
+        ],
+        ignore_index=True,
     )
