@@ -97,7 +97,7 @@ PLANS: dict[str, Run | Serve | Listed] = {
         CHECKOUT, "--events 200 --naive-prefix 50 --templates 5", out="same pairs: yes"
     ),
     "./dev bench interval": Run(CHECKOUT, "--events 100", out="LazyWithLookup"),
-    "./dev bench wjoin": Run(CHECKOUT, "--max-rate 2000 --compiled-max-rate 4000", out="FEWJoin"),
+    "./dev bench wjoin": Run(CHECKOUT, out="FEWJoin"),
     "./dev bench coalesce": Run(
         CHECKOUT,
         "--tuples 400 --grid-tuples 200 --cell-tuples 1500 --readings 2000",
@@ -106,8 +106,8 @@ PLANS: dict[str, Run | Serve | Listed] = {
     "./dev bench month": Run(CHECKOUT, "--prefix 2000", out="pairs"),
     "./dev bench wjoin --paper-only": Run(CHECKOUT, out="FEW"),
     "./dev bench wjoin --paper-only --scale paper": Listed(
-        "the papers' sizes run for hours on 2 cores; the line without --scale runs the same "
-        "experiments at the suite's sizes"
+        "the papers' sizes take about 15 min of CPU (an hour on the shared cores); the line "
+        "without --scale runs the same experiments at the suite's sizes"
     ),
     "./dev bench wjoin --paper-only --json": Run(CHECKOUT, out='"benchmark": "wjoin"'),
     "./dev reports --paper": Listed(

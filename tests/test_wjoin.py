@@ -410,10 +410,10 @@ def _grid_rows(rng, m, n, delays, empty):
 )
 def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, delayed, one_empty):
     """The paper's BEW (newest-timestamp expiry met by the search, per-tuple period tests) and
-    the paper's FEW (one shared period, trimmed at each restart, blind joins) find the
-    oracle's results once each, as the fast mechanisms do, on ties and exact window gaps:
-    BEW's at the same pushes, the paper's FEW's no later than the fast FEW's (it joins each
-    tuple on arrival)."""
+    the paper's FEW (one shared period, trimmed at each restart, blind joins, tuples held
+    until a tuple of every stream is) find the oracle's results once each, as the fast
+    mechanisms do, on ties and exact window gaps: BEW's at the same pushes, every result
+    no earlier than its last tuple's arrival."""
     rng = np.random.default_rng(seed)
     if m == 2 and form in ("path", "graph"):
         form = "non-uniform clique"
@@ -443,7 +443,8 @@ def test_paper_mechanisms_equal_the_fast_ones_and_the_oracle(seed, m, form, n, d
         when = [emitted_at.get(op, {}) for op in (fast, paper)]
         assert set(when[1]) == set(when[0]) == expected, (cls.__name__, strategy, impl)
         assert paper.counters.results_out == len(expected)
-        assert all(when[1][r] <= when[0][r] for r in expected), (cls.__name__, strategy, impl)
+        last = {r: max(k for k, row in enumerate(rows) if row[2] in r) for r in expected}
+        assert all(w[r] >= last[r] for w in when for r in expected), (cls.__name__, impl)
         assert paper.counters.buffered == (0,) * m
 
 
@@ -549,21 +550,63 @@ def test_paper_bew_keeps_more_on_unequal_rates_figure_4():
 
 def test_paper_few_shares_one_period_and_trims_at_restart():
     """Section 3.2: tuples inside the period are admitted (one comparison) and joined blindly
-    (key tests only, no window test); a tuple outside it restarts mode 1, which trims what no
-    future arrival can join, sweeping each stream from its oldest tuple."""
+    (key tests only, no window test); a tuple outside it is held until a tuple of every
+    stream is, then restarts mode 1, which trims what no tuple arriving from its arrival on
+    can join, sweeping each stream from its oldest tuple."""
     wc = WindowConstraints.uniform(2, 5.0)
-    op = FEWJoin(constraints=wc, max_delay=[0.0, 0.0], mechanism="paper", engine="python")
-    out = []
-    for s, k, ts in [(0, 1, 0.0), (1, 2, 2.0), (0, 3, 4.0), (1, 4, 5.0)]:
-        out += op.push(s, k, "a", ts, ts).ids.tolist()
-    assert out == [[1, 2], [3, 2], [1, 4], [3, 4]]  # all inside the period [0, 5]
-    c = op.counters
-    # 3 admissions; blind joins: 0 + 1 + 1 + 2 key tests; nothing dropped yet
-    assert (c.comparisons, c.visited_inside, c.visited_outside, c.dropped) == (7, 4, 0, 0)
-    assert op.push(0, 5, "a", 8.0, 8.0).ids.tolist() == [[5, 4]]  # outside [0, 5]: restart
-    # the sweep drops 0 and 2 (below 8 - 5), keeps 4 and 5; then one blind key test
-    assert [t[2] for s in (0, 1) for t in op.buffers.stream(s)] == [3, 5, 4]
-    assert op.counters.dropped == 2 and op.counters.comparisons == 7 + 1 + 4 + 1
+    ops = [
+        FEWJoin(constraints=wc, max_delay=[0.0, 0.0], mechanism="paper", engine=e) for e in ENGINES
+    ]
+    for op in ops:
+        out = []
+        for s, k, ts in [(0, 1, 0.0), (1, 2, 2.0), (0, 3, 4.0), (1, 4, 5.0)]:
+            out += op.push(s, k, "a", ts, ts).ids.tolist()
+        assert out == [[1, 2], [3, 2], [1, 4], [3, 4]]  # all inside the period [0, 5]
+        c = op.counters
+        # 3 admissions; blind joins: 0 + 1 + 1 + 2 key tests; nothing dropped yet
+        assert (c.comparisons, c.visited_inside, c.visited_outside, c.dropped) == (7, 4, 0, 0)
+        assert op.push(0, 5, "a", 8.0, 8.0).ids.tolist() == []  # outside [0, 5]: held
+        assert op.counters.buffered == (3, 2) and op.counters.comparisons == 8
+        # stream 1's tuple at 9: every stream held, mode 1 restarts at 8: the sweep drops 0
+        # and 2 (below 8 - 5), 5 is joined with 4; then 9, inside [4, 9], with 4 and 8
+        assert op.push(1, 6, "a", 9.0, 9.0).ids.tolist() == [[5, 4], [3, 6], [5, 6]]
+        assert [t[2] for s in (0, 1) for t in op.buffers.stream(s)] == [3, 5, 4, 6]
+        assert op.counters.dropped == 2 and op.counters.comparisons == 8 + 1 + 4 + 1 + 1 + 2
+    assert ops[0].counters == ops[1].counters
+
+
+def test_paper_few_waits_for_a_tuple_of_every_stream():
+    """Section 3.2: the paper's mode 1 needs a tuple of every stream to start a period.  With
+    stream 2 silent, the paper's FEW emits nothing (it holds the tuples, buffered but not
+    joined); at stream 2's first tuple it emits every result BEW emitted at that tuple, the
+    same in both engines."""
+    rng = np.random.default_rng(3)
+    wc = WindowConstraints.uniform(3, 6.0)
+    quiet = [r[:5] for r in _streams(rng, 3, 30, 1.0, [0.0] * 3, keys=2) if r[1] != 2]
+    end = min(max(r[0] for r in quiet if r[1] == s) for s in (0, 1))
+    rows = [r for r in quiet if r[0] <= end]
+    rows.append((end, 2, 999, rows[-1][3], end))  # stream 2's first tuple, at the end
+    for impl in ("nested", "hash"):
+        bew = BEWJoin(constraints=wc, max_delay=[0.0] * 3, implementation=impl)
+        papers = [
+            FEWJoin(constraints=wc, max_delay=[0.0] * 3, implementation=impl,
+                    mechanism="paper", engine=e)
+            for e in ENGINES
+        ]  # fmt: skip
+        for arrival, s, i, v, ts in rows[:-1]:
+            assert bew.push(s, i, v, ts, arrival).ids.size == 0
+            for op in papers:
+                assert op.push(s, i, v, ts, arrival).ids.size == 0
+        held = papers[0].counters
+        assert held.buffered[2] == 0 and sum(held.buffered) == len(rows) - 1
+        assert held.visited_inside == held.comparisons == 0  # nothing joined yet
+        assert papers[0].buffers.size(0) == papers[0].buffers.size(1) == 0
+        arrival, s, i, v, ts = rows[-1]
+        want = {tuple(r) for r in bew.push(s, i, v, ts, arrival).ids.tolist()}
+        assert want
+        for op in papers:
+            assert {tuple(r) for r in op.push(s, i, v, ts, arrival).ids.tolist()} == want
+        assert papers[0].counters == papers[1].counters
 
 
 def test_paper_few_tests_windows_when_a_delay_keeps_more_than_a_period():
@@ -578,8 +621,9 @@ def test_paper_few_tests_windows_when_a_delay_keeps_more_than_a_period():
         out = []
         for s, k, ts in [(1, 1, 0.0), (1, 2, 9.0), (0, 3, 1.0), (0, 4, 8.0)]:
             out += op.push(s, k, "a", ts, 9.0).ids.tolist()
-        assert out == [[3, 1], [4, 2]]
         assert op.counters.visited_outside == 0 and op.counters.dropped == 0
+        out += op.flush().ids.tolist()  # 8 fell outside the period [0, 5]: held until then
+        assert out == [[3, 1], [4, 2]]
     assert ops[0].counters == ops[1].counters
 
 

@@ -126,22 +126,22 @@ TINY = PaperSettings(
     nested_window_ms=10.0,
     hash_window_ms=10.0,
     windows=3.0,
-    max_tuples=300,
+    max_run_tuples=130,
     start_rate=2000.0,
-    max_rate=4000.0,
     refine=1,
     probe_rate=2000.0,
     response_rates=(1000.0, 4000.0),
-    response_tuples=200,
+    response_windows=3.0,
     engine="python",
     ways=(2, 3),
 )
+"""Runs of 3 windows of 10 ms: the grid stops at 4,000/s (120 tuples a run)."""
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("hash_window_ms", 0.0), ("max_rate", 10.0), ("refine", -1), ("ways", (1, 2)),
-     ("response_rates", ())],
+    [("hash_window_ms", 0.0), ("max_run_tuples", 0), ("refine", -1), ("ways", (1, 2)),
+     ("response_rates", ()), ("response_windows", 0.0)],
 )  # fmt: skip
 def test_bad_settings_name_their_field(field, value):
     with pytest.raises(ValueError, match=field):
@@ -195,7 +195,10 @@ def test_the_settings_follow_the_scale_switch(monkeypatch):
     paper = paper_settings()
     assert (ci.engine, paper.engine) == ("python", "compiled")
     assert paper.hash_window_ms == 60_000.0 and paper.nested_window_ms >= 1000.0
-    assert paper.max_tuples > ci.max_tuples and paper.ways == (2, 3, 4, 5)
+    assert paper.max_run_tuples > ci.max_run_tuples and paper.ways == (2, 3, 4, 5)
+    # every run covers its windows: even the hash join's one-minute window fills 3 times
+    assert ci.windows == paper.windows == 3.0 and paper.response_windows > 1.0
+    assert paper.max_rate(paper.workload(paper.hash_window_ms)) >= paper.probe_rate
 
 
 def test_markdown_table_escapes_and_formats():

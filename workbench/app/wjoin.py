@@ -47,7 +47,9 @@ ALGORITHMS_HELP = (
     "check every edge; **modified** BEW keeps a stream's tuples by the windows of its own "
     "edges (W-join Section 5.1). **fast** / **paper**: our search and expiry, or the paper's "
     "(Sections 3.1-3.2): the same results; the paper's BEW keeps and revisits tuples outside "
-    "the window (**visited outside**, **peak buffered**) when a stream is slower."
+    "the window (**visited outside**, **peak buffered**) when a stream is slower; the paper's "
+    "FEW holds tuples until every stream has sent one, so its answers wait less as the "
+    "streams get faster."
 )
 
 

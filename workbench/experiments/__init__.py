@@ -10,11 +10,13 @@ dashboard.
 - :mod:`~workbench.experiments.interval_rates`: the interval timing correlation algorithms
   run at each arrival rate (throughput, maximum sustainable rate, response time per event);
   :mod:`~workbench.experiments.interval_verdicts`: their "Reproduced?" rows;
-- :mod:`~workbench.experiments.wjoin`: W-join capacity sweeps (against the rate and the
-  number of streams), response times, GCA/LCA across window sizes, the retail stand-in,
-  fast vs paper mechanisms;
+- :mod:`~workbench.experiments.wjoin`: the W-join measures of one run, GCA/LCA and the
+  modified BEW across window sizes, the retail stand-in (Figure 8);
 - :mod:`~workbench.experiments.wjoin_paper`: the W-join experiments at the paper's settings
-  (Figures 4, 6, 7, delayed tuples, Section 5), both mechanisms, and their verdicts;
+  (Figures 4, 6, 7, delayed tuples, Section 5), both mechanisms, and their verdicts (sizes
+  and cases in :mod:`~workbench.experiments.wjoin_settings`, rates and response times in
+  :mod:`~workbench.experiments.wjoin_rates`, the table in
+  :mod:`~workbench.experiments.wjoin_verdicts`);
 - :mod:`~workbench.experiments.coalescing`: coalescing throughput, the model's cost surfaces
   (Figures 3 and 4), the deployment;
 - :mod:`~workbench.experiments.atomic_costs`: Table 4's atomic costs timed per (cp, oop) on
@@ -75,18 +77,10 @@ from workbench.experiments.timing_joins import (
     stime_timings,
 )
 from workbench.experiments.wjoin import (
-    CAPACITY_WORKLOAD,
-    MECHANISMS_WORKLOAD,
-    RESPONSE_WORKLOAD,
     RETAIL_WORKLOAD,
     VARIANTS_WORKLOAD,
-    max_sustainable,
-    wjoin_capacity_sweep,
     wjoin_measures,
-    wjoin_mechanisms,
-    wjoin_response,
     wjoin_retail,
-    wjoin_streams_sweep,
     wjoin_variants,
     wjoin_window_sweep,
 )
@@ -105,14 +99,11 @@ from workbench.experiments.workloads import (
 )
 
 __all__ = [
-    "CAPACITY_WORKLOAD",
     "COMPILED_BATCH",
     "ENGINES",
     "EXAMPLE5",
     "INTERVAL_QUERY",
-    "MECHANISMS_WORKLOAD",
     "PAPER_LIKE_COSTS",
-    "RESPONSE_WORKLOAD",
     "RETAIL_WORKLOAD",
     "RateGrid",
     "VARIANTS_WORKLOAD",
@@ -138,7 +129,6 @@ __all__ = [
     "interval_rate_runs",
     "join_summary",
     "join_table",
-    "max_sustainable",
     "max_sustainable_rates",
     "measure_cells",
     "mechanisms_available",
@@ -160,12 +150,8 @@ __all__ = [
     "warm_up",
     "what_if_array_costs",
     "wtuples",
-    "wjoin_capacity_sweep",
-    "wjoin_mechanisms",
     "wjoin_measures",
-    "wjoin_response",
     "wjoin_retail",
-    "wjoin_streams_sweep",
     "wjoin_variants",
     "wjoin_window_sweep",
 ]

@@ -1,9 +1,10 @@
 """Analyses of the multi-way window joins (W-join paper, Sections 3-5, its performance study
-being Section 4): capacity against the aggregate arrival rate and against the number of
-streams (Figure 6), response time (Figure 7), execution time against output tuples on a
-retail-like workload (Figure 8's experiment, on a synthetic stand-in), GCA vs LCA and
-conservative vs modified BEW across window sizes (Section 5), and today's fast mechanisms
-against the paper's (Sections 3.1 and 3.2), all replayed through the one harness.
+being Section 4) beside the paper-settings experiments of
+:mod:`~workbench.experiments.wjoin_paper` (Figures 4, 6, 7, both mechanisms): the measures of
+one timed run (:func:`wjoin_measures`, which those experiments use too), execution time
+against output tuples on a retail-like workload (Figure 8's experiment, on a synthetic
+stand-in) and GCA vs LCA and conservative vs modified BEW across window sizes (Section 5),
+all replayed through the one harness.
 
 Our copy of the paper lost its figure numbers; they are counted here in the order the
 figures appear: 1-5 illustrate the forms and algorithms, 6 is the maximum throughput
@@ -29,36 +30,21 @@ from workbench.experiments.harness import (
 )
 from workbench.experiments.workloads import RetailWorkload, WJoinWorkload
 from workbench.operators import WindowConstraints
-from workbench.operators.windows import Implementation
 from workbench.operators.wjoin import BEWJoin, FEWJoin, MultiWayJoin
 from workbench.protocol import Engine
 
 __all__ = [
-    "CAPACITY_WORKLOAD",
-    "MECHANISMS_WORKLOAD",
-    "RESPONSE_WORKLOAD",
     "RETAIL_WORKLOAD",
     "VARIANTS_WORKLOAD",
-    "max_sustainable",
-    "wjoin_capacity_sweep",
-    "wjoin_mechanisms",
     "wjoin_measures",
-    "wjoin_response",
     "wjoin_retail",
-    "wjoin_streams_sweep",
     "wjoin_variants",
     "wjoin_window_sweep",
 ]
 
 
-CAPACITY_WORKLOAD = WJoinWorkload()
-"""Capacity sweeps: window 500 ms, keys 0..9999, three windows of stream time per run."""
-RESPONSE_WORKLOAD = WJoinWorkload(keys=1000, windows=12.0)
-"""Response times: fewer keys (more results), twelve windows per run."""
 VARIANTS_WORKLOAD = WJoinWorkload(keys=200)
 """GCA vs LCA and modified BEW: keys 0..199, three windows per run."""
-MECHANISMS_WORKLOAD = WJoinWorkload(keys=1000, windows=4.0)
-"""Fast vs paper mechanisms: keys 0..999, four windows per run."""
 RETAIL_WORKLOAD = RetailWorkload()
 """The retail stand-in: 4 stores, 1,000 sales an hour each, 4 hours from 10:00, 1-hour window."""
 
@@ -98,87 +84,6 @@ def wjoin_measures(
         "visited_outside": c.visited_outside / n,
         "peak_buffered": c.peak_buffered,
     }
-
-
-def wjoin_capacity_sweep(
-    cls: type[MultiWayJoin],
-    m: int,
-    implementation: str,
-    rng: np.random.Generator,
-    workload: WJoinWorkload = CAPACITY_WORKLOAD,
-    start_rate: float = 250.0,
-    max_rate: float = 64_000.0,
-    engine: Engine = "python",
-    clock: Clock = time.perf_counter,
-) -> pd.DataFrame:
-    """Capacity of an m-way uniform-clique join at doubling aggregate arrival rates (W-join
-    performance study, maximum throughput), run by ``engine`` with its calls
-    (:func:`~workbench.experiments.harness.engine_calls`), timed by ``clock`` (on a shared
-    machine ``time.thread_time``, the joining thread's CPU time, leaves other work out).
-
-    The rate doubles from ``start_rate`` until the measured capacity (tuples/s of processing,
-    after one window of warm-up) no longer covers it (that rate is the last row) or
-    ``max_rate`` is passed.  Columns: ``rate``, ``capacity``, ``throughput`` (what the join
-    sustains: the rate while it keeps up, its capacity beyond).
-
-    >>> small = WJoinWorkload(window_ms=100.0, keys=10, windows=2.0)
-    >>> s = wjoin_capacity_sweep(BEWJoin, 2, "hash", np.random.default_rng(0), small, 250.0, 500.0)
-    >>> list(s.columns), s["rate"].iloc[0]
-    (['rate', 'capacity', 'throughput'], np.float64(250.0))
-    """
-    wc = WindowConstraints.uniform(m, workload.window_ms)
-    rows, rate = [], start_rate
-    while rate <= max_rate:
-        stream = workload.streams(rng, m, rate)
-        op = cls(constraints=wc, max_delay=[0.0] * m, implementation=implementation, engine=engine)
-        batch = engine_calls(op)
-        if batch > 1:
-            warm_up(op, wtuples(stream))
-        r = wjoin_measures(op, stream, warm_ms=workload.window_ms, clock=clock, batch=batch)
-        cap = r["capacity"]
-        rows.append({"rate": rate, "capacity": cap, "throughput": min(rate, cap)})
-        if cap < rate:
-            break
-        rate *= 2
-    return pd.DataFrame(rows)
-
-
-def max_sustainable(sweep: pd.DataFrame) -> float:
-    """The highest rate of a capacity sweep whose capacity still covers it (0 if none).
-
-    >>> max_sustainable(pd.DataFrame({"rate": [250.0, 500.0], "capacity": [900.0, 400.0]}))
-    250.0
-    """
-    sustained = sweep["rate"][sweep["capacity"] >= sweep["rate"]]
-    return float(sustained.max()) if len(sustained) else 0.0
-
-
-def wjoin_response(
-    rates: Sequence[float],
-    rng: np.random.Generator,
-    m: int = 3,
-    workload: WJoinWorkload = RESPONSE_WORKLOAD,
-    engine: Engine = "python",
-) -> pd.DataFrame:
-    """Mean response time (arrival of a result's last tuple to its output, waiting included)
-    of hash BEW and FEW on an m-way uniform clique at each aggregate arrival rate, run by
-    ``engine`` one tuple per call (W-join performance study, response time).
-
-    >>> small = WJoinWorkload(window_ms=100.0, keys=10, windows=2.0)
-    >>> r = wjoin_response([1000.0], np.random.default_rng(0), 2, small)
-    >>> r["algorithm"].tolist(), bool((r["response_ms"] >= 0).all())
-    (['BEWJoin', 'FEWJoin'], True)
-    """
-    wc = WindowConstraints.uniform(m, workload.window_ms)
-    rows = []
-    for cls in (BEWJoin, FEWJoin):
-        for rate in rates:
-            stream = workload.streams(rng, m, rate)
-            op = cls(constraints=wc, max_delay=[0.0] * m, implementation="hash", engine=engine)
-            warm_up(op, wtuples(stream))
-            r = wjoin_measures(op, stream)
-            rows.append({"algorithm": cls.__name__, "rate": rate, "response_ms": r["response_ms"]})
-    return pd.DataFrame(rows)
 
 
 def wjoin_variants(
@@ -225,48 +130,6 @@ def wjoin_variants(
                 "results": r["results"],
             }
         )
-    return pd.DataFrame(rows)
-
-
-def wjoin_streams_sweep(
-    implementation: Implementation,
-    rng: np.random.Generator,
-    ways: Sequence[int] = (2, 3, 4, 5),
-    workload: WJoinWorkload = CAPACITY_WORKLOAD,
-    start_rate: float = 250.0,
-    max_rate: float = 64_000.0,
-    engine: Engine = "python",
-    clock: Clock = time.perf_counter,
-) -> pd.DataFrame:
-    """Maximum throughput of BEW and FEW against the number of joined streams (W-join
-    Section 4.2, Figure 6: (a) hash, (b) nested loop): one capacity sweep
-    (:func:`wjoin_capacity_sweep`) per uniform clique of ``ways`` streams and algorithm.
-
-    Columns: ``ways``, ``algorithm``, ``sweep`` (the capacity sweep's rows),
-    ``max_sustainable`` (the highest doubling rate still covered) and ``max_throughput``
-    (the most tuples/s it processed at a rate it kept up with or saturated at: the finer
-    figure, as the grid doubles).
-
-    >>> small = WJoinWorkload(window_ms=100.0, keys=10, windows=2.0)
-    >>> t = wjoin_streams_sweep("hash", np.random.default_rng(0), (2, 3), small, 250.0, 500.0)
-    >>> t[["ways", "algorithm"]].values.tolist()
-    [[2, 'BEWJoin'], [2, 'FEWJoin'], [3, 'BEWJoin'], [3, 'FEWJoin']]
-    """
-    rows = []
-    for m in ways:
-        for cls in (BEWJoin, FEWJoin):
-            sweep = wjoin_capacity_sweep(
-                cls, m, implementation, rng, workload, start_rate, max_rate, engine, clock
-            )
-            rows.append(
-                {
-                    "ways": m,
-                    "algorithm": cls.__name__,
-                    "sweep": sweep,
-                    "max_sustainable": max_sustainable(sweep),
-                    "max_throughput": float(sweep["throughput"].max()),
-                }
-            )
     return pd.DataFrame(rows)
 
 
@@ -340,50 +203,3 @@ def wjoin_retail(
             )
         )
     return pd.concat(parts, ignore_index=True)
-
-
-def wjoin_mechanisms(
-    rng: np.random.Generator,
-    m: int = 3,
-    rate: float = 4000.0,
-    workload: WJoinWorkload = MECHANISMS_WORKLOAD,
-    clock: Clock = time.perf_counter,
-) -> pd.DataFrame:
-    """Today's fast mechanisms against the paper's (W-join Sections 3.1 and 3.2: BEW testing
-    every buffered tuple against its period, FEW's mode 1 plane sweep), BEW and FEW, nested
-    loop and hash, on one m-way uniform clique stream, each pushed one tuple at a time by the
-    python engine (the paper's mechanisms run in Python only, so like is timed with like).
-
-    Columns: ``algorithm``, ``implementation``, ``mechanism``, ``capacity`` (tuples/s after
-    one window), ``comparisons`` per tuple (window, period and predicate tests: the paper's
-    mechanisms count every tuple they test, the fast ones the tuples found in the period),
-    ``response_ms`` and ``results`` (the same for both mechanisms).
-
-    >>> small = WJoinWorkload(window_ms=100.0, keys=5, windows=2.0)
-    >>> k = wjoin_mechanisms(np.random.default_rng(0), 3, 500.0, small)
-    >>> k.groupby(["algorithm", "implementation"])["results"].nunique().eq(1).all()
-    np.True_
-    """
-    wc = WindowConstraints.uniform(m, workload.window_ms)
-    stream = workload.streams(rng, m, rate)
-    rows = []
-    for cls in (BEWJoin, FEWJoin):
-        for implementation in ("nested", "hash"):
-            for mechanism in ("fast", "paper"):
-                op = cls(
-                    constraints=wc,
-                    max_delay=[0.0] * m,
-                    implementation=implementation,
-                    mechanism=mechanism,
-                    engine="python",
-                )
-                r = wjoin_measures(op, stream, warm_ms=workload.window_ms, clock=clock)
-                rows.append(
-                    {
-                        "algorithm": cls.__name__,
-                        "implementation": implementation,
-                        "mechanism": mechanism,
-                        **r,
-                    }
-                )
-    return pd.DataFrame(rows)

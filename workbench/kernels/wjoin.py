@@ -16,7 +16,9 @@ The kernel takes typed bundles: the batch (:class:`Batch`), both buffer kinds
 (:class:`~workbench.kernels.wjoin_store.Store`, the unused one empty, so each kernel compiles
 once), the parameters (:class:`Params`), the mutable state (:class:`State`: int64 slots
 :data:`SEQ` .. :data:`PEAK`, FEW's period start, the paper's newest-timestamp vector) and the
-search's scratch arrays (:class:`Scratch`).
+search's scratch arrays (:class:`Scratch`).  The paper's FEW holds tuples while its mode 1
+waits for a tuple of every stream, in the state's held arrays (those of
+:class:`~workbench.operators.wbuffers.HeldTuples`, room reserved by the caller).
 """
 
 from __future__ import annotations
@@ -118,11 +120,15 @@ class Params(NamedTuple):
 
 class State(NamedTuple):
     """What a batch leaves for the next: the int64 slots, FEW's open period's start
-    timestamp (one float) and the paper's BEW's newest timestamp of each stream."""
+    timestamp (one float), the paper's BEW's newest timestamp of each stream and the paper's
+    FEW's held tuples (``HeldTuples.ints``, ``.times``, ``.count``)."""
 
     ints: np.ndarray
     start_ts: np.ndarray
     newest: np.ndarray
+    held_ints: np.ndarray
+    held_times: np.ndarray
+    held_count: np.ndarray
 
 
 class Scratch(NamedTuple):
@@ -369,27 +375,70 @@ def _span(st, m):
 
 
 @njit(cache=True, nogil=True)
-def _few_paper(st, p, sc, state, s, ts, seq, tid, key, now, out):
-    """The paper's FEW-join of one tuple (Section 3.2): a tuple outside the period (the
-    oldest buffered timestamp plus ``p.period``) ends mode 2 and restarts mode 1, which
-    trims every stream's tuples that no future arrival can join; the tuple is buffered and
-    joined blindly with the buffers when they hold one period (mode 2), else (delays) with
-    BEW's period tests.  Mirrored by ``FEWJoin._join_paper``."""
-    m = p.filt.shape[0]
+def _outside(st, p, ints, ts):
+    """Whether ``ts`` falls outside the paper's FEW period (the oldest buffered timestamp
+    plus ``p.period``), one comparison; True without one when nothing is buffered."""
+    a = _span(st, p.filt.shape[0])[0]
+    if a == np.inf:
+        return True
+    ints[COMPARISONS] += 1
+    return not a <= ts <= a + p.period
+
+
+@njit(cache=True, nogil=True)
+def _few_join(st, p, sc, state, s, ts, seq, tid, key, out):
+    """The paper's FEW joins one tuple (Section 3.2): buffered, then joined blindly with the
+    buffers when they hold one period (mode 2), else (delays) with BEW's period tests.
+    Mirrored by ``FEWJoin._join_blind``."""
+    insert(st, s, ts, seq, tid, key)
+    lo, hi = _span(st, p.filt.shape[0])
+    _choose_only(sc, s, ts, tid)
+    mode = BLIND if hi - lo <= p.period else BEW
+    return _search(st, p, mode, False, sc, key, 0, 0.0, state.ints, out)
+
+
+@njit(cache=True, nogil=True)
+def _hold(state, s, ts, seq, tid, key, now):
+    """Hold one tuple unjoined while mode 1 waits (Section 3.2).  Mirrored by
+    ``HeldTuples.hold``."""
+    k = state.held_count.sum()
+    h = state.held_ints
+    h[k, 0], h[k, 1], h[k, 2], h[k, 3] = s, seq, tid, key
+    state.held_times[k, 0], state.held_times[k, 1] = ts, now
+    state.held_count[s] += 1
+
+
+@njit(cache=True, nogil=True)
+def _release(st, p, sc, state, out):
+    """Mode 1 with a tuple of every stream held (or the streams' end): each held tuple in
+    arrival order, tested against the period, restarting mode 1 when outside it (every
+    stream trimmed of what no tuple arriving from its arrival on can join), then joined.
+    Mirrored by ``FEWJoin._release``."""
     ints = state.ints
-    a = _span(st, m)[0]
-    if a < np.inf:
-        ints[COMPARISONS] += 1
-        if not a <= ts <= a + p.period:  # mode 1 restarts: trim, sweeping from the oldest
-            for r in range(m):
+    for k in range(state.held_count.sum()):
+        h, t = state.held_ints[k], state.held_times[k]
+        s, seq, tid, key, ts, now = h[0], h[1], h[2], h[3], t[0], t[1]
+        if _outside(st, p, ints, ts):  # mode 1 restarts: trim, sweeping from the oldest
+            for r in range(p.filt.shape[0]):
                 n, tests = sweep(st, r, _horizon(p, r, state.newest, now, False))
                 ints[DROPPED] += n
                 ints[COMPARISONS] += tests
-    insert(st, s, ts, seq, tid, key)
-    lo, hi = _span(st, m)
-    _choose_only(sc, s, ts, tid)
-    mode = BLIND if hi - lo <= p.period else BEW
-    return _search(st, p, mode, False, sc, key, 0, 0.0, ints, out)
+        out = _few_join(st, p, sc, state, s, ts, seq, tid, key, out)
+    state.held_count[:] = 0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _few_paper(st, p, sc, state, s, ts, seq, tid, key, now, out):
+    """The paper's FEW-join of one arriving tuple (Section 3.2): admitted into the open
+    period and joined at once (mode 2), or held until a tuple of every stream is held
+    (mode 1), then the held tuples released.  Mirrored by ``FEWJoin._join_paper``."""
+    if state.held_count.sum() == 0 and not _outside(st, p, state.ints, ts):
+        return _few_join(st, p, sc, state, s, ts, seq, tid, key, out)
+    _hold(state, s, ts, seq, tid, key, now)
+    if state.held_count.min() > 0:
+        out = _release(st, p, sc, state, out)
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -458,8 +507,9 @@ def _few(st, p, sc, state, s, ts, seq, tid, key, now, out):
 def wjoin_batch(batch, st, p, state, sc, until, out):
     """BEW-join (Section 3.1) or FEW-join (Section 3.2), the fast mechanism or the paper's,
     of a batch of valid tuples, one by one as ``push``, then the fast FEW's periods due by
-    ``until`` (-inf: none; ``advance`` and ``flush`` pass an empty batch); the peak of
-    tuples buffered is taken after each tuple; returns the result ids (``N_OUT`` rows)."""
+    ``until`` (-inf: none; ``advance`` and ``flush`` pass an empty batch) or, at ``flush``
+    (+inf), the paper's FEW's held tuples; the peak of tuples buffered (held included) is
+    taken after each tuple; returns the result ids (``N_OUT`` rows)."""
     m = p.filt.shape[0]
     ints = state.ints
     for i in range(batch.stream.shape[0]):
@@ -476,12 +526,14 @@ def wjoin_batch(batch, st, p, state, sc, until, out):
             out = _few_paper(st, p, sc, state, s, ts, seq, tid, key, now, out)
         else:
             out = _few(st, p, sc, state, s, ts, seq, tid, key, now, out)
-        held = 0
+        held = state.held_count.sum()
         for r in range(m):
             held += size(st, r)
         ints[PEAK] = max(ints[PEAK], held)
     if p.few and not p.paper and until > -np.inf:  # advance or flush: the periods due by then
         out = _due(st, p, sc, state, until, out)
+    if p.few and p.paper and until == np.inf:  # flush: the streams ended, mode 1 waits no more
+        out = _release(st, p, sc, state, out)
     return out
 
 
@@ -500,6 +552,9 @@ def warm_up() -> None:
     i, f = np.zeros(0, np.int64), np.zeros(0)
     square = np.zeros((2, 2))
     params = Params(False, False, False, np.zeros(2), square, square, square, 0.0)
-    state = State(np.zeros(11, np.int64), np.zeros(1), np.zeros(2))
+    state = State(
+        np.zeros(11, np.int64), np.zeros(1), np.zeros(2),
+        np.zeros((1, 4), np.int64), np.zeros((1, 2)), np.zeros(2, np.int64),
+    )  # fmt: skip
     batch = Batch(i, i, i, f, np.zeros(0, np.bool_), f)
     wjoin_batch(batch, st, params, state, Scratch.empty(2), -np.inf, np.zeros((1, 2), np.int64))

@@ -37,10 +37,12 @@ The paper's text survives without its symbols; the choices made here where it is
   ``min_j (newest_j - D_j - C_ij)``: its buffers hold out-of-window tuples until visited.
   The paper's FEW shares one period (the oldest buffered timestamp plus the largest filter
   window) across arrivals: a tuple inside it is joined at once with the buffers, blindly; a
-  tuple outside it restarts mode 1, which trims every stream of what no future arrival can
-  join (with delays, when the buffers then span more than a period, the tuple is joined with
-  BEW's period tests).  Same results, in both engines; the counters ``visited_inside``,
-  ``visited_outside`` and ``peak_buffered`` show the difference in work and memory.
+  tuple outside it is held, with every later one, until a tuple of every stream is held
+  (mode 1 waits for every stream); then each held tuple outside the period restarts mode 1,
+  which trims every stream of what no tuple arriving from then on can join, and is joined
+  (with delays, when the buffers then span more than a period, with BEW's period tests).
+  Same results, in both engines; the counters ``visited_inside``, ``visited_outside`` and
+  ``peak_buffered`` show the difference in work and memory.
 - **Implementations**: nested loop (ordered FIFO buffers scanned over the period, the key
   tested per tuple) and hash (one probe of the key's bucket per stream; equality only).
   Values are factorized to int64 key codes (:class:`~workbench.operators.wbuffers.KeyCodes`)

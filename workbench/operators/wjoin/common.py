@@ -29,7 +29,14 @@ from workbench.kernels.wjoin import (
     wjoin_batch,
 )
 from workbench.kernels.wjoin_store import Store
-from workbench.operators.wbuffers import FifoBuffers, HashBuffers, KeyCodes, Tuple, Visit
+from workbench.operators.wbuffers import (
+    FifoBuffers,
+    HashBuffers,
+    HeldTuples,
+    KeyCodes,
+    Tuple,
+    Visit,
+)
 from workbench.operators.windows import (
     WindowConstraints,
     WJoinConfig,
@@ -89,9 +96,11 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         self._new_buffers()
 
     def _new_buffers(self) -> None:
-        """Empty buffers, an empty key table, no newest timestamps (the paper's BEW)."""
+        """Empty buffers, an empty key table, no newest timestamps (the paper's BEW), no tuple
+        held (the paper's FEW)."""
         make = HashBuffers if self._config.implementation == "hash" else FifoBuffers
         self.buffers: FifoBuffers | HashBuffers = make(self.m)
+        self._held = HeldTuples(self.m)
         self._keys = KeyCodes()
         self._newest = np.full(self.m, -math.inf)
 
@@ -126,7 +135,8 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         return self.constraints.m
 
     def _buffered(self) -> tuple[int, ...]:
-        return tuple(self.buffers.size(s) for s in range(self.m))
+        """Tuples held per stream: in the join buffers, or held unjoined (the paper's FEW)."""
+        return tuple(self.buffers.size(s) + int(self._held.count[s]) for s in range(self.m))
 
     def push(
         self, stream: int, event_id: int, value: Hashable, ts: float, arrival: float
@@ -162,11 +172,13 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         keys = self._keys.codes(batch.value)
         buffers = self.buffers
         hashed = isinstance(buffers, HashBuffers)
+        held = self._held  # the paper's FEW may release held tuples into the buffers
+        held.reserve(len(batch))
         if hashed:
-            buffers.reserve(len(batch), len(self._keys))
+            buffers.reserve(len(batch) + len(held), len(self._keys))
             fifo, table = _NO_FIFO, buffers
         else:
-            buffers.reserve(np.bincount(batch.stream[~late], minlength=self.m))
+            buffers.reserve(np.bincount(batch.stream[~late], minlength=self.m) + held.count)
             fifo, table = buffers, _NO_HASH
         store = Store(
             hashed, fifo.ts, fifo.seq, fifo.id, fifo.key, fifo.span,
@@ -178,7 +190,7 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         ints[[SEQ, START_STREAM, START_SEQ, START_ID, START_KEY, PEAK]] = (
             self._seq, k, seq, start_id, start_key, self._counters.peak_buffered
         )  # fmt: skip
-        state = State(ints, np.array([start_ts]), self._newest)
+        state = State(ints, np.array([start_ts]), self._newest, held.ints, held.times, held.count)
         stream, ids, ts, arrival = (
             col  # one compiled signature: contiguous, writable
             if col.flags.c_contiguous and col.flags.writeable
@@ -269,11 +281,11 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         return []
 
     # -- the shared search -------------------------------------------------------------------
-    def _horizon(self, r: int, paper: bool) -> float:
+    def _horizon(self, r: int, paper: bool, now: float | None = None) -> float:
         """The expiry bound of stream r: a tuple older than ``min_j (t_j - D_j - C_rj)`` joins
-        no future arrival, t_j the clock (fast) or the paper's newest timestamp of stream j.
-        Mirrors ``kernels.wjoin._horizon``."""
-        t = self._newest if paper else np.full(self.m, self._now)
+        no tuple arriving from ``now`` on (default: the clock), t_j ``now`` (fast) or the
+        paper's newest timestamp of stream j.  Mirrors ``kernels.wjoin._horizon``."""
+        t = self._newest if paper else np.full(self.m, self._now if now is None else now)
         return min(
             float(t[j]) - self._delays[j] - float(self._bound[r, j])
             for j in range(self.m)

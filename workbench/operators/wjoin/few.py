@@ -35,19 +35,24 @@ class FEWJoin(MultiWayJoin[FEWConfig]):
       buffered tuple is a starting tuple in turn; results wait for their period.
     - ``mechanism="paper"``: one period is shared across arrivals and the buffers hold it.
       The period starts at the oldest buffered timestamp and lasts the largest filter window
-      L.  A new tuple inside it is admitted (mode 2, one comparison), buffered and joined at
-      once, blindly, with every buffered tuple of the other streams (predicate only): the
-      result is found through its last-arriving tuple.  A tuple outside it ends mode 2 and
-      restarts mode 1, which sweeps every stream from its oldest tuple and drops those no
-      future arrival can join (``ts < min_j (now - D_j - C_ij)``, one comparison per tuple
-      met; BEW's fast expiry rule, so no result is lost); the next period starts at the
-      oldest tuple left.  Where the paper is silent: with delays (D > 0) the sweep may keep
-      tuples more than L apart (a delayed partner may still come); the tuple is then joined
-      with BEW's period tests (sound, counted) rather than blindly.  Non-uniform windows:
-      the period lasts the largest filter window and the GCA/LCA refinement checks the real
-      windows.  Ties: the period is closed at both ends.  The paper's mode 1 also waits for
-      a tuple of every stream before mode 2 starts; joining each admitted tuple at once
-      finds the same results no later.
+      L.  Mode 1 waits for a tuple of every stream before a period starts: until then, and
+      from the first tuple that falls outside the open period, arriving tuples are *held*,
+      unjoined, in arrival order.  Once a tuple of every stream is held, mode 1 takes them in
+      turn: each is tested against the period (one comparison); one outside it restarts
+      mode 1, which sweeps every stream from its oldest tuple and drops those no tuple
+      arriving from the held tuple's arrival on can join (``ts < min_j (arrival - D_j -
+      C_ij)``, one comparison per tuple met; BEW's fast expiry rule, taken at the held
+      tuple's arrival so no result is lost); each is then buffered and joined with the
+      buffers blindly (predicate only).  While no tuple is held, a new tuple inside the
+      period is admitted (mode 2, one comparison), buffered and joined at once, blindly.
+      Every result is found through its last-processed tuple, once; a result whose last
+      tuple was held waits for the other streams, so FEW's response time falls as the
+      streams get faster (the paper's Figure 7).  A stream that never delivers holds the
+      others' tuples until ``flush``.  Where the paper is silent: with delays (D > 0) the
+      sweep may keep tuples more than L apart (a delayed partner may still come); the tuple
+      is then joined with BEW's period tests (sound, counted) rather than blindly.
+      Non-uniform windows: the period lasts the largest filter window and the GCA/LCA
+      refinement checks the real windows.  Ties: the period is closed at both ends.
 
     >>> from workbench.operators import WindowConstraints
     >>> wc = WindowConstraints.uniform(2, 10.0)
@@ -57,10 +62,12 @@ class FEWJoin(MultiWayJoin[FEWConfig]):
     >>> join.push(1, 2, 7, ts=105.0, arrival=105.0).ids.tolist()   # period of tuple 1 opens
     [[1, 2]]
     >>> paper = FEWJoin(constraints=wc, max_delay=[0, 0], mechanism="paper")
-    >>> paper.push(0, 1, 7, ts=100.0, arrival=100.0).ids.tolist()
+    >>> paper.push(0, 1, 7, ts=100.0, arrival=100.0).ids.tolist()  # held: mode 1 waits
     []
-    >>> paper.push(1, 2, 7, ts=105.0, arrival=105.0).ids.tolist()  # mode 2: joined at once
+    >>> paper.push(1, 2, 7, ts=105.0, arrival=105.0).ids.tolist()  # every stream: released
     [[1, 2]]
+    >>> paper.push(0, 3, 7, ts=108.0, arrival=108.0).ids.tolist()  # mode 2: joined at once
+    [[3, 2]]
     """
 
     forward: ClassVar[bool] = True
@@ -126,16 +133,40 @@ class FEWJoin(MultiWayJoin[FEWConfig]):
             self.buffers.pop_oldest(s)
             self._counters.dropped += 1
 
-    def _join_paper(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
-        """The paper's FEW (Section 3.2) for one tuple: admitted into the period (mode 2) or
-        restarting mode 1 (trim), buffered, joined blindly when the buffers hold one period.
-        Mirrors ``kernels.wjoin._few_paper``."""
+    def _outside(self, ts: float) -> bool:
+        """Whether ``ts`` falls outside the paper's period (the oldest buffered timestamp
+        plus L), one comparison; True without one when nothing is buffered (no period)."""
         a = self._span()[0]
-        if a < math.inf:
-            self._counters.comparisons += 1
-            if not a <= item[0] <= a + self._period:  # outside the period: mode 1 restarts
+        if a == math.inf:
+            return True
+        self._counters.comparisons += 1
+        return not a <= ts <= a + self._period
+
+    def _join_paper(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        """The paper's FEW (Section 3.2) for one arriving tuple: admitted into the open
+        period and joined at once (mode 2), or held until a tuple of every stream is held
+        (mode 1), then the held tuples released.  Mirrors ``kernels.wjoin._few_paper``."""
+        if not len(self._held) and not self._outside(item[0]):
+            return self._join_blind(stream, item)
+        self._held.hold(stream, item, self._now)
+        return self._release_held() if self._held.complete() else []
+
+    def _release_held(self) -> list[tuple[int, ...]]:
+        """Mode 1 with a tuple of every stream held: each held tuple in arrival order, tested
+        against the period, restarting mode 1 when outside it (every stream trimmed of what
+        no tuple arriving from its arrival on can join), then joined.  Mirrors
+        ``kernels.wjoin._release``."""
+        out: list[tuple[int, ...]] = []
+        for stream, item, arrival in self._held.release():
+            if self._outside(item[0]):
                 for r in range(self.m):
-                    self._sweep(r, self._horizon(r, paper=False))
+                    self._sweep(r, self._horizon(r, paper=False, now=arrival))
+            out += self._join_blind(stream, item)
+        return out
+
+    def _join_blind(self, stream: int, item: Tuple) -> list[tuple[int, ...]]:
+        """Buffer a tuple and join it with the buffers: blindly when they hold one period
+        (mode 2), else (delays) with BEW's period tests.  Mirrors ``kernels.wjoin._few_join``."""
         self.buffers.insert(stream, item)
         lo, hi = self._span()
         f = self._filter
@@ -156,7 +187,7 @@ class FEWJoin(MultiWayJoin[FEWConfig]):
     def _due(self) -> list[tuple[int, ...]]:
         out: list[tuple[int, ...]] = []
         if self.mechanism == "paper":
-            return out  # every tuple was joined on arrival
+            return out  # the paper's FEW waits for tuples, not for time
         while True:
             if self._start_tuple is not None:
                 k, ts = self._start_stream, self._start_tuple[0]
@@ -189,6 +220,8 @@ class FEWJoin(MultiWayJoin[FEWConfig]):
         return super()._release(until)
 
     def _pending(self) -> list[tuple[int, ...]]:
+        if self.mechanism == "paper":
+            return self._release_held()  # the streams ended: mode 1 waits no more
         now, self._now = self._now, math.inf  # nothing can arrive: every period opens, closes
         try:
             return self._due()
