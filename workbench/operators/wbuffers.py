@@ -191,7 +191,7 @@ class FifoBuffers:
         comparison), the key of each one inside (a comparison), and each one older than the
         period against the expiry ``bound`` (a comparison): dropped if ``ts < bound``.  Those
         form a prefix of the queue, so they leave from its head.  Mirrors the nested-loop
-        branch of ``kernels.wjoin._next_each``.
+        branch of ``kernels.wjoin_search._next_each``.
 
         >>> buf = FifoBuffers(1)
         >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:
@@ -443,7 +443,7 @@ class HashBuffers:
         """The paper's hash probe (W-join Section 3.1.1): every tuple of the key's bucket of
         stream s tested against the period ``[lo, hi]`` (a comparison), each one older than
         the period against the expiry ``bound`` (a comparison) and unlinked if ``ts <
-        bound``.  Mirrors the hash branch of ``kernels.wjoin._next_each``.
+        bound``.  Mirrors the hash branch of ``kernels.wjoin_search._next_each``.
 
         >>> buf = HashBuffers(1)
         >>> for t in [(3.0, 0, 10, 1), (5.0, 1, 11, 2), (9.0, 2, 12, 1)]:

@@ -284,7 +284,7 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
     def _horizon(self, r: int, paper: bool, now: float | None = None) -> float:
         """The expiry bound of stream r: a tuple older than ``min_j (t_j - D_j - C_rj)`` joins
         no tuple arriving from ``now`` on (default: the clock), t_j ``now`` (fast) or the
-        paper's newest timestamp of stream j.  Mirrors ``kernels.wjoin._horizon``."""
+        paper's newest timestamp of stream j.  Mirrors ``kernels.wjoin_search._horizon``."""
         t = self._newest if paper else np.full(self.m, self._now if now is None else now)
         return min(
             float(t[j]) - self._delays[j] - float(self._bound[r, j])
@@ -310,7 +310,7 @@ class MultiWayJoin(JoinOperator[WC, WTuple]):
         """Extend ``fixed`` with one tuple per stream of ``order`` inside ``ranges``; emit.
         ``drop``: the paper's BEW (Section 3.1) tests every buffered tuple against the range
         and drops those older than it below ``drop[s]``, rather than search the time-ordered
-        buffer for the range.  Mirrors ``kernels.wjoin._search``."""
+        buffer for the range.  Mirrors ``kernels.wjoin_search._search``."""
         equal = self.predicate == "equal"
         key = next(iter(fixed.values()))[3]
         if equal and any(t[3] != key for t in fixed.values()):
