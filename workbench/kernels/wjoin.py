@@ -18,7 +18,7 @@ once), the parameters (:class:`Params`), the mutable state (:class:`State`: int6
 :data:`SEQ` .. :data:`PEAK`, FEW's period start, the paper's newest-timestamp vector) and the
 search's scratch arrays (:class:`Scratch`).  The paper's FEW holds tuples while its mode 1
 waits for a tuple of every stream, in the state's held arrays (those of
-:class:`~workbench.operators.wbuffers.HeldTuples`, room reserved by the caller).
+:class:`~workbench.operators.wjoin.held.HeldTuples`, room reserved by the caller).
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ from workbench.kernels.wjoin_store import Store
 from workbench.operators.wbuffers import (
     FifoBuffers,
     HashBuffers,
-    HeldTuples,
     KeyCodes,
     Tuple,
     Visit,
@@ -44,6 +43,7 @@ from workbench.operators.windows import (
     WTuple,
     WTuples,
 )
+from workbench.operators.wjoin.held import HeldTuples
 from workbench.protocol import BadEventError, check_time, from_config
 from workbench.protocol_shapes import JoinOperator
 from workbench.records import Counters, Emitted
