@@ -50,7 +50,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from workbench.operators.base import StreamSpec
 from workbench.spark.damage import Damage, diagnose
 from workbench.spark.live_params import LiveParams, write_params
-from workbench.spark.live_ranges import live_pairs
+from workbench.spark.live_ranges import live_pairs, rocksdb_state
 from workbench.spark.live_sink import (
     BatchWriter,
     latest_pairs,
@@ -228,7 +228,8 @@ class LiveJoin:
             .option("checkpointLocation", str(self.run_dir / "chk"))
             .queryName(self.query_name)
         )
-        self._query = self._trigger(writer).start()
+        with rocksdb_state(self.spark):  # the range step's state API needs it
+            self._query = self._trigger(writer).start()
         self.progress.watch(self._query.id)
 
     def _trigger(self, writer: DataStreamWriter) -> DataStreamWriter:
