@@ -10,12 +10,11 @@ event copied to every range its band overlaps), and ``transformWithStateInPandas
 join in Spark's state store (one value state, a packed binary array, in RocksDB: that API's
 store, which the query's start asks for, :func:`rocksdb_state`), checkpointed with the query,
 exactly once.  For a range with new events, :class:`LiveRangeStep` pushes the kept events and
-the new ones, in
-arrival order, through the run's operator (a :class:`~workbench.operators.ptjoin.PTJoin` or one
-of the five interval correlations, :data:`~workbench.operators.TIMING_JOINS`: the compiled
-kernels, the certified decisions and their rational fallback) and a flush, and emits the pairs
-with a new event on either side: a pair of two kept events was emitted by the micro-batch that
-brought the later of them.  So every pair is decided once, under the parameters in force when
+the new ones, in arrival order, through the run's operator (a
+:class:`~workbench.operators.ptjoin.PTJoin` or one of the five interval correlations,
+:data:`~workbench.operators.TIMING_JOINS`: the compiled kernels, the certified decisions and
+their rational fallback) and a flush, and emits the pairs with a new event on either side: a
+pair of two kept events was emitted by the micro-batch that brought the later of them.  So every pair is decided once, under the parameters in force when
 its later event came, as in-process.
 
 **Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_params.
