@@ -14,8 +14,9 @@ the new ones, in arrival order, through the run's operator (a
 :class:`~workbench.operators.ptjoin.PTJoin` or one of the five interval correlations,
 :data:`~workbench.operators.TIMING_JOINS`: the compiled kernels, the certified decisions and
 their rational fallback) and a flush, and emits the pairs with a new event on either side: a
-pair of two kept events was emitted by the micro-batch that brought the later of them.  So every pair is decided once, under the parameters in force when
-its later event came, as in-process.
+pair of two kept events was emitted by the micro-batch that brought the later of them.  So
+every pair is decided once, under the parameters in force when its later event came, as
+in-process.
 
 **Steering.**  The step reads the run's ``params.json`` (:func:`~workbench.spark.live_params.
 write_params`) from the run folder, which the executors see as they see the sink; each pair
