@@ -40,11 +40,7 @@ from workbench.spark.queries.source import (
     read_classified,
     rejects_query,
 )
-from workbench.spark.session import (
-    LIVE_SHUFFLE_PARTITIONS,
-    STATE_STORES,
-    spark_session,
-)
+from workbench.spark.session import LIVE_SHUFFLE_PARTITIONS, spark_session
 from workbench.spark.warm import warm_up
 
 __all__ = [
@@ -103,50 +99,57 @@ def record_latency(
 
 @dataclass(frozen=True)
 class Levers:
-    """The settings ``bench live`` weighs (issue: where a micro-batch's time goes)."""
+    """The settings ``bench live`` weighs (issues: where a micro-batch's time goes; 52: the
+    micro-batch close to Spark's floor).  The join's state is RocksDB's whatever the session
+    says (:func:`~workbench.spark.queries.live_ranges.rocksdb_state`)."""
 
     shuffle_partitions: int = 2
-    state_store: str = "hdfs"
-    """A key of :data:`STATE_STORES` (RocksDB with changelog checkpointing)."""
+    changelog: bool = False
+    """RocksDB's changelog checkpointing: a commit writes the batch's changes, not a snapshot."""
     trigger_seconds: float = 0.5
     no_data_batches: bool = True
     """Spark's extra micro-batches that only advance the watermark (and evict state)."""
     rejects_query: bool = False
     """A second query over the same files for the rejects (the design before one query)."""
-
-    def __post_init__(self) -> None:
-        if self.state_store not in STATE_STORES:
-            raise ValueError(
-                f"state_store = {self.state_store!r}: choose one of {sorted(STATE_STORES)}"
-            )
+    adaptive: bool = True
+    """Spark's adaptive query execution (``spark.sql.adaptive.enabled``)."""
+    compact_interval: int = 10
+    """Batches between compactions of the file source's log of files read."""
+    snapshot_deltas: int = 10
+    """State commits between snapshots (``minDeltasForSnapshot``)."""
 
     def conf(self) -> dict[str, str]:
         """The session settings these levers stand for."""
         return {
             "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
-            "spark.sql.streaming.stateStore.providerClass": STATE_STORES[self.state_store],
             "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": str(
-                self.state_store == "rocksdb"
+                self.changelog
             ).lower(),
             "spark.sql.streaming.noDataMicroBatches.enabled": str(self.no_data_batches).lower(),
+            "spark.sql.adaptive.enabled": str(self.adaptive).lower(),
+            "spark.sql.streaming.fileSource.log.compactInterval": str(self.compact_interval),
+            "spark.sql.streaming.stateStore.minDeltasForSnapshot": str(self.snapshot_deltas),
         }
 
     def label(self) -> str:
         """The levers in a few words."""
         return (
-            f"{self.shuffle_partitions} shuffle partitions, {self.state_store}, trigger "
-            f"{self.trigger_seconds:g} s, no-data batches {'on' if self.no_data_batches else 'off'}"
+            f"{self.shuffle_partitions} shuffle partitions, RocksDB"
+            f"{' with changelog' if self.changelog else ''}, trigger {self.trigger_seconds:g} s, "
+            f"no-data batches {'on' if self.no_data_batches else 'off'}, adaptive "
+            f"{'on' if self.adaptive else 'off'}, source log compacted every "
+            f"{self.compact_interval}, a snapshot every {self.snapshot_deltas} commits"
             f"{', + rejects query' if self.rejects_query else ''}"
         )
 
 
 LIVE_LEVERS = Levers(
-    shuffle_partitions=LIVE_SHUFFLE_PARTITIONS, state_store="rocksdb", trigger_seconds=0.2
+    shuffle_partitions=LIVE_SHUFFLE_PARTITIONS, changelog=True, trigger_seconds=0.2
 )
 """The levers the dashboard's live join runs with (its session:
 :data:`~workbench.spark.session.LIVE_CONF`; its default trigger)."""
 BEFORE = Levers(rejects_query=True)
-"""The live join as it was: a join query and a rejects query, HDFS state, 2 partitions."""
+"""The live join as it was: a join query and a rejects query, 2 partitions."""
 
 
 def live_run(
@@ -303,10 +306,14 @@ def bench_live(
         cases += [
             ("before (join + rejects queries)", BEFORE),
             ("one query", replace(BEFORE, rejects_query=False)),
-            ("+ RocksDB changelog", replace(BEFORE, rejects_query=False, state_store="rocksdb")),
+            ("+ RocksDB changelog", replace(BEFORE, rejects_query=False, changelog=True)),
             ("+ 1 shuffle partition", replace(BEFORE, rejects_query=False, shuffle_partitions=1)),
             ("+ no-data batches off", replace(BEFORE, rejects_query=False, no_data_batches=False)),
             ("+ trigger 0.2 s", replace(BEFORE, rejects_query=False, trigger_seconds=0.2)),
+            ("chosen, adaptive execution off", replace(chosen, adaptive=False)),
+            ("chosen, source log compacted every 1000", replace(chosen, compact_interval=1000)),
+            ("chosen, a snapshot every 100 commits", replace(chosen, snapshot_deltas=100)),
+            ("chosen, 2 shuffle partitions", replace(chosen, shuffle_partitions=2)),
         ]
     cases.append(("live join (all chosen levers)", chosen))
     runs = {}

@@ -24,7 +24,7 @@ from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
 from workbench.spark.queries.live import LiveJoin
 from workbench.spark.queries.live_params import LiveParams, write_params
-from workbench.spark.queries.live_ranges import BANDS_PER_RANGE, live_pairs
+from workbench.spark.queries.live_ranges import BANDS_PER_RANGE, live_pairs, rocksdb_state
 from workbench.spark.queries.ranges import band_reach
 from workbench.spark.queries.source import EVENT_FIELDS, event_checks, read_classified
 
@@ -87,13 +87,14 @@ def profile_batches(
         }
         figures = {}
         for k, (name, build) in enumerate(queries.items()):
-            query = (
+            writer = (
                 build()
                 .writeStream.foreachBatch(lambda batch, _id: batch.count())
                 .option("checkpointLocation", str(root / f"chk-{k}"))
                 .trigger(availableNow=True)
-                .start()
             )
+            with rocksdb_state(spark):  # the range step's state API needs it
+                query = writer.start()
             query.awaitTermination()
             figures[name] = _median_trigger_ms(query.recentProgress)
         live = LiveJoin(

@@ -12,12 +12,10 @@ are listed, read and parsed once per micro-batch.
 **No driver in the data path.**  The tasks decide the pairs under the *current* ``(d,
 delta)`` (the run's ``params.json``); each micro-batch goes through a ``foreachBatch`` step
 (:class:`BatchWriter`) that writes it with Spark's own distributed Parquet writer into the
-partition ``batch=<id>`` of the run's sink, by dynamic partition overwrite: a re-run of a
-batch id replaces exactly that batch's output, so with the checkpoint a restarted query loses
-and duplicates nothing.  Every batch writes at least its marker row (``kind = "batch"``), so a
-re-run that finds fewer rows still replaces the earlier attempt.  The driver sees only the
-batch's counts (an ``Observation``); per batch it writes a small record
-(``batches/<id>.json``).
+folder ``batch=<id>`` of the run's sink, which it empties first: a re-run of a batch id
+replaces exactly that batch's output, so with the checkpoint a restarted query loses and
+duplicates nothing.  The driver sees only the batch's counts (an ``Observation``); per batch
+it writes a small record (``batches/<id>.json``).
 
 Because the step reads its parameters from the run folder and writes its records there, it
 needs nothing of the client's memory: over Spark Connect it runs in the server's Python
@@ -53,7 +51,7 @@ from workbench.operators.base import StreamSpec
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.queries.damage import Damage, diagnose
 from workbench.spark.queries.live_params import LiveParams, write_params
-from workbench.spark.queries.live_ranges import live_pairs
+from workbench.spark.queries.live_ranges import live_pairs, rocksdb_state
 from workbench.spark.queries.live_sink import (
     BatchWriter,
     latest_pairs,
@@ -230,7 +228,8 @@ class LiveJoin:
             .option("checkpointLocation", str(self.run_dir / "chk"))
             .queryName(self.query_name)
         )
-        self._query = self._trigger(writer).start()
+        with rocksdb_state(self.spark):  # the range step's state API needs it
+            self._query = self._trigger(writer).start()
         self.progress.watch(self._query.id)
 
     def _trigger(self, writer: DataStreamWriter) -> DataStreamWriter:

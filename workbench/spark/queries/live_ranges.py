@@ -5,16 +5,18 @@ micro-batches).
 
 Each accepted event is keyed by the ranges of :class:`~workbench.spark.queries.ranges.RangePlan` for
 the envelope's band (:data:`BANDS_PER_RANGE` bands wide; a B event in its own range, an A
-event copied to every range its band overlaps), and ``applyInPandasWithState`` keeps, per
-range, the range's events a later event can still join in Spark's state store (one binary
-column; RocksDB in the dashboard's session), checkpointed with the query, exactly once.  For
-a range with new events, :class:`LiveRangeStep` pushes the kept events and the new ones, in
-arrival order, through the run's operator (a :class:`~workbench.operators.ptjoin.PTJoin` or one
-of the five interval correlations, :data:`~workbench.operators.TIMING_JOINS`: the compiled
-kernels, the certified decisions and their rational fallback) and a flush, and emits the pairs
-with a new event on either side: a pair of two kept events was emitted by the micro-batch that
-brought the later of them.  So every pair is decided once, under the parameters in force when
-its later event came, as in-process.
+event copied to every range its band overlaps), and ``transformWithStateInPandas``
+(:class:`LiveRangeProcessor`) keeps, per range, the range's events a later event can still
+join in Spark's state store (one value state, a packed binary array, in RocksDB: that API's
+store, which the query's start asks for, :func:`rocksdb_state`), checkpointed with the query,
+exactly once.  For a range with new events, :class:`LiveRangeStep` pushes the kept events and
+the new ones, in arrival order, through the run's operator (a
+:class:`~workbench.operators.ptjoin.PTJoin` or one of the five interval correlations,
+:data:`~workbench.operators.TIMING_JOINS`: the compiled kernels, the certified decisions and
+their rational fallback) and a flush, and emits the pairs with a new event on either side: a
+pair of two kept events was emitted by the micro-batch that brought the later of them.  So
+every pair is decided once, under the parameters in force when its later event came, as
+in-process.
 
 **Steering.**  The step reads the run's ``params.json``
 (:func:`~workbench.spark.queries.live_params.write_params`) from the run folder, which the
@@ -27,8 +29,14 @@ found) apply from the next micro-batch with the state kept.
 event lies beyond ``watermark + band`` (the replay is in arrival order and ``t_det >=
 arrival - D``), and a kept event before the watermark can join none: after each micro-batch
 a range keeps only its events at or after the watermark, and its state ends with an
-event-time timeout once the watermark passes the range's end, when no later event can land in
+event-time timer once the watermark passes the range's end, when no later event can land in
 it.
+
+**Why transformWithState** (issue 52): the same step ran as ``applyInPandasWithState``
+before, whose state rides with every group's rows through the Arrow stream (and pyspark's
+pandas padding of it); here a range's state is read and written once per micro-batch through
+the state server, and its micro-batch is shorter (the docs' *Scaling out* page, "The live
+join", has the figures).
 """
 
 from __future__ import annotations
@@ -38,12 +46,19 @@ import math
 import os
 import pickle
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.state import GroupState
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
 
 from workbench.events import COLUMNS, Events
 from workbench.operators import TIMING_JOINS
@@ -51,13 +66,17 @@ from workbench.operators.base import Envelope, StreamSpec, TwoStreamJoin
 from workbench.spark.queries.live_params import LiveParams, read_params
 from workbench.spark.queries.ranges import RangePlan, band_reach
 from workbench.spark.queries.source import EPOCH_OFFSET_MS
+from workbench.spark.session import STATE_STORES
 
 __all__ = [
     "BANDS_PER_RANGE",
     "LIVE_PAIR_SCHEMA",
+    "LiveRangeProcessor",
     "LiveRangeStep",
+    "expiry",
     "keep_from_watermark",
     "live_pairs",
+    "rocksdb_state",
     "with_new",
 ]
 
@@ -85,8 +104,8 @@ second)."""
 
 
 class LiveRangeStep:
-    """The ``applyInPandasWithState`` step of the live join (module docstring): picklable; the
-    operator for each ``(d, delta)`` is built once per Python worker."""
+    """The live join's step for one range (module docstring; :class:`LiveRangeProcessor` runs
+    it): picklable; the operator for each ``(d, delta)`` is built once per Python worker."""
 
     def __init__(
         self, run_dir: str | os.PathLike[str], streams: tuple[StreamSpec, StreamSpec], width: float
@@ -123,15 +142,13 @@ class LiveRangeStep:
         op.restart()
         return op
 
-    def __call__(
-        self, key: tuple[np.int64], frames: Iterator[pd.DataFrame], state: GroupState
-    ) -> Iterator[pd.DataFrame]:
-        """One range's micro-batch: its new events joined with those it keeps."""
-        if state.hasTimedOut:
-            state.remove()
-            return
+    def decide(
+        self, frames: Iterator[pd.DataFrame], kept: np.ndarray | None
+    ) -> tuple[np.ndarray, pd.DataFrame | None]:
+        """One range's micro-batch: its new events (``frames``) joined with those it ``kept``;
+        returns the range's events in arrival order and the pairs with a new event (None when
+        there are none)."""
         new = pd.concat(list(frames), ignore_index=True)
-        kept = np.frombuffer(state.get[0], STATE_DTYPE) if state.exists else None
         fresh = np.empty(len(new), STATE_DTYPE)
         for c in COLUMNS:
             fresh[c] = new[c].to_numpy()
@@ -139,10 +156,54 @@ class LiveRangeStep:
         rows = rows[np.lexsort((rows["id"], rows["stream"], rows["arrival"]))]
         params = self.params()
         pairs = with_new(_join(self.operator(params), rows), fresh)
-        found = _pair_frame(rows, pairs, params) if len(pairs) else None
-        keep_from_watermark(state, rows, "t_det", (int(key[0]) + 1) * self.width)
+        return rows, (_pair_frame(rows, pairs, params) if len(pairs) else None)
+
+
+class LiveRangeProcessor(StatefulProcessor):
+    """The ``transformWithStateInPandas`` processor of the live join (module docstring): per
+    range, a value state of its kept events (a packed :data:`STATE_DTYPE` array) and one
+    event-time timer that ends it (:func:`expiry`)."""
+
+    def __init__(self, step: LiveRangeStep) -> None:
+        self.step = step
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        """Spark's set-up per task: the state's handle."""
+        self.handle = handle
+        self.kept = handle.getValueState("events", STATE_SCHEMA)
+
+    def handleInputRows(
+        self, key: tuple[np.int64], rows: Iterator[pd.DataFrame], timerValues: TimerValues
+    ) -> Iterator[pd.DataFrame]:
+        """One range's micro-batch (:meth:`LiveRangeStep.decide`); then it keeps its events at
+        or after the watermark, until none is left or its timer fires."""
+        kept = np.frombuffer(self.kept.get()[0], STATE_DTYPE) if self.kept.exists() else None
+        events, found = self.step.decide(rows, kept)
+        watermark = timerValues.getCurrentWatermarkInMs()
+        events = events[events["t_det"] >= watermark - EPOCH_OFFSET_MS]
+        timers = list(self.handle.listTimers())
+        at = expiry((int(key[0]) + 1) * self.step.width, watermark)
+        if len(events):
+            self.kept.update((events.tobytes(),))
+        else:
+            self.kept.clear()
+        for timer in timers:
+            if timer != at or not len(events):
+                self.handle.deleteTimer(timer)
+        if len(events) and at not in timers:
+            self.handle.registerTimer(at)
         if found is not None:
             yield found
+
+    def handleExpiredTimer(
+        self, key: tuple[np.int64], timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[pd.DataFrame]:
+        """The watermark passed the range's end: no later event can land in it."""
+        self.kept.clear()
+        return iter(())
+
+    def close(self) -> None:
+        """Nothing to release (Spark's tear-down per task)."""
 
 
 def with_new(results: np.ndarray, fresh: np.ndarray) -> np.ndarray:
@@ -164,7 +225,37 @@ def keep_from_watermark(state: GroupState, rows: np.ndarray, time: str, end: flo
         state.remove()
         return
     state.update((rows.tobytes(),))
-    state.setTimeoutTimestamp(max(math.ceil(EPOCH_OFFSET_MS + end), watermark + 1))
+    state.setTimeoutTimestamp(expiry(end, watermark))
+
+
+def expiry(end: float, watermark: int) -> int:
+    """When a range ending at ``end`` (ms) ends its state, as an event-time timestamp: once the
+    watermark passes its end, and never at or before the ``watermark`` now (Spark's
+    timestamps; :data:`~workbench.spark.queries.source.EPOCH_OFFSET_MS`).
+
+    >>> expiry(1500.2, 0) - EPOCH_OFFSET_MS
+    1501
+    >>> expiry(1500.0, EPOCH_OFFSET_MS + 2000) - EPOCH_OFFSET_MS
+    2001
+    """
+    return max(math.ceil(EPOCH_OFFSET_MS + end), watermark + 1)
+
+
+@contextmanager
+def rocksdb_state(spark: SparkSession) -> Iterator[None]:
+    """The session's state store set to RocksDB for the block (a query started in it keeps
+    that store, and its checkpoint records it): ``transformWithStateInPandas`` needs it,
+    whatever the session's default; the session's own setting is back after."""
+    key = "spark.sql.streaming.stateStore.providerClass"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, STATE_STORES["rocksdb"])
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def _join(op: TwoStreamJoin, rows: np.ndarray) -> np.ndarray:
@@ -206,11 +297,11 @@ def live_pairs(
 ) -> DataFrame:
     """The pairs of the accepted ``events`` stream (with their watermark set), decided per
     range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`; ranges ``bands``
-    bands wide."""
+    bands wide.  Start its query inside :func:`rocksdb_state`."""
     reach = band_reach(streams, d_max)
     plan = RangePlan(bands * reach.band, reach)
     keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
     step = LiveRangeStep(run_dir, streams, plan.width)
-    return keyed.groupBy("range").applyInPandasWithState(
-        step, LIVE_PAIR_SCHEMA, STATE_SCHEMA, "append", "EventTimeTimeout"
+    return keyed.groupBy("range").transformWithStateInPandas(
+        LiveRangeProcessor(step), LIVE_PAIR_SCHEMA, "Append", "EventTime"
     )

@@ -3,17 +3,25 @@
 
 :class:`BatchWriter` is the query's ``foreachBatch`` step: it writes a micro-batch (the pairs
 its tasks decided under the run's current parameters, ``params.json`` in the run folder,
-:mod:`workbench.spark.queries.live_params`, and the rejects) with Spark's distributed writer into
-the partition ``batch=<id>`` of the run's sink by dynamic partition overwrite (a marker row per
-batch, so a re-run replaces exactly that batch), then a small record per batch
+:mod:`workbench.spark.queries.live_params`, and the rejects) with Spark's distributed writer
+into the folder ``batch=<id>`` of the run's sink, then a small record per batch
 (``batches/<id>.json``).  :func:`read_live_pairs` and :func:`read_live_rejects` read the sink
 with Arrow.
+
+**One plain write per batch**: the step first removes the batch's folder (what an
+earlier attempt of that batch id wrote), then appends the batch to it with the file committer
+that moves each task's file into place at the task's commit (:data:`WRITE_OPTIONS`).  A batch
+is committed by the query's commit log, not by the write, so the write needs no job-level
+atomicity of its own: a re-run of a batch id replaces exactly that batch, as a dynamic
+partition overwrite did, without its staging folder, its marker row and its renames at the
+job's commit (``bench live --levers`` weighs both).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import uuid
 from dataclasses import asdict
@@ -33,6 +41,7 @@ from workbench.spark.queries.source import sink_partitions
 __all__ = [
     "PAIR_COLUMNS",
     "REJECT_COLUMNS",
+    "WRITE_OPTIONS",
     "BatchWriter",
     "latest_pairs",
     "read_kind",
@@ -44,6 +53,12 @@ PAIR_COLUMNS = ["a_id", "a_template", "a_t", "b_id", "b_template", "b_t", "d", "
 """A pair as the sink keeps it: its events' ids, templates and times, and the ``(d, delta)``
 it was decided under."""
 REJECT_COLUMNS = ["reason", "stream", "id", "record"]
+WRITE_OPTIONS = {
+    "mapreduce.fileoutputcommitter.algorithm.version": "2",
+    "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+}
+"""The batch write's Hadoop options: a task's file moves into the batch folder at the task's
+commit (no second move at the job's commit), and no ``_SUCCESS`` file (module docstring)."""
 
 
 def read_kind(folders: list[Path], kind: str, columns: list[str]) -> pd.DataFrame:
@@ -101,7 +116,7 @@ def latest_pairs(
 
 class BatchWriter:
     """The live query's ``foreachBatch`` step (module docstring): write micro-batch ``batch_id``
-    (pairs decided in the tasks, rejects) with Spark's distributed writer into the partition
+    (pairs decided in the tasks, rejects) with Spark's distributed writer into the folder
     ``batch=<id>``, replacing any earlier attempt of that id; then record the batch's counts
     and the run's parameters.  Picklable (Spark Connect runs it in the server's Python)."""
 
@@ -112,24 +127,17 @@ class BatchWriter:
         """Write micro-batch ``batch_id`` (see the class docstring)."""
         run_dir = Path(self.run_dir)
         params = read_params(run_dir)
-        spark = batch.sparkSession
+        folder = run_dir / "pairs" / f"batch={batch_id}"
+        # an earlier attempt of this batch id; a folder that cannot be written fails the write
+        shutil.rmtree(folder, ignore_errors=True)
         kind = F.col("kind")
-        marker = spark.range(1).select(F.lit("batch").alias("kind"))
-        out = batch.unionByName(marker, allowMissingColumns=True).withColumn(
-            "batch", F.lit(batch_id)
-        )
         counts = Observation(f"live-{uuid.uuid4().hex}")
-        out = out.observe(
+        out = batch.observe(
             counts,
             F.sum((kind == "pair").cast("long")).alias("pairs"),
             F.sum((kind == "reject").cast("long")).alias("rejects"),
         )
-        (
-            out.write.mode("overwrite")
-            .option("partitionOverwriteMode", "dynamic")
-            .partitionBy("batch")
-            .parquet(str(run_dir / "pairs"))
-        )
+        out.write.mode("append").options(**WRITE_OPTIONS).parquet(str(folder))
         got = {k: int(v or 0) for k, v in counts.get.items()}
         record = {
             "batch": batch_id,
@@ -138,11 +146,11 @@ class BatchWriter:
             "rejects": got["rejects"],
             **asdict(params),
         }
-        folder = run_dir / "batches"
-        folder.mkdir(exist_ok=True)
-        tmp = folder / f".{batch_id:06d}.json.tmp"
+        records = run_dir / "batches"
+        records.mkdir(exist_ok=True)
+        tmp = records / f".{batch_id:06d}.json.tmp"
         tmp.write_text(json.dumps(record))
-        os.replace(tmp, folder / f"{batch_id:06d}.json")
+        os.replace(tmp, records / f"{batch_id:06d}.json")
 
 
 def read_live_rejects(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
