@@ -1,7 +1,8 @@
 """The W-join "Reproduced?" table (W-join Sections 3-5): per headline result, the paper's
 claim, ours with the paper's mechanism and with the fast one (whether the claim held, and the
-figures), the verdict and the measured reason, computed from :func:`~workbench.experiments.
-wjoin_paper.paper_runs`'s runs; :func:`markdown_table` prints any frame as Markdown.
+figures), the verdict and the measured reason, computed from the runs of
+:func:`~workbench.experiments.wjoin_paper.paper_runs`; :func:`markdown_table` prints any frame
+as Markdown.
 """
 
 from __future__ import annotations
