@@ -15,8 +15,9 @@ m-tuples and every counter come out identical.
 The kernel takes typed bundles: the batch (:class:`Batch`), both buffer kinds
 (:class:`~workbench.kernels.wjoin_store.Store`, the unused one empty, so each kernel compiles
 once), the parameters (:class:`Params`), the mutable state (:class:`State`: int64 slots
-:data:`SEQ` .. :data:`PEAK`, FEW's period start, the paper's newest-timestamp vector) and the
-search's scratch arrays (:class:`Scratch`).  The paper's FEW holds tuples while its mode 1
+:data:`~workbench.kernels.wjoin_search.SEQ` .. :data:`~workbench.kernels.wjoin_search.PEAK`,
+FEW's period start, the paper's newest-timestamp vector) and the search's scratch arrays
+(:class:`Scratch`).  The paper's FEW holds tuples while its mode 1
 waits for a tuple of every stream, in the state's held arrays (those of
 :class:`~workbench.operators.wjoin.held.HeldTuples`, room reserved by the caller).
 """
@@ -34,15 +35,12 @@ from workbench.kernels.wjoin_search import (
     COMPARISONS,
     DROPPED,
     FEW,
-    N_OUT,
     PEAK,
     SEQ,
     START_ID,
     START_KEY,
     START_SEQ,
     START_STREAM,
-    VISITED_IN,
-    VISITED_OUT,
     _choose_only,
     _horizon,
     _search,
@@ -60,28 +58,7 @@ from workbench.kernels.wjoin_store import (
     sweep,
 )
 
-__all__ = [
-    "BEW",
-    "BLIND",
-    "COMPARISONS",
-    "DROPPED",
-    "FEW",
-    "N_OUT",
-    "PEAK",
-    "SEQ",
-    "START_ID",
-    "START_KEY",
-    "START_SEQ",
-    "START_STREAM",
-    "VISITED_IN",
-    "VISITED_OUT",
-    "Batch",
-    "Params",
-    "Scratch",
-    "State",
-    "warm_up",
-    "wjoin_batch",
-]
+__all__ = ["Batch", "Params", "Scratch", "State", "warm_up", "wjoin_batch"]
 
 
 class Batch(NamedTuple):

@@ -10,7 +10,8 @@ from typing import ClassVar, TypeVar
 
 import numpy as np
 
-from workbench.kernels.wjoin import (
+from workbench.kernels.wjoin import Batch, Params, Scratch, State, wjoin_batch
+from workbench.kernels.wjoin_search import (
     COMPARISONS,
     DROPPED,
     N_OUT,
@@ -22,11 +23,6 @@ from workbench.kernels.wjoin import (
     START_STREAM,
     VISITED_IN,
     VISITED_OUT,
-    Batch,
-    Params,
-    Scratch,
-    State,
-    wjoin_batch,
 )
 from workbench.kernels.wjoin_store import Store
 from workbench.operators.wbuffers import (
