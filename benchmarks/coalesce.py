@@ -64,11 +64,15 @@ def _figure5_lines(selection: pd.DataFrame) -> list[str]:
 
 
 def _cell_lines(cells: pd.DataFrame, name: str, grid: Sequence[float]) -> list[str]:
-    """One measured atomic cost over cp x oop (ns; '-' where no batch exercised it)."""
+    """One measured atomic cost over cp x oop (ns; '-' where no batch exercised it); a row
+    whose streams' out-of-order fraction is not the requested oop says what it was (oop = 1:
+    the generator's maximum, ``coalescing_max_oop``)."""
     lines = [f"  C_{name} (ns), rows oop, columns cp " + " ".join(f"{c:>6}" for c in grid)]
     for oop, frame in cells.groupby("oop", sort=False):
         values = " ".join("     -" if np.isnan(v) else f"{1e9 * v:6.0f}" for v in frame[name])
-        lines.append(f"    oop {oop:3.1f}" + " " * 27 + values)
+        measured = float(frame["oop_measured"].mean())
+        label = f" (measured {measured:.2f})" if abs(measured - oop) > 0.01 else ""
+        lines.append(f"    oop {oop:3.1f}{label:<27}" + values)
     return lines
 
 

@@ -232,7 +232,7 @@ def measure_cell(
     the fitted per-call seconds, the descheduled ones left out and the rest scaled to all the
     tuples), ``eager_scan_s``, ``lazy_scan_s`` (a scan of ``window`` raw tuples),
     ``eager_stored`` (coalesced tuples per ``window`` raw ones), ``held_max`` (the most raw
-    tuples a scan met: about 1.6 windows, the whole stream at oop = 1), ``window_tuples``,
+    tuples a scan met: about 1.6 windows), ``window_tuples``,
     ``tuples`` (pushed timed) and ``batches`` (timed).  Batch sizes are drawn from ``batch``
     (inclusive; scaled down in a run too short for :data:`MIN_BATCHES` of them).
 

@@ -18,9 +18,9 @@ place in timestamp order, so the stream's cp and oop are unchanged.
 **Scans.**  Scans have no compiled path (``view`` builds the window's Python objects): the
 extent is scanned :data:`SCANS` times, evenly spread over the batches, at every occupancy the
 swing gives.  A fixed number, not one per so many batches: a scan reads the whole window,
-and at oop = 1 the window is the whole stream (every arrival lies below the largest
-timestamp so far, so the largest never moves and a time window expires nothing), where one
-scan per 16 batches made three quarters of a 200,000-tuple cell's time.
+which held the whole stream at oop = 1 with the generator before 2026-11-28 (no arrival in
+order, so the largest timestamp never moved), where one scan per 16 batches made three
+quarters of a 200,000-tuple cell's time.
 """
 
 from __future__ import annotations
