@@ -100,7 +100,8 @@ PLANS: dict[str, Run | Serve | Listed] = {
     "./dev bench wjoin": Run(CHECKOUT, out="FEWJoin"),
     "./dev bench coalesce": Run(
         CHECKOUT,
-        "--tuples 400 --grid-tuples 200 --cell-tuples 1500 --readings 2000",
+        "--tuples 400 --grid-tuples 200 --cell-tuples 1500 --readings 2000 --memory-tuples 2000 "
+        "--memory-window 500 --cps-days 0.25",
         out="eager",
     ),
     "./dev bench month": Run(CHECKOUT, "--prefix 2000", out="pairs"),
