@@ -101,6 +101,9 @@ def parser() -> argparse.ArgumentParser:
     co.add_argument("--memory-tuples", type=int, help="tuples pushed per cp, allocated bytes")
     co.add_argument("--memory-window", type=int, help="window (tuples), allocated bytes")
     co.add_argument(
+        "--cps-days", type=float, help="days of the simulated deployment for Table 5's cps"
+    )
+    co.add_argument(
         "--readings",
         dest="deployment_readings",
         metavar="READINGS",

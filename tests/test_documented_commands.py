@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import nbformat
 import pytest
 
 from harness.server import serving
@@ -100,7 +100,8 @@ PLANS: dict[str, Run | Serve | Listed] = {
     "./dev bench wjoin": Run(CHECKOUT, out="FEWJoin"),
     "./dev bench coalesce": Run(
         CHECKOUT,
-        "--tuples 400 --grid-tuples 200 --cell-tuples 1500 --readings 2000",
+        "--tuples 400 --grid-tuples 200 --cell-tuples 1500 --readings 2000 --memory-tuples 2000 "
+        "--memory-window 500 --cps-days 0.25",
         out="eager",
     ),
     "./dev bench month": Run(CHECKOUT, "--prefix 2000", out="pairs"),
@@ -147,8 +148,10 @@ PLANS: dict[str, Run | Serve | Listed] = {
     ),
     "workbench reports path/to/notebooks": Run(
         swap=(("path/to/notebooks", "data/notebooks"),),
-        why="a folder of one notebook (the checkout's 01) for the docs' placeholder",
-        out="01-histogram-timestamps.html",
+        why="a folder of one small notebook for the docs' placeholder: the command and its "
+        "kernel are the point (the checkout's notebooks run under nbmake, test_reports.py "
+        "reports 01 and the line above 02)",
+        out="your-notebook.html",
     ),
     "workbench spark prepare --source csv --path data/sample-two-sensors.csv --output runs/mine "
     "--time-column time --sensor-column sensor": Run(out="313 events of 2 streams"),
@@ -199,7 +202,7 @@ def test_every_documented_command_has_a_plan():
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scratch folder: ``data/`` holds the checkout's data files and ``data/notebooks``
-    one notebook."""
+    one small notebook (a title, the paper's Example 4)."""
     folder = tmp_path_factory.mktemp("documented")
     data = folder / "data"
     data.mkdir()
@@ -207,7 +210,14 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if path.is_file():
             (data / path.name).symlink_to(path)
     (data / "notebooks").mkdir()
-    shutil.copy(ROOT / "notebooks" / "01-histogram-timestamps.ipynb", data / "notebooks")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Your notebook"),
+        nbformat.v4.new_code_cell(
+            "from workbench.paper_examples import example4\nprint(example4().report())"
+        ),
+    ]
+    nbformat.write(nb, data / "notebooks" / "your-notebook.ipynb")
     return folder
 
 
