@@ -199,7 +199,8 @@ def twin_surfaces(first: figure, second: figure) -> None:
     (True, True)
     """
     second.x_range, second.y_range = first.x_range, first.y_range
-    (bar,), (other,) = (f.select(type=ColorBar) for f in (first, second))
+    # read off the layouts: a model search walks every model of the figure (55 ms here)
+    bar, other = (next(r for r in f.right if isinstance(r, ColorBar)) for f in (first, second))
     other.update(color_mapper=bar.color_mapper, major_label_policy=bar.major_label_policy)
     for glyphs, shared in zip(second.renderers, first.renderers, strict=True):
         if glyphs.data_source.name == "queries":
