@@ -14,7 +14,7 @@ from workbench.app.dashboard import TAB_BUILDERS, DashboardTabs
 
 TAB_MODEL_BUDGETS = {
     "Templates": 98,
-    "Satisfaction probability": 77,
+    "Satisfaction probability": 75,
     "Partition regions": 69,
     "Timing joins": 87,
     "Live join (Spark)": 192,
