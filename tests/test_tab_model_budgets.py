@@ -13,18 +13,18 @@ from panel.io.state import set_curdoc
 from workbench.app.dashboard import TAB_BUILDERS, DashboardTabs
 
 TAB_MODEL_BUDGETS = {
-    "Templates": 119,
-    "Satisfaction probability": 77,
+    "Templates": 98,
+    "Satisfaction probability": 75,
     "Partition regions": 69,
-    "Timing joins": 89,
+    "Timing joins": 87,
     "Live join (Spark)": 192,
-    "Coalescing": 152,
+    "Coalescing": 120,
     "Multi-way join": 169,
     "Deployment (simulated)": 84,
     "Whole month": 50,
 }
 """The most Bokeh models each tab may hold at its first opening (``pn.panel(tab).get_root``
-into a document of its own): what each held on 2026-11-28 after issue 51's levers (median 89) (the
+into a document of its own): what each held on 2026-11-28 after issue 51's levers (median 87) (the
 tabs held 55-272 before; the floor page's about 25). Lower a budget when a tab shrinks; raise
 one only with the rooms' figures (``./dev bench room --clients protocol --floor``) that show
 what the growth costs."""

@@ -24,10 +24,10 @@ from workbench.app.coalescing_model import (
 from workbench.app.coalescing_queries import QUERIES, ExampleQueries
 from workbench.app.coalescing_spark import CoalescingSpark
 from workbench.app.panes import ReadTable, intro, opened_card, plain_help
-from workbench.app.redraw import redrawn
+from workbench.app.redraw import redrawn, redrawn_together
 from workbench.app.spark_section import SparkSection
 from workbench.viz import coalesce as plots
-from workbench.viz.figures import View
+from workbench.viz.figures import View, share_parts
 
 __all__ = ["PERIOD_MS", "CoalescingExplorer"]
 
@@ -64,6 +64,8 @@ SPARK_HELP = (
     "or window kind (or a window beyond the retention) starts a new checkpoint that re-reads "
     "the replay. Spark's tuple window keeps each mote's newest readings."
 )
+SURFACE_TITLE = "weighted memory + update + scan"
+"""What each cost surface shows, after its scheme's name."""
 _SURFACE_SHOWS = tuple(f"model.{name}" for name in (*COST_INPUTS, "position"))
 """What a cost surface shows (the surface, the queries on it) changes with these."""
 
@@ -157,20 +159,25 @@ class CoalescingExplorer(pn.viewable.Viewer):
         color = plots.SCHEME_COLORS[scheme]
         return plots.extent_view(tuples, title, color, groups=[(m,) for m in self.model.motes])
 
-    def _surface(self, which: int, title: str) -> View:
-        both = self.model.surfaces()
-        clim = (float(min(b.min() for b in both)), float(max(b.max() for b in both)))
-        return plots.surface_view(GRID, GRID, both[which], title, clim, self.model.selection())
-
     @param.depends(*_SURFACE_SHOWS)
+    def surface_views(self) -> tuple[View, View]:
+        """The eager and the lazy cost surface (Eq. 1-6 weighted, Eq. 9-10) with the queries
+        where they stand, on one colour scale: the grid and the selection computed once for
+        both."""
+        both, queries = self.model.surfaces(), self.model.selection()
+        clim = (float(min(b.min() for b in both)), float(max(b.max() for b in both)))
+        return tuple(  # type: ignore[return-value]
+            plots.surface_view(GRID, GRID, cost, f"{scheme} cost: {SURFACE_TITLE}", clim, queries)
+            for scheme, cost in zip(("eager", "lazy"), both, strict=True)
+        )
+
     def eager_surface(self) -> View:
         """The eager cost surface (Eq. 1, 3, 5 weighted) with the queries where they stand."""
-        return self._surface(0, "eager cost: weighted memory + update + scan")
+        return self.surface_views()[0]
 
-    @param.depends(*_SURFACE_SHOWS)
     def lazy_surface(self) -> View:
         """The lazy cost surface (Eq. 2, 4, 6 weighted) with the queries where they stand."""
-        return self._surface(1, "lazy cost: weighted memory + update + scan")
+        return self.surface_views()[1]
 
     def atomic_card(self) -> pn.Card:
         """Table 4's atomic costs the surfaces and the selection use: custom (editable) or
@@ -269,13 +276,12 @@ class CoalescingExplorer(pn.viewable.Viewer):
             width=300,
         )
         extent = plots.extent_figure(self.extent_view(), y_label="mote")
+        costs = [plots.surface_figure(view, SURFACE_HEIGHT) for view in self.surface_views()]
+        redrawn_together(self, self.surface_views, costs)
+        plots.twin_surfaces(*costs)
+        share_parts(extent, *costs)
         surfaces = [
-            pn.pane.Bokeh(
-                redrawn(self, view, plots.surface_figure(view(), SURFACE_HEIGHT)),
-                sizing_mode="stretch_width",
-                height=SURFACE_HEIGHT,
-            )
-            for view in (self.eager_surface, self.lazy_surface)
+            pn.pane.Bokeh(fig, sizing_mode="stretch_width", height=SURFACE_HEIGHT) for fig in costs
         ]
         return pn.Column(
             intro(INTRO, "Coalescing"),
@@ -287,9 +293,11 @@ class CoalescingExplorer(pn.viewable.Viewer):
                             redrawn(self, self.extent_view, extent),
                             sizing_mode="stretch_width",
                             height=340,
-                            loading=self.model.newest.param.pending,  # refilled: stale
                         ),
                         self.readout_pane,
+                        # refilled: both stale; on the row, as a Bokeh pane's loading re-syncs
+                        # its figure's properties (16 ms a toggle, two a move)
+                        loading=self.model.newest.param.pending,
                         sizing_mode="stretch_width",
                     ),
                     SparkSection(control=self.spark, status=self.spark_pane),

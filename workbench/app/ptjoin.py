@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 
-from workbench.app.panes import controls_page, following_view, plot_key
+from workbench.app.panes import controls_page, following_view, plain_help, plot_key
 from workbench.app.ptjoin_model import MODELS, PTJoinModel, scaled
 from workbench.partitions import Partitions
 from workbench.viz.figures import View, share_parts
@@ -94,7 +94,7 @@ class PTJoinExplorer(PTJoinModel, pn.viewable.Viewer):
             w.FloatSlider.from_param(self.param.d),
             w.FloatSlider.from_param(self.param.pi),
             w.FloatSlider.from_param(self.param.t_det),
-            w.IntInput.from_param(self.param.template),
+            plain_help(w.IntInput).from_param(self.param.template),
             w.RadioButtonGroup.from_param(self.param.model),
             pn.pane.Markdown(self.summary),
         ]

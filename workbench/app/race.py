@@ -12,7 +12,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from workbench.app.panes import ReadTable, intro
+from workbench.app.panes import ReadTable, intro, plain_help
 from workbench.app.race_model import PERIOD_MS, TimingRaceModel
 from workbench.app.redraw import redrawn
 from workbench.experiments.race import RACERS
@@ -144,7 +144,7 @@ class TimingJoinsExplorer(pn.viewable.Viewer):
             w.FloatSlider.from_param(m.delta),
             w.IntSlider.from_param(m.max_pending),
             w.FloatSlider.from_param(m.max_wait_s),
-            w.FloatInput.from_param(m.speed),
+            plain_help(w.FloatInput).from_param(m.speed),
             w.CheckBoxGroup.from_param(m.racers),
             width=300,
         )

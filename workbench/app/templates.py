@@ -9,9 +9,10 @@ layout (so ``TemplateEditor(...)`` and its parameters stay as they were).
 from __future__ import annotations
 
 import panel as pn
+import param
 from bokeh.plotting import figure
 
-from workbench.app.panes import following, intro
+from workbench.app.panes import following, intro, plain_help
 from workbench.app.templates_model import SOURCES, TemplatesModel, format_buckets, parse_buckets
 from workbench.viz.figures import View, share_parts
 from workbench.viz.ptjoin import (
@@ -57,42 +58,55 @@ class TemplateEditor(TemplatesModel, pn.viewable.Viewer):
             self.adjusted_view,
         )
 
+    @param.depends("stream_a", "stream_b")
+    def counts_text(self) -> str:
+        """:meth:`shown` over the generator's heading: one pane, not two (a Markdown pane is
+        two Bokeh models a session, rendered on the server)."""
+        return f"{self.shown()}\n\n### Generate random templates"
+
+    @param.depends("stream_a", "stream_b", "pair_u", "pair_v", "offset")
+    def pair_text(self) -> str:
+        """The pair's heading over :meth:`pair_summary`: one pane, not two."""
+        return (
+            "### Adjusted histograms of a pair: both cut at every bucket edge of either "
+            f"(Definition 3)\n\n{self.pair_summary()}"
+        )
+
     def __panel__(self) -> pn.viewable.Viewable:
         w = pn.widgets
+        select, whole, real = (plain_help(c) for c in (w.Select, w.IntInput, w.FloatInput))
         bars_a, bars_b, adjusted = (*map(self.template_figure, "AB"), self.adjusted_figure())
         share_parts(bars_a, bars_b, adjusted)
         controls = pn.Column(
             "### Source",
-            w.Select.from_param(self.param.source),
-            pn.pane.Markdown(self.shown, css_classes=["template-counts"]),
-            "### Generate random templates",
+            select.from_param(self.param.source),
+            pn.pane.Markdown(self.counts_text, css_classes=["template-counts"]),
             pn.Row(
-                w.IntInput.from_param(self.param.count, width=135),
-                w.IntInput.from_param(self.param.n_buckets, width=135),
+                whole.from_param(self.param.count, width=135),
+                whole.from_param(self.param.n_buckets, width=135),
             ),
             pn.Row(
-                w.FloatInput.from_param(self.param.max_length, width=135),
-                w.IntInput.from_param(self.param.seed, width=135),
+                real.from_param(self.param.max_length, width=135),
+                whole.from_param(self.param.seed, width=135),
             ),
-            w.Button.from_param(self.param.generate, name="Generate random templates"),
+            plain_help(w.Button).from_param(self.param.generate, name="Generate random templates"),
             "### Edit a template",
-            w.RadioButtonGroup.from_param(self.param.stream),
-            w.IntInput.from_param(self.param.picked),
-            w.TextAreaInput.from_param(self.param.buckets, height=180),
-            w.Button.from_param(self.param.apply, name="Apply", color="primary"),
+            plain_help(w.RadioButtonGroup).from_param(self.param.stream),
+            whole.from_param(self.param.picked),
+            plain_help(w.TextAreaInput).from_param(self.param.buckets, height=180),
+            plain_help(w.Button).from_param(self.param.apply, name="Apply", color="primary"),
             pn.pane.Alert(self.status, alert_type=self.status_kind),
             width=300,
         )
-        pair = pn.Column(
+        pair = [
+            pn.pane.Markdown(self.pair_text),
             pn.Row(
-                w.IntInput.from_param(self.param.pair_u, width=120),
-                w.IntInput.from_param(self.param.pair_v, width=120),
-                w.FloatSlider.from_param(self.param.offset, width=300),
+                whole.from_param(self.param.pair_u, width=120),
+                whole.from_param(self.param.pair_v, width=120),
+                plain_help(w.FloatSlider).from_param(self.param.offset, width=300),
             ),
-            pn.pane.Markdown(self.pair_summary),
             pn.pane.Bokeh(adjusted, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
-        )
+        ]
         return pn.Column(
             intro(
                 "Each bar chart shows one stream's templates: how long before its detection "
@@ -109,9 +123,7 @@ class TemplateEditor(TemplatesModel, pn.viewable.Viewer):
                         *(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in (bars_a, bars_b)),
                         sizing_mode="stretch_width",
                     ),
-                    "### Adjusted histograms of a pair: both cut at every bucket edge of either "
-                    "(Definition 3)",
-                    pair,
+                    *pair,
                     sizing_mode="stretch_width",
                 ),
                 sizing_mode="stretch_width",
