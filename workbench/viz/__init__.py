@@ -43,7 +43,7 @@ from workbench.viz.ptjoin import (
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
     constraint_view,
-    graph_figure,
+    graph_svg,
     measure_view,
     results_view,
 )
@@ -75,7 +75,7 @@ __all__ = [
     "delta_layer",
     "extent_figure",
     "extent_view",
-    "graph_figure",
+    "graph_svg",
     "histogram_element",
     "marker_layer",
     "measure_view",

@@ -65,6 +65,7 @@ __all__ = [
     "plain_figure",
     "refresh",
     "share_parts",
+    "step_corners",
     "view_figure",
 ]
 
@@ -333,6 +334,17 @@ def share_parts(*figs: Plot) -> None:
             if isinstance(renderer, GlyphRenderer):
                 share(renderer.view, "filter")
                 share(renderer.data_source, "selection_policy")
+
+
+def step_corners(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a step line through ``x``, ``y`` whose each value holds until the next
+    ``x`` (Bokeh's ``step`` in mode "after"), as a plain line's points: step lines of several
+    series, one row each, are then one ``multi_line`` layer (one renderer, one source).
+
+    >>> [a.tolist() for a in step_corners(np.array([0.0, 1.0, 3.0]), np.array([5.0, 6.0, 9.0]))]
+    [[0.0, 1.0, 1.0, 3.0, 3.0], [5.0, 5.0, 6.0, 6.0, 9.0]]
+    """
+    return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]
 
 
 def margin(lo: float, hi: float, share: float = 0.02) -> tuple[float, float]:
