@@ -98,6 +98,9 @@ GRAPH_LABELS = """() => {
   return find(document);
 }"""
 """The Multi-way join's constraint graph (SVG): its labels after its title, in order."""
+PLOTS = f"() => ({DATA_SIGNATURE})() + '#' + JSON.stringify(({GRAPH_LABELS})())"
+"""What the plots show: every data source's signature and the constraint graph's labels (a
+drawing, not a Bokeh figure)."""
 
 TITLED = """(start) => {
   for (const doc of Bokeh.documents)
@@ -269,13 +272,13 @@ def layout_problems(page) -> list[str]:
 
 
 def _move_first_slider(page) -> None:
-    """Five steps right on the tab's first visible slider; wait until some plot's data moved."""
-    before = page.evaluate(DATA_SIGNATURE)
+    """Five steps right on the tab's first visible slider; wait until some plot moved."""
+    before = page.evaluate(PLOTS)
     handle = page.locator(".noUi-handle >> visible=true").first
     handle.focus()
     for _ in range(5):
         handle.press("ArrowRight")
-    page.wait_for_function(f"(b) => ({DATA_SIGNATURE})() !== b", arg=before)
+    page.wait_for_function(f"(b) => ({PLOTS})() !== b", arg=before)
 
 
 def _generate(page) -> None:
@@ -393,7 +396,7 @@ LOADING = """() => {
 def _settled(page) -> str:
     """Wait until no figure is marked stale and the plots' data and titles hold still for
     half a second; what they then are."""
-    state = f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()"
+    state = f"() => ({PLOTS})() + '#' + ({TITLES})()"
     last = None
     for _ in range(120):
         page.wait_for_function(f"() => !({LOADING})()", timeout=60_000)
@@ -407,14 +410,12 @@ def _settled(page) -> str:
 
 def _press(page, key: str, wait: bool) -> None:
     """``key`` on the tab's first visible slider; with ``wait``, until some plot changed."""
-    before = page.evaluate(f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()")
+    before = page.evaluate(f"() => ({PLOTS})() + '#' + ({TITLES})()")
     handle = page.locator(".noUi-handle >> visible=true").first
     handle.focus()
     handle.press(key)
     if wait:
-        page.wait_for_function(
-            f"(b) => ({DATA_SIGNATURE})() + '#' + ({TITLES})() !== b", arg=before
-        )
+        page.wait_for_function(f"(b) => ({PLOTS})() + '#' + ({TITLES})() !== b", arg=before)
 
 
 QUICK_TABS = {  # each tab whose first slider's moves recompute what it shows, and its action
@@ -491,7 +492,7 @@ def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     page.wait_for_function(f"(n) => ({PAIRS})() > n", arg=first, timeout=60_000)
     charted = f"() => ({SOURCES_WITH})('elapsed_s').map(c => c.length)"
     page.wait_for_function(
-        f"() => ({charted})().length >= 5 && Math.min(...({charted})()) >= 3", timeout=90_000
+        f"() => ({charted})().length > 0 && Math.min(...({charted})()) >= 3", timeout=90_000
     )
     handle = page.locator(".noUi-handle >> visible=true").first  # delta, the only slider
     handle.focus()

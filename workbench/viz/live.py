@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 from bokeh.models import (
     ColumnDataSource,
-    DataRange1d,
     FixedTicker,
     Grid,
     HoverTool,
@@ -23,7 +22,7 @@ from bokeh.models import (
 )
 
 from workbench.viz.axes import clock, time_ticks
-from workbench.viz.figures import fit_range, mark, plain_figure, share_parts
+from workbench.viz.figures import fit_range, margin, mark, plain_figure, share_parts
 
 __all__ = [
     "CHART_HEIGHT",
@@ -196,8 +195,9 @@ def live_figures(metrics: pd.DataFrame, rejects: pd.DataFrame) -> list[Plot]:
     ``metrics`` (:func:`empty_metrics` columns, named "metrics"), and the bars of the
     ``rejects`` (:func:`reject_counts`, a source named "rejects").  They are read by
     hovering, not zoomed (they follow every micro-batch): no toolbar.  Their y axes start at 0
-    and the browser fits them to the data (and the metrics charts' shared time axis), so a
-    new micro-batch changes only a source (:func:`stream_metrics`, :func:`show_rejects`);
+    and end a little above the data (0..1 while all is 0), the metrics charts share one time
+    axis; a new micro-batch streams its rows and moves the axes (:func:`stream_metrics`,
+    :func:`show_rejects`);
     they share their stateless parts and draw horizontal grid lines only (a chart with its
     line: about 15 Bokeh models).
 
@@ -206,11 +206,11 @@ def live_figures(metrics: pd.DataFrame, rejects: pd.DataFrame) -> list[Plot]:
     (['batch duration', 'join state rows', 'late and rejected events'], True)
     """
     source = ColumnDataSource(_metric_data(metrics), name="metrics")
-    since = DataRange1d(range_padding=0.02)
     figs = []
     for title, y_label, duration in _METRIC_CHARTS:
         fig = plain_figure(title, "time since Start", y_label, CHART_HEIGHT, "s", tools="")
-        fig.update(x_range=since, y_range=DataRange1d(start=0.0))
+        if figs:
+            fig.x_range = figs[0].x_range
         if duration:
             fig.yaxis.formatter = time_ticks("ms")
         figs.append(fig)
@@ -237,6 +237,7 @@ def live_figures(metrics: pd.DataFrame, rejects: pd.DataFrame) -> list[Plot]:
             )
         )
     figs.append(_reject_figure(rejects))
+    _fit_metrics(figs, metrics)
     for fig in figs:  # a line's values read against the y axis; times are the x axis' ticks
         fig.center = [g for g in fig.center if not (isinstance(g, Grid) and g.dimension == 0)]
     share_parts(*figs)
@@ -246,7 +247,7 @@ def live_figures(metrics: pd.DataFrame, rejects: pd.DataFrame) -> list[Plot]:
 def _reject_figure(rejects: pd.DataFrame) -> Plot:
     """The bars of events that did not join, by reason (:func:`live_figures`)."""
     fig = plain_figure("late and rejected events", "", "events", CHART_HEIGHT, "linear", "")
-    fig.y_range = DataRange1d(start=0.0)  # 0..1 while nothing was rejected
+    fit_range(fig.y_range, *_from_zero(rejects["records"]))
     fit_range(fig.x_range, -0.6, len(REJECT_REASONS) - 0.4)
     axis = fig.xaxis[0]
     axis.update(
@@ -277,8 +278,20 @@ def stream_metrics(figs: list[Plot], metrics: pd.DataFrame, appended: int) -> No
         source.stream(_metric_data(metrics.iloc[-appended:]), rollover=HISTORY)
     else:
         source.data = _metric_data(metrics)
+    _fit_metrics(figs, metrics)
+
+
+def _fit_metrics(figs: list[Plot], metrics: pd.DataFrame) -> None:
+    """The metrics charts' axes around ``metrics``: the shared time axis over its batches,
+    each count or duration from 0 to a little above its largest value."""
+    shown = metrics["elapsed_s"]
+    fit_range(figs[0].x_range, *(margin(shown.min(), shown.max()) if len(shown) else (0.0, 1.0)))
+    for chart in range(len(_METRIC_CHARTS)):
+        columns = [metrics[c] for k, c, _, _ in _LINES if k == chart]
+        fit_range(figs[chart].y_range, *_from_zero(*columns))
 
 
 def show_rejects(figs: list[Plot], rejects: pd.DataFrame) -> None:
     """The :func:`live_figures` ``figs`` show these ``rejects`` (:func:`reject_counts`)."""
     _source(figs, "rejects").data = _reject_data(rejects)
+    fit_range(figs[-1].y_range, *_from_zero(rejects["records"]))
