@@ -15,7 +15,6 @@ from workbench.probability import band_prob
 from workbench.templates import random_templates
 from workbench.viz.coalesce import extent_figure
 from workbench.viz.figures import View, view_figure
-from workbench.viz.wjoin import graph_figure
 
 
 def test_defaults_are_the_papers_example():
@@ -347,7 +346,7 @@ def test_wjoin_explorer_runs_bew_and_few():
     assert app.model.constraints().form == "path" and len(app.model.run()) == 2
     app.model.motes = [1]
     assert app.model.run() == [] and "2 to 6 motes" in app.model.message
-    assert graph_figure(app.graph_view()).title.text == "Choose 2 to 6 motes"
+    assert app.graph_view().title == "Choose 2 to 6 motes"
 
 
 def test_launcher_binds_localhost_and_takes_origins():

@@ -5,22 +5,23 @@ from __future__ import annotations
 
 import time
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 import pytest
+from bokeh.document import Document
 from bokeh.models import CustomJSTickFormatter
 
 from harness.live_cases import newcomer_csv
 from tests.support.live_fakes import FakeLive
-from tests.support.plot_checks import rendered, uncovered
+from tests.support.plot_checks import uncovered
 from workbench.app.live import LiveJoinExplorer
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.data.streams import WINDOW_MS, csv_streams, load_streams
 from workbench.operators import PTJoin, StreamSpec
 from workbench.operators.base import replay
 from workbench.spark.metrics import batch_metrics
+from workbench.viz.live import METRIC_COLUMNS, live_figures, reject_counts
 
 
 @pytest.fixture
@@ -72,20 +73,20 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     (live,) = FakeLive.instances
     assert app.spark.state == "running" and "10,000 events of synthetic events" in app.spark.message
     assert live.active and live.d_max == 2 * app.model.d and live.streams[0].max_delay == 2000.0
-    assert "[Spark UI](http://127.0.0.1:4040)" in app.readout().object
+    assert "[Spark UI](http://127.0.0.1:4040)" in app.readout()
     live.step()
     live.step()
     _settle(app)
     assert (
         app.spark.pairs == 10
         and app.spark.run == 1
-        and len(app.spark.metrics.data) == 2
+        and len(app.spark.metrics) == 2
         and app.spark.batches == 2
     )
-    assert app.spark.metrics.data["results_per_s"].iloc[-1] > 0
+    assert app.spark.metrics["results_per_s"].iloc[-1] > 0
     assert app.table.value["P"].tolist()[0] == "0.912"
     assert app.table.value["A detected"].tolist()[0] == "1:01.5"
-    rejects = app.spark.reject_pipe.data.set_index("reason")["records"]
+    rejects = app.spark.rejects.set_index("reason")["records"]
     assert rejects["late"] == 3 and rejects["dropped by watermark"] == 2
     app.model.delta = 0.6  # applied at once, no worker round trip
     assert live.delta == 0.6 and "no restart" in app.spark.message and not app.spark.job.pending
@@ -95,7 +96,7 @@ def test_live_join_starts_steers_pauses_and_stops_off_the_server_thread(live_app
     app.model.d = 10_000.0  # beyond it: a new checkpoint, the charts start over
     _settle(app)
     assert "restarted on a new checkpoint" in app.spark.message and app.spark.run == 2
-    assert len(app.spark.metrics.data) == 0
+    assert len(app.spark.metrics) == 0
     app.model.watermark = 3000.0  # a later watermark: another new checkpoint
     _settle(app)
     assert live.watermark == 3000.0 and "new checkpoint" in app.spark.message and app.spark.run == 3
@@ -203,17 +204,16 @@ def test_live_join_data_sources(tmp_path):
 
 
 def test_live_charts_render():
-    from workbench.viz import metric_curve, rate_curves, reject_bars
-
     live = FakeLive(None, None, 1.0, 0.5, None, 2.0, 1.0, "ptjoin", 0.0)
     for _ in range(3):
         live.step()
     frame = batch_metrics(live.frame(), live.batches, live.query_name, live.rows[0]["timestamp"])
     assert frame["pairs"].tolist() == [5.0] * 3 and frame["elapsed_s"].iloc[0] == 0.0
-    renderer = hv.renderer("bokeh")
-    renderer.get_plot(rate_curves(frame))
-    renderer.get_plot(metric_curve(frame, "state_rows", "join state rows", "black"))
-    renderer.get_plot(reject_bars(pd.DataFrame({"reason": ["late"], "records": [3]})))
+    figs = live_figures(frame[list(METRIC_COLUMNS)], reject_counts(pd.Series({"late": 3}), 0))
+    doc = Document()
+    for fig in figs:
+        doc.add_root(fig)
+    doc.to_json()  # serializable as a page receives it
 
 
 def test_the_dashboard_loads_without_pyspark():
@@ -343,9 +343,7 @@ def test_the_run_finishes_when_the_replay_is_joined(live_app):
         and app.status().alert_type == "success"
     )
     assert app.spark.message.startswith("Finished: all 10,000 events replayed and joined, 10 pairs")
-    assert (
-        "finished" in app.readout().object and "2 micro-batches committed" in app.readout().object
-    )
+    assert "finished" in app.readout() and "2 micro-batches committed" in app.readout()
     app.spark.settle()  # the queries stop, the run's folder goes
     assert live.closed and app.spark.job.live is None and not app.spark.job.sampling
     assert app.table.value["P"].tolist()[0] == "0.912"  # the last pairs stay on the page
@@ -386,7 +384,7 @@ def test_starting_shows_its_progress(live_app):
         app.spark.poll()
     assert app.spark.state == "starting" and "s since Start" in app.spark.message
     _settle(app)
-    assert app.spark.state == "running" and "0 micro-batches committed" in app.readout().object
+    assert app.spark.state == "running" and "0 micro-batches committed" in app.readout()
 
 
 def test_start_says_its_first_stage_at_once(live_app):
@@ -402,37 +400,48 @@ def test_start_says_its_first_stage_at_once(live_app):
     assert app.spark.state == "running"
 
 
-def test_live_plots_follow_their_data(live_app, monkeypatch):
-    # one Buffer feeds four plots; outside a served session HoloViews would let only the first
-    # subscriber see the stream as triggering (it defers the others to a session that is not
-    # there): dispatch at once, as the server does on its own thread
-    monkeypatch.setattr(pn.state, "_unblocked", lambda doc: True)
+def test_live_plots_follow_their_data(live_app):
+    # each micro-batch streams onto the metrics' one source, the rejects' bars are replaced;
+    # the count axes run from 0 to a little above the data
     app = live_app()
     panes = list(app.charts())
-    figures = [rendered(p)[0] for p in panes]
-    rejects = figures[-1]
-    assert (rejects.y_range.start, rejects.y_range.end) == (0, 1)  # nothing rejected yet
+    figures = [p.object for p in panes]
+    curves, rejects = figures[:-1], figures[-1]
+    metrics = curves[0].renderers[0].data_source
+    assert all(r.data_source is metrics for f in curves for r in f.renderers)
+    assert [len(f.renderers) for f in curves] == [3, 1, 1]  # read, processed, pairs; ...
+    for figure in figures:  # counts and durations: 0..1 before any
+        assert (figure.y_range.start, figure.y_range.end) == (0, 1)
+    for figure in curves:  # time since Start reads as a time, not a float
+        assert isinstance(figure.xaxis[0].formatter, CustomJSTickFormatter)
+    assert curves[1].yaxis[0].axis_label == "duration"
+    assert isinstance(curves[1].yaxis[0].formatter, CustomJSTickFormatter)
     app.spark.start()
     _settle(app)
     (live,) = FakeLive.instances
+    doc, changes = Document(), []  # what a page would be sent
+    for figure in figures:
+        doc.add_root(figure)
+    doc.on_change(lambda e: changes.append((type(e).__name__, getattr(e, "model", None))))
     for _ in range(4):
         live.step()
     _settle(app)
-    curves, rejects = figures[:-1], figures[-1]
-    assert [len(r.data_source.data["elapsed_s"]) for f in curves for r in f.renderers] == [4] * 5
-    for figure in curves:  # time since Start reads as a time, not a float
-        assert uncovered(figure) == [], figure.title.text
-        assert isinstance(figure.xaxis[0].formatter, CustomJSTickFormatter)
-    assert figures[1].yaxis[0].axis_label == "duration"
-    assert isinstance(figures[1].yaxis[0].formatter, CustomJSTickFormatter)
-    # the bars' x axis is categorical (uncovered reads numbers): their counts against y
-    assert rejects.y_range.start == 0 and rejects.y_range.end >= 4  # late 3, dropped 4
+    assert len(metrics.data["elapsed_s"]) == 4
+    assert metrics.data["results_per_s"].tolist() == app.spark.metrics["results_per_s"].tolist()
+    counts = rejects.renderers[0].data_source.data
+    assert dict(zip(counts["reason"], counts["records"], strict=True))["late"] == 3
     live.step()
     live.step()
     _settle(app)
-    assert all(uncovered(f) == [] for f in curves)
-    counts = rejects.renderers[0].data_source.data["records"]
-    assert rejects.y_range.start == 0 and rejects.y_range.end >= max(counts) == 6
+    assert len(metrics.data["elapsed_s"]) == 6  # the new rows streamed, nothing replaced
+    streamed = {(kind, model.name) for kind, model in changes if model.name}  # sources
+    assert streamed == {("ColumnsStreamedEvent", "metrics"), ("ColumnDataChangedEvent", "rejects")}
+    assert all(uncovered(f) == [] for f in figures)  # the axes follow the data
+    shown = rejects.renderers[0].data_source.data["records"]
+    assert rejects.y_range.start == 0 and rejects.y_range.end >= max(shown) > max(counts["records"])
+    app.model.d = 10_000.0  # beyond the envelope: a new checkpoint, the charts start over
+    _settle(app)
+    assert len(metrics.data["elapsed_s"]) == len(app.spark.metrics) < 6
 
 
 def test_the_controls_fit_their_column(live_app):

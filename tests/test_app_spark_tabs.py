@@ -182,8 +182,9 @@ def test_multiway_tab_runs_on_spark_and_agrees_with_bew(spark, tmp_path):
         assert "which equal the in-process BEW-join's" in app.spark.message
         assert "**same results as BEW: yes**" in app.spark_pane.object
         assert not app.model.running and snap.read == snap.total
-        spark_curve = app.results_view().layers["Spark"].columns
-        assert len(spark_curve["x"]) == bew.results and set(spark_curve["Spark"]) == {"Spark"}
+        curves = app.results_view().layers["curves"].columns
+        spark_curve = curves["ys"][curves["curve"].index("Spark")]
+        assert max(spark_curve) == bew.results and spark_curve[0] == 1
         hv.renderer("bokeh").get_plot(
             SparkSection(control=app.spark, status=app.spark_pane).rows_view()
         )

@@ -87,6 +87,21 @@ MONTH = rf"""() => {{
 }}"""
 """The Whole month tab's last re-join summary ("" before the first)."""
 
+GRAPH_LABELS = """() => {
+  const find = (root) => {
+    const svg = root.querySelector("svg.constraint-graph");
+    if (svg) return Array.from(svg.querySelectorAll("text")).slice(1).map((t) => t.textContent);
+    for (const n of root.querySelectorAll("*"))
+      if (n.shadowRoot) { const found = find(n.shadowRoot); if (found) return found; }
+    return null;
+  };
+  return find(document);
+}"""
+"""The Multi-way join's constraint graph (SVG): its labels after its title, in order."""
+PLOTS = f"() => ({DATA_SIGNATURE})() + '#' + JSON.stringify(({GRAPH_LABELS})())"
+"""What the plots show: every data source's signature and the constraint graph's labels (a
+drawing, not a Bokeh figure)."""
+
 TITLED = """(start) => {
   for (const doc of Bokeh.documents)
     for (const m of doc.all_models)
@@ -257,13 +272,13 @@ def layout_problems(page) -> list[str]:
 
 
 def _move_first_slider(page) -> None:
-    """Five steps right on the tab's first visible slider; wait until some plot's data moved."""
-    before = page.evaluate(DATA_SIGNATURE)
+    """Five steps right on the tab's first visible slider; wait until some plot moved."""
+    before = page.evaluate(PLOTS)
     handle = page.locator(".noUi-handle >> visible=true").first
     handle.focus()
     for _ in range(5):
         handle.press("ArrowRight")
-    page.wait_for_function(f"(b) => ({DATA_SIGNATURE})() !== b", arg=before)
+    page.wait_for_function(f"(b) => ({PLOTS})() !== b", arg=before)
 
 
 def _generate(page) -> None:
@@ -381,7 +396,7 @@ LOADING = """() => {
 def _settled(page) -> str:
     """Wait until no figure is marked stale and the plots' data and titles hold still for
     half a second; what they then are."""
-    state = f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()"
+    state = f"() => ({PLOTS})() + '#' + ({TITLES})()"
     last = None
     for _ in range(120):
         page.wait_for_function(f"() => !({LOADING})()", timeout=60_000)
@@ -395,14 +410,12 @@ def _settled(page) -> str:
 
 def _press(page, key: str, wait: bool) -> None:
     """``key`` on the tab's first visible slider; with ``wait``, until some plot changed."""
-    before = page.evaluate(f"() => ({DATA_SIGNATURE})() + '#' + ({TITLES})()")
+    before = page.evaluate(f"() => ({PLOTS})() + '#' + ({TITLES})()")
     handle = page.locator(".noUi-handle >> visible=true").first
     handle.focus()
     handle.press(key)
     if wait:
-        page.wait_for_function(
-            f"(b) => ({DATA_SIGNATURE})() + '#' + ({TITLES})() !== b", arg=before
-        )
+        page.wait_for_function(f"(b) => ({PLOTS})() + '#' + ({TITLES})() !== b", arg=before)
 
 
 QUICK_TABS = {  # each tab whose first slider's moves recompute what it shows, and its action
@@ -453,9 +466,9 @@ def test_a_multiway_result_made_stale_by_a_move_says_so(page, screenshots):
         """() => { for (const doc of Bokeh.documents) for (const m of doc.all_models)
                      if (m.title === "window (s)") return m.value; }"""
     )
-    labels = page.evaluate(f"() => ({SOURCES_WITH})('text')")
+    labels = page.evaluate(GRAPH_LABELS)
     edges = [f"{window:g} s"] * 3  # the graph's labels: its edges' windows, then its streams
-    assert [*edges, "mote 1", "mote 2", "mote 3"] in labels, (window, labels)
+    assert labels == [*edges, "mote 1", "mote 2", "mote 3"], (window, labels)
     page.mouse.move(0, 0)
     for folder in screenshots:
         page.screenshot(path=str(folder / "7-multi-way-stale.png"))
@@ -479,7 +492,7 @@ def test_the_live_join_runs_on_spark_and_takes_a_new_delta(page, screenshots):
     page.wait_for_function(f"(n) => ({PAIRS})() > n", arg=first, timeout=60_000)
     charted = f"() => ({SOURCES_WITH})('elapsed_s').map(c => c.length)"
     page.wait_for_function(
-        f"() => ({charted})().length >= 5 && Math.min(...({charted})()) >= 3", timeout=90_000
+        f"() => ({charted})().length > 0 && Math.min(...({charted})()) >= 3", timeout=90_000
     )
     handle = page.locator(".noUi-handle >> visible=true").first  # delta, the only slider
     handle.focus()

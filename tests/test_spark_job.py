@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import pytest
@@ -190,7 +189,7 @@ def _write_batch(run_dir, k: int, pairs: pd.DataFrame) -> None:  # noqa: ANN001
 def test_empty_batches_and_results_never_raise(tmp_path):
     from workbench.spark.queries.live import LiveJoin
     from workbench.spark.queries.live_sink import PAIR_COLUMNS
-    from workbench.viz.live import pair_table, reject_bars
+    from workbench.viz.live import empty_metrics, live_figures, pair_table
 
     streams = csv_streams(newcomer_csv(), "time", "sensor", "")
     specs = tuple(StreamSpec(t, 2000.0) for t in streams.templates)
@@ -213,4 +212,4 @@ def test_empty_batches_and_results_never_raise(tmp_path):
     progress = pd.DataFrame(columns=["query", "batch", "batch_ms", "timestamp", "state_rows"])
     progress = progress.assign(input_rows_per_s=0.0, processed_rows_per_s=0.0)
     assert len(batch_metrics(progress, [], "q", pd.Timestamp.now(tz="UTC"))) == 0
-    hv.renderer("bokeh").get_plot(reject_bars(pd.DataFrame({"reason": [], "records": []})))
+    live_figures(empty_metrics(), pd.DataFrame({"reason": [], "records": []}))

@@ -17,17 +17,17 @@ TAB_MODEL_BUDGETS = {
     "Satisfaction probability": 75,
     "Partition regions": 69,
     "Timing joins": 87,
-    "Live join (Spark)": 192,
+    "Live join (Spark)": 100,
     "Coalescing": 120,
-    "Multi-way join": 169,
+    "Multi-way join": 99,
     "Deployment (simulated)": 84,
     "Whole month": 50,
 }
 """The most Bokeh models each tab may hold at its first opening (``pn.panel(tab).get_root``
-into a document of its own): what each held on 2026-11-28 after issue 51's levers (median 87) (the
-tabs held 55-272 before; the floor page's about 25). Lower a budget when a tab shrinks; raise
-one only with the rooms' figures (``./dev bench room --clients protocol --floor``) that show
-what the growth costs."""
+into a document of its own): what each held on 2026-11-28 after issue 51's levers (median 87;
+the tabs held 55-272 before, the floor page's about 25).  Lower a budget when a tab shrinks;
+raise one only with the rooms' figures (``./dev bench room --clients protocol --floor``) that
+show what the growth costs."""
 
 
 @pytest.fixture(scope="module")

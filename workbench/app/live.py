@@ -10,14 +10,22 @@ Start: the page loads without Java and says why Spark could not start.
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import panel as pn
 import param
 
 from workbench.app.live_run import LiveRun
 from workbench.app.live_settings import LiveJoinSettings
-from workbench.app.panes import ReadTable, intro, plot
-from workbench.viz.live import PAIR_TABLE_COLUMNS, live_charts
+from workbench.app.panes import ReadTable, in_place, intro
+from workbench.viz.live import (
+    CHART_HEIGHT,
+    PAIR_TABLE_COLUMNS,
+    live_figures,
+    show_rejects,
+    stream_metrics,
+)
 
 __all__ = ["LiveJoinExplorer"]
 
@@ -29,10 +37,10 @@ INTRO = (
     "readings (a time column and a sensor column)."
 )
 CHART_KEY = (
-    "**read / processed**: events Spark read and worked through per second · **batch "
-    "duration**: time one micro-batch took · **join state rows**: time ranges whose events "
-    "Spark keeps for later partners, until the watermark passes them · **results per "
-    "second**: pairs joined · **late**: arrived more than D after detection · **dropped by "
+    "**events read / processed**: events Spark read and worked through per second · **pairs "
+    "joined**: results per second · **batch duration**: time one micro-batch took · **join "
+    "state rows**: time ranges whose events Spark keeps for later partners, until the "
+    "watermark passes them · **late**: arrived more than D after detection · **dropped by "
     "watermark**: arrived after the watermark had passed them · **malformed / unknown**: "
     "records the join could not read."
 )
@@ -102,25 +110,30 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         "spark.spark_ui",
         "model.paused",
     )
-    def readout(self) -> pn.pane.Markdown:
-        """State, run, results and replay progress; the Spark UI's link once Spark runs."""
+    def readout(self) -> str:
+        """State, run, results and replay progress; the Spark UI's link once Spark runs
+        (Markdown: one pane shows it, its text replaced as the run goes)."""
         run = self.spark
         ui = f" · [Spark UI]({run.spark_ui}) (this machine only)" if run.spark_ui else ""
-        return pn.pane.Markdown(
+        return (
             f"**{run.phase()}** · run {run.run} · **{run.pairs:,} pairs joined** · "
             f"{run.replayed:,} of {run.events:,} events replayed · "
-            f"{run.batches:,} micro-batches committed{ui}",
-            css_classes=["live-readout"],
+            f"{run.batches:,} micro-batches committed{ui}"
         )
 
     def charts(self) -> pn.GridBox:
-        """The live charts (:func:`workbench.viz.live.live_charts`), three to a row."""
+        """The live charts (:func:`workbench.viz.live.live_figures`), two to a row; each
+        micro-batch streams its metrics into them and replaces the rejects' bars, in place."""
+        run = self.spark
+        figs = live_figures(run.metrics, run.rejects)
+        run.param.watch(
+            lambda *_: in_place(partial(stream_metrics, figs, run.metrics, run.appended)),
+            "metrics",
+        )
+        run.param.watch(lambda *_: in_place(partial(show_rejects, figs, run.rejects)), "rejects")
         return pn.GridBox(
-            *(
-                plot(v, sizing_mode="stretch_width", height=220)
-                for v in live_charts(self.spark.metrics, self.spark.reject_pipe)
-            ),
-            ncols=3,
+            *(pn.pane.Bokeh(f, sizing_mode="stretch_width", height=CHART_HEIGHT) for f in figs),
+            ncols=2,
             sizing_mode="stretch_width",
         )
 
@@ -143,14 +156,23 @@ class LiveJoinExplorer(pn.viewable.Viewer):
         )
         recover.on_click(run.start)
         controls = pn.Column(
-            pn.Row(start, pause, stop, **wide), recover, *self.model.widgets(), width=300
+            pn.Row(start, pause, stop, **wide),
+            *([recover] if run.damaged else []),
+            *self.model.widgets(),
+            width=300,
         )
+
+        def offer(event: param.parameterized.Event) -> None:
+            """The restart's button, put in the page when damage first stops a run."""
+            if event.new and recover not in controls.objects:
+                controls.insert(1, recover)
+
+        run.param.watch(offer, "damaged")
         view = pn.Column(
             self.status(),
-            self.readout,
+            pn.pane.Markdown(self.readout, css_classes=["live-readout"], **wide),
             self.charts(),
-            pn.pane.Markdown(CHART_KEY, css_classes=["live-chart-key"], **wide),
-            pn.pane.Markdown(PAIRS_KEY, **wide),
+            pn.pane.Markdown(f"{CHART_KEY}\n\n{PAIRS_KEY}", css_classes=["live-chart-key"], **wide),
             self.table,
             **wide,
         )

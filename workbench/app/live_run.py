@@ -5,10 +5,11 @@ PTJoin Section 3) over a replayed data set, started, paused, steered and stopped
 The run goes through a :class:`~workbench.app.runs.live.LiveSession`, which runs the replay and the
 LiveJoin in its worker thread: starting (the JVM, the data, the queries), steering that may
 restart a query, stopping and collecting the figures go there in the order asked; polling on
-the server thread moves what finished into the run (``Buffer``/``Pipe`` streams, the latest
-pairs, the counters, the message).  A new delta is a lock and a dataclass swap inside the
-LiveJoin, so it applies at once unless a restart is in flight (then it queues behind it).
-Nothing here imports pyspark before Start; any Spark failure stops the run and says why.
+the server thread moves what finished into the run (the micro-batches' metrics and the
+rejects the page's charts show, the latest pairs, the counters, the message).  A new delta is
+a lock and a dataclass swap inside the LiveJoin, so it applies at once unless a restart is in
+flight (then it queues behind it).  Nothing here imports pyspark before Start; any Spark
+failure stops the run and says why.
 
 A run ends by itself once the replay is joined (``finished``).  The window d follows the data
 (:class:`~workbench.app.live_settings.LiveJoinSettings`), unless the user set d.
@@ -25,11 +26,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import panel as pn
 import param
-from holoviews.streams import Buffer, Pipe
 
 from workbench.app.live_settings import LiveJoinSettings
 from workbench.app.spark_control import SparkControl
 from workbench.viz.live import (
+    HISTORY,
     METRIC_COLUMNS,
     PAIR_TABLE_COLUMNS,
     empty_metrics,
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveRun"]
 
-HISTORY = 900
-"""Micro-batches kept in the live charts."""
 ADVICE = {
     "full": " If the disk is still full, free space on it or choose another work folder "
     "(WORKBENCH_WORK_DIR).",
@@ -72,6 +71,17 @@ class LiveRun(SparkControl):
     latest = param.DataFrame(
         pd.DataFrame(columns=list(PAIR_TABLE_COLUMNS)), doc="The latest joined pairs, as shown."
     )
+    metrics = param.DataFrame(
+        empty_metrics(),
+        doc="Per micro-batch figures of the current run (its last HISTORY batches), charted.",
+    )
+    appended = param.Integer(
+        0, doc="Rows the latest change of metrics added at its end (0: metrics were replaced)."
+    )
+    rejects = param.DataFrame(
+        reject_counts(pd.Series(dtype="int64"), 0),
+        doc="The late, dropped and unreadable records by reason, charted.",
+    )
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -79,10 +89,6 @@ class LiveRun(SparkControl):
         self._stage_since = time.monotonic()  # when the start being shown began
         self._shown_run = 0
         self._sent = 0
-        self.metrics = Buffer(empty_metrics(), length=HISTORY, index=False)
-        """Per micro-batch figures of the current run, streamed to the live charts."""
-        self.reject_pipe = Pipe(data=reject_counts(pd.Series(dtype="int64"), 0))
-        """The late, dropped and unreadable records, piped to their chart."""
 
     def phase(self) -> str:
         """The run in one word, as the page and the header say it: stopped, starting, running,
@@ -106,7 +112,7 @@ class LiveRun(SparkControl):
             return
         session = self.begin("")
         self.damaged = False
-        self.metrics.clear()
+        self.param.update(metrics=empty_metrics(), appended=0)
         self._shown_run, self._sent = 0, 0
         self._stage_since = time.monotonic()
         self.model.run_d = self.model.d
@@ -181,12 +187,14 @@ class LiveRun(SparkControl):
     def _show(self, snap: LiveSnapshot) -> None:
         """A snapshot into the charts, the pairs and the counters; at the end, finish."""
         if snap.run != self._shown_run:
-            self.metrics.clear()
+            self.param.update(metrics=empty_metrics(), appended=0)
             self._shown_run, self._sent = snap.run, 0
         if len(snap.metrics) > self._sent:
-            self.metrics.send(snap.metrics.iloc[self._sent :][list(METRIC_COLUMNS)])
+            new = snap.metrics.iloc[self._sent :][list(METRIC_COLUMNS)]
+            shown = pd.concat([self.metrics, new], ignore_index=True).iloc[-HISTORY:]
+            self.param.update(metrics=shown.reset_index(drop=True), appended=len(new))
             self._sent = len(snap.metrics)
-        self.reject_pipe.send(reject_counts(snap.rejects, snap.dropped))
+        self.rejects = reject_counts(snap.rejects, snap.dropped)
         self.param.update(
             latest=pair_table(snap.latest),
             run=snap.run,

@@ -344,30 +344,40 @@ class LiveJoinSettings(param.Parameterized):
             css_classes=["live-readings-report"],
         )
 
+    def shown_for(self, source: str, build: Callable[[], list[pn.viewable.Viewable]]) -> pn.Column:
+        """A column shown while the data is ``source``, its content ``build()`` made when it
+        is first shown: inputs for data a user may never choose cost every opening of the tab
+        their Bokeh models (built, walked, sent by the server, laid out by the browser)."""
+        column = pn.Column(visible=False, sizing_mode="stretch_width")
+
+        def show(*_: object) -> None:
+            shown = self.source == source
+            if shown and not column.objects:
+                column.objects = list(build())
+            column.visible = shown
+
+        self.param.watch(show, "source")
+        show()
+        return column
+
     def widgets(self) -> list[pn.viewable.Viewable]:
-        """The choices' widgets, the CSV inputs and the data's report where they apply, and the
-        note on d (for a 300 px column)."""
+        """The choices' widgets, the CSV inputs and the data's report where they apply (made
+        when that data is first chosen), and the note on d (for a 300 px column)."""
         w = pn.widgets
         text, choice, number = (plain_help(c) for c in (w.TextInput, w.Select, w.FloatInput))
         wide = {"sizing_mode": "stretch_width"}
-        csv = pn.Column(
-            w.FileInput.from_param(self.param.csv_file, accept=".csv", **wide),
+        csv = [
+            plain_help(w.FileInput).from_param(self.param.csv_file, accept=".csv", **wide),
             text.from_param(self.param.csv_time, **wide),
             text.from_param(self.param.csv_sensor, **wide),
             choice.from_param(self.param.csv_time_unit, **wide),
             self.csv_view(),
-            visible=self.param.source.rx() == "CSV file",
-            **wide,
-        )
+        ]
+        readings = [text.from_param(self.param.readings_path, **wide), self.readings_view()]
         return [
             choice.from_param(self.param.source, **wide),
-            pn.Column(
-                text.from_param(self.param.readings_path, **wide),
-                self.readings_view(),
-                visible=self.param.source.rx() == READINGS_SOURCE,
-                **wide,
-            ),
-            csv,
+            self.shown_for(READINGS_SOURCE, lambda: readings),
+            self.shown_for("CSV file", lambda: csv),
             number.from_param(self.param.speed, **wide),
             w.FloatSlider.from_param(self.param.delta, **wide),
             number.from_param(self.param.d, **wide),

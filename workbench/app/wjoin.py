@@ -19,11 +19,11 @@ from workbench.app.redraw import redrawn
 from workbench.app.spark_section import SparkSection
 from workbench.app.wjoin_model import SETTINGS, WJoinModel
 from workbench.app.wjoin_spark import WJoinSpark
-from workbench.viz.figures import View, view_figure
+from workbench.viz.figures import View, share_parts, view_figure
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
     constraint_view,
-    graph_figure,
+    graph_svg,
     measure_view,
     results_view,
 )
@@ -40,7 +40,9 @@ INTRO = (
     "or more motes."
 )
 ALGORITHMS_HELP = (
-    "**hash** / **nested**: buffers searched by hash buckets or nested loops. "
+    "**in-process** / **Spark**: join in this process only, or also stream the tuples through "
+    "the W-join on Spark. **hash** / **nested**: buffers searched by hash buckets or nested "
+    "loops; the **BEW** / **FEW** buttons choose which evaluation strategies run. "
     "**BEW** answers each new tuple at once; **FEW** waits until a window can no longer grow, "
     "then emits its results. Beyond a uniform clique, **GCA** finds candidates with the largest "
     "window for every stream, **LCA** with each stream's largest own window, and both then "
@@ -149,6 +151,11 @@ class WJoinExplorer(pn.viewable.Viewer):
             return constraint_view(None, [], title="Choose 2 to 6 motes")
         return constraint_view(self.model.constraints(), [f"mote {m}" for m in motes])
 
+    @param.depends("graph_view")
+    def graph_drawing(self) -> str:
+        """The constraint graph as the page draws it (SVG: a diagram no one zooms)."""
+        return graph_svg(self.graph_view())
+
     @param.depends("model.results")
     def throughput_view(self) -> View:
         """Tuples processed per second of processing time, per algorithm."""
@@ -176,7 +183,8 @@ class WJoinExplorer(pn.viewable.Viewer):
 
     def _plots(self) -> list[pn.pane.Bokeh]:
         """The result plots, side by side under the graph, each redrawn as what it shows
-        changes: the two measures' bars and the results over time."""
+        changes: the two measures' bars and the results over time, sharing their stateless
+        parts (:func:`~workbench.viz.figures.share_parts`); the results can be zoomed."""
         bars = [
             (self.throughput_view, "throughput (tuples/s)"),
             (self.response_view, "mean response time (ms)"),
@@ -189,9 +197,12 @@ class WJoinExplorer(pn.viewable.Viewer):
             )
             for view, label in bars
         ]
-        over_time = view_figure(self.results_view(), "stream time", "results", PLOT_HEIGHT, "s")
+        over_time = view_figure(
+            self.results_view(), "stream time", "results", PLOT_HEIGHT, "s", "pan,wheel_zoom,reset"
+        )
         over_time.legend.location = "top_left"
         figures.append(redrawn(self, self.results_view, over_time))
+        share_parts(*figures)
         return [
             pn.pane.Bokeh(
                 f, sizing_mode="stretch_width", height=PLOT_HEIGHT, loading=self.model.param.running
@@ -210,16 +221,18 @@ class WJoinExplorer(pn.viewable.Viewer):
         button.on_click(self.run_async)
         on_spark = self.spark.param.run_on.rx() == "Spark"
         choice = plain_help(w.Select)
+        below = {"description": None}  # a button group's help is a Tooltip model: help below
+        plots = self._plots()
         controls = pn.Column(
-            w.RadioButtonGroup.from_param(self.spark.param.run_on),
+            w.RadioButtonGroup.from_param(self.spark.param.run_on, **below),
             plain_help(w.MultiChoice).from_param(m.motes),
             choice.from_param(m.graph),
             w.FloatSlider.from_param(m.window),
             w.FloatSlider.from_param(m.quantum),
             w.FloatSlider.from_param(m.hours),
-            w.RadioButtonGroup.from_param(m.implementation),
-            w.CheckButtonGroup.from_param(m.algorithms),
-            w.RadioButtonGroup.from_param(m.mechanism, description=None),  # help: below
+            w.RadioButtonGroup.from_param(m.implementation, **below),
+            w.CheckButtonGroup.from_param(m.algorithms, **below),
+            w.RadioButtonGroup.from_param(m.mechanism, **below),
             pn.Row(
                 choice.from_param(m.bew_strategy, width=140),
                 choice.from_param(m.few_strategy, width=140),
@@ -230,14 +243,13 @@ class WJoinExplorer(pn.viewable.Viewer):
             button,
             width=300,
         )
-        graph = redrawn(self, self.graph_view, graph_figure(self.graph_view()))
         return pn.Column(
             intro(INTRO, "Multi-way window joins"),
             pn.Row(
                 controls,
                 pn.Column(
                     pn.Row(
-                        pn.pane.Bokeh(graph, width=320, height=300),
+                        pn.pane.HTML(self.graph_drawing, width=320, height=300),
                         pn.Column(
                             self.status_pane,
                             self.results_table,
@@ -245,7 +257,7 @@ class WJoinExplorer(pn.viewable.Viewer):
                         ),
                         sizing_mode="stretch_width",
                     ),
-                    pn.Row(*self._plots(), sizing_mode="stretch_width"),
+                    pn.Row(*plots, sizing_mode="stretch_width"),
                     SparkSection(control=self.spark, status=self.spark_pane),
                     sizing_mode="stretch_width",
                 ),

@@ -17,14 +17,7 @@ from workbench.viz.coalesce import (
 )
 from workbench.viz.deployment import coalesced_layer, mote_map, reading_layer
 from workbench.viz.figures import Layer, View, refresh, view_figure
-from workbench.viz.live import (
-    METRIC_COLUMNS,
-    REJECT_REASONS,
-    batch_spikes,
-    metric_curve,
-    rate_curves,
-    reject_bars,
-)
+from workbench.viz.live import METRIC_COLUMNS, REJECT_REASONS, batch_spikes, live_figures
 from workbench.viz.notebook import setup_notebook
 from workbench.viz.ptjoin import (
     MARKERS,
@@ -43,7 +36,7 @@ from workbench.viz.ptjoin import (
 from workbench.viz.wjoin import (
     ALGORITHM_COLORS,
     constraint_view,
-    graph_figure,
+    graph_svg,
     measure_view,
     results_view,
 )
@@ -75,18 +68,16 @@ __all__ = [
     "delta_layer",
     "extent_figure",
     "extent_view",
-    "graph_figure",
+    "graph_svg",
     "histogram_element",
+    "live_figures",
     "marker_layer",
     "measure_view",
-    "metric_curve",
     "mote_map",
     "point_layer",
-    "rate_curves",
     "reading_layer",
     "refresh",
     "region_layer",
-    "reject_bars",
     "results_view",
     "satisfaction_grid",
     "setup_notebook",

@@ -21,17 +21,36 @@ from bokeh.models import (
     BasicTickFormatter,
     ColumnDataSource,
     CustomJSTickFormatter,
+    DatetimeAxis,
     FixedTicker,
+    Glyph,
     GlyphRenderer,
+    Grid,
     HoverTool,
+    HSpan,
+    Image,
+    Line,
+    LinearAxis,
     LinearColorMapper,
     LinearScale,
+    MultiLine,
     NumeralTickFormatter,
+    Plot,
+    Quad,
     Range1d,
+    Scatter,
+    Segment,
+    Step,
+    Text,
+    Tool,
     UnionRenderers,
+    VArea,
+    VSpan,
+    VStrip,
 )
 from bokeh.palettes import Viridis256
-from bokeh.plotting import figure
+from bokeh.plotting._legends import pop_legend_kwarg, update_legend
+from bokeh.plotting._renderer import pop_visuals
 
 from workbench.viz.axes import time_ticks
 
@@ -42,9 +61,11 @@ __all__ = [
     "fit_range",
     "headroom",
     "margin",
+    "mark",
     "plain_figure",
     "refresh",
     "share_parts",
+    "step_corners",
     "view_figure",
 ]
 
@@ -55,8 +76,10 @@ _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 @dataclass(frozen=True)
 class Layer:
     """One set of marks: its glyph (a key of :data:`DRAW`), the source's columns, the style
-    (Bokeh glyph properties; ``tooltips``, Bokeh's list of pairs, adds a hover tool over the
-    layer's marks, and ``hover``, more of that tool's settings: ``limit``, ``sort_by``)."""
+    (Bokeh glyph properties, with ``color`` and ``alpha`` for all of a glyph's colours and
+    alphas, and ``legend_label`` / ``legend_field`` as in ``bokeh.plotting``; ``tooltips``,
+    Bokeh's list of pairs, adds a hover tool over the layer's marks, and ``hover``, more of
+    that tool's settings: ``limit``, ``sort_by``)."""
 
     glyph: str
     columns: Mapping[str, Sequence | np.ndarray]
@@ -81,53 +104,97 @@ class View:
     """The low and high values of the figure's colour scale (``image`` layers: Viridis)."""
 
 
-def _labelled(fig: figure, source: ColumnDataSource, name: str, **style: object) -> list:
+def mark(
+    fig: Plot,
+    glyph: type[Glyph],
+    source: ColumnDataSource,
+    coordinates: Mapping[str, object],
+    style: Mapping[str, object],
+    like: GlyphRenderer | None = None,
+) -> GlyphRenderer:
+    """A renderer of ``glyph`` marks on ``fig`` at the source's ``coordinates`` (glyph
+    property -> column or value), styled as ``bokeh.plotting``'s glyph methods style them
+    (``style``: their keywords, the same defaults), with no glyph for selected, unselected or
+    muted marks: nothing on our plots is selected or muted, and the glyph methods build those
+    two glyphs (unselected, muted) for every renderer only for a page to drop them.  ``like``:
+    a renderer of the same source whose row view (a Bokeh model) this one shares."""
+    style = dict(style)
+    legend, legend_name = pop_legend_kwarg(style)
+    visuals = pop_visuals(glyph, style)
+    renderer = GlyphRenderer(
+        glyph=glyph(**coordinates, **style, **visuals),
+        data_source=source,
+        selection_glyph=None,
+        nonselection_glyph=None,
+        muted_glyph=None,
+    )
+    if like is not None:
+        renderer.view = like.view
+    fig.renderers.append(renderer)
+    if legend:
+        update_legend(fig, legend, legend_name, renderer)
+    return renderer
+
+
+def _labelled(fig: Plot, source: ColumnDataSource, name: str, **style: object) -> list:
     """Vertical lines at ``x``, each with its text (the column ``name``) at height ``y``."""
     color = style.pop("color")
-    return [
-        fig.vspan(x="x", source=source, line_color=color, **style),
-        fig.text(
-            x="x",
-            y="y",
-            text=name,
-            source=source,
-            text_color=color,
-            text_font_size="9pt",
-            text_baseline="bottom",
-            text_align="center",
-        ),
-    ]
+    line = mark(fig, VSpan, source, {"x": "x"}, {"line_color": color, **style})
+    text = {
+        "text_color": color,
+        "text_font_size": "9pt",
+        "text_baseline": "bottom",
+        "text_align": "center",
+    }
+    return [line, mark(fig, Text, source, {"x": "x", "y": "y", "text": name}, text, like=line)]
+
+
+def _bars(fig: Plot, source: ColumnDataSource, name: str, **style: object) -> list:
+    """Bars from 0 up to ``top`` between ``left`` and ``right``, each with its ``text`` 4 px
+    above its top at ``x`` (screen units: any scale); ``style`` is the bars'."""
+    bars = mark(
+        fig, Quad, source, {"left": "left", "right": "right", "top": "top", "bottom": 0.0}, style
+    )
+    text = {
+        "text_baseline": "bottom",
+        "text_align": "center",
+        "text_font_size": "10pt",
+        "text_color": "black",
+        "y_offset": -4,
+    }
+    return [bars, mark(fig, Text, source, {"x": "x", "y": "top", "text": "text"}, text, like=bars)]
+
+
+def _glyph(glyph: type[Glyph], **coordinates: object) -> Callable[..., list[GlyphRenderer]]:
+    """How a one-glyph layer is drawn (:data:`DRAW`): ``glyph`` at ``coordinates``."""
+    return lambda fig, src, name, **style: [mark(fig, glyph, src, coordinates, style)]
 
 
 DRAW: dict[str, Callable[..., list[GlyphRenderer]]] = {
-    "vstrip": lambda fig, src, name, **s: [fig.vstrip(x0="x0", x1="x1", source=src, **s)],
-    "multi_line": lambda fig, src, name, **s: [fig.multi_line(xs="xs", ys="ys", source=src, **s)],
-    "line": lambda fig, src, name, **s: [fig.line(x="x", y="y", source=src, **s)],
-    "segment": lambda fig, src, name, **s: [
-        fig.segment(x0="x0", y0="y0", x1="x1", y1="y1", source=src, **s)
-    ],
-    "hspan": lambda fig, src, name, **s: [fig.hspan(y="y", source=src, **s)],
-    "vspan": lambda fig, src, name, **s: [fig.vspan(x="x", source=src, **s)],
+    "vstrip": _glyph(VStrip, x0="x0", x1="x1"),
+    "multi_line": _glyph(MultiLine, xs="xs", ys="ys"),
+    "line": _glyph(Line, x="x", y="y"),
+    "segment": _glyph(Segment, x0="x0", y0="y0", x1="x1", y1="y1"),
+    "hspan": _glyph(HSpan, y="y"),
+    "vspan": _glyph(VSpan, x="x"),
     "labelled": _labelled,
-    "scatter": lambda fig, src, name, **s: [fig.scatter(x="x", y="y", source=src, **s)],
-    "varea": lambda fig, src, name, **s: [fig.varea(x="x", y1=0.0, y2="y", source=src, **s)],
-    "quad": lambda fig, src, name, **s: [
-        fig.quad(left="left", right="right", top="top", bottom=0.0, source=src, **s)
-    ],
-    "step": lambda fig, src, name, **s: [fig.step(x="x", y="y", mode="after", source=src, **s)],
-    "text": lambda fig, src, name, **s: [fig.text(x="x", y="y", text="text", source=src, **s)],
-    "image": lambda fig, src, name, **s: [
-        fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=src, **s)
-    ],
+    "scatter": _glyph(Scatter, x="x", y="y"),
+    "varea": _glyph(VArea, x="x", y1=0.0, y2="y"),
+    "quad": _glyph(Quad, left="left", right="right", top="top", bottom=0.0),
+    "bars": _bars,
+    "step": _glyph(Step, x="x", y="y", mode="after"),
+    "text": _glyph(Text, x="x", y="y", text="text"),
+    "image": _glyph(Image, image="image", x="x", y="y", dw="dw", dh="dh"),
 }
 """How each kind of layer is drawn from its source, and the columns it reads: strips
 ``x0``-``x1`` (full height), ``xs``/``ys`` lines, an ``x``/``y`` line, segments from
 (``x0``, ``y0``) to (``x1``, ``y1``), full-width lines at ``y``, full-height lines at ``x``,
 such lines labelled by the layer's own column at ``y``, dots at (``x``, ``y``), an area from 0
-up to ``y`` along ``x``, bars from 0 up to ``top`` between ``left`` and ``right``, a step line
-through ``x``/``y`` (each value holds until the next ``x``), ``text`` at (``x``, ``y``), 2-D
-arrays ``image`` (a cell per value, coloured on the view's :attr:`~View.color_range`) with
-their corner ``x``, ``y`` and size ``dw``, ``dh``."""
+up to ``y`` along ``x``, bars from 0 up to ``top`` between ``left`` and ``right`` (``bars``:
+each with its ``text`` above it at ``x``), a step line through ``x``/``y`` (each value holds
+until the next ``x``), ``text`` at (``x``, ``y``), 2-D arrays ``image`` (a cell per value,
+coloured on the view's :attr:`~View.color_range`) with their corner ``x``, ``y`` and size
+``dw``, ``dh``."""
 
 
 def plain_figure(
@@ -137,7 +204,7 @@ def plain_figure(
     height: int = 420,
     x_axis: str = "ms",
     tools: str = _TOOLS,
-) -> figure:
+) -> Plot:
     """An empty figure as wide as its place, ``height`` px high, with explicit ranges to set
     (:func:`fit_range`); its x axis is a time in ms (``x_axis`` "ms") or s ("s"), dates
     ("datetime"), plain numbers ("linear") or none ("none": no axes and no grid lines at
@@ -145,28 +212,35 @@ def plain_figure(
     save by default); "" for a plot no one zooms (bars, a diagram), which then shows no
     toolbar and costs eight Bokeh models fewer (its layers' hover tooltips still show).
 
+    Built from Bokeh's models, as ``bokeh.plotting.figure`` builds it (the same axes, grids
+    and tools) but without the default ranges, scales, title and options that ``figure``
+    makes only to replace them: a figure is about twenty models, each of which costs the
+    server its validation and themed defaults.
+
     >>> len(plain_figure("t", "x", "y").references()) - len(
     ...     plain_figure("t", "x", "y", tools="").references())
     8
     """
     if x_axis not in ("ms", "s", "datetime", "linear", "none"):
         raise ValueError(f"x_axis = {x_axis!r} must be 'ms', 's', 'datetime', 'linear' or 'none'")
-    axis_type = {"datetime": "datetime", "none": None}.get(x_axis, "linear")
-    fig = figure(
-        x_axis_type=axis_type,
-        y_axis_type="linear" if axis_type else None,
-        title=title,
+    fig = Plot(
         height=height,
         sizing_mode="stretch_width",
         x_range=Range1d(),
         y_range=Range1d(),
-        tools=tools,
         toolbar_location="right" if tools else None,
-        x_axis_label=x_label,
-        y_axis_label=y_label,
     )
+    fig.title.text = title
+    fig.toolbar.tools = [Tool.from_string(name) for name in tools.split(",") if name]
+    if x_axis == "none":
+        return fig
+    x = DatetimeAxis(axis_label=x_label) if x_axis == "datetime" else LinearAxis(axis_label=x_label)
     if x_axis in ("ms", "s"):
-        fig.xaxis.formatter = time_ticks(x_axis)
+        x.formatter = time_ticks(x_axis)
+    y = LinearAxis(axis_label=y_label)
+    fig.add_layout(x, "below")
+    fig.add_layout(y, "left")
+    fig.center.extend([Grid(dimension=0, axis=x), Grid(dimension=1, axis=y)])
     return fig
 
 
@@ -177,11 +251,12 @@ def view_figure(
     height: int = 420,
     x_axis: str = "ms",
     tools: str = _TOOLS,
-) -> figure:
+) -> Plot:
     """``view`` drawn on a :func:`plain_figure` (``x_axis``, ``tools``: its own); its sources
     carry the layers' names (what :func:`refresh` updates), its colour scale (if any) the
     name ``colors``.  Its layers share one selection policy and one filter of all rows
-    (neither holds state): two Bokeh models fewer for each layer after the first."""
+    (neither holds state): two Bokeh models fewer for each layer after the first; the marks
+    of one layer share its row view."""
     fig = plain_figure(view.title, x_label, y_label, height, x_axis, tools)
     colors = None
     if view.color_range is not None:
@@ -194,9 +269,7 @@ def view_figure(
             style["color_mapper"] = colors
         source = ColumnDataSource(dict(layer.columns), name=name, selection_policy=policy)
         marks = DRAW[layer.glyph](fig, source, name, **style)
-        for mark in marks:  # nothing is selected or muted: no glyphs kept for it
-            mark.update(selection_glyph=None, nonselection_glyph=None, muted_glyph=None)
-            mark.view.filter = every_row
+        marks[0].view.filter = every_row
         if tooltips:
             fig.add_tools(HoverTool(renderers=marks[:1], tooltips=tooltips, **hover))
     _show_frame(fig, view)
@@ -227,7 +300,7 @@ def _shared_key(model: Model) -> tuple[type, str] | None:
     return type(model), repr(sorted(model.properties_with_values(include_defaults=False).items()))
 
 
-def share_parts(*figs: figure) -> None:
+def share_parts(*figs: Plot) -> None:
     """Let ``figs``, the figures of one page, share one of each stateless model
     (:data:`_SHARED`) with the same settings: every renderer's row filter, every source's
     selection policy, every axis's label policy, ticker and tick formatter, and the scales.
@@ -261,6 +334,17 @@ def share_parts(*figs: figure) -> None:
             if isinstance(renderer, GlyphRenderer):
                 share(renderer.view, "filter")
                 share(renderer.data_source, "selection_policy")
+
+
+def step_corners(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a step line through ``x``, ``y`` whose each value holds until the next
+    ``x`` (Bokeh's ``step`` in mode "after"), as a plain line's points: step lines of several
+    series, one row each, are then one ``multi_line`` layer (one renderer, one source).
+
+    >>> [a.tolist() for a in step_corners(np.array([0.0, 1.0, 3.0]), np.array([5.0, 6.0, 9.0]))]
+    [[0.0, 1.0, 1.0, 3.0, 3.0], [5.0, 5.0, 6.0, 6.0, 9.0]]
+    """
+    return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]
 
 
 def margin(lo: float, hi: float, share: float = 0.02) -> tuple[float, float]:
@@ -305,7 +389,7 @@ def _drawn(renderer: GlyphRenderer) -> bool:
     return any(len(column) for column in renderer.data_source.data.values())
 
 
-def _show_frame(fig: figure, view: View) -> None:
+def _show_frame(fig: Plot, view: View) -> None:
     """``view``'s axis ranges, ticks, colour scale and title on ``fig``; its legend names only
     the layers that have marks (a swatch for an empty layer names nothing on the plot)."""
     for legend in fig.legend:
@@ -323,14 +407,14 @@ def _show_frame(fig: figure, view: View) -> None:
     fig.title.text = view.title
 
 
-def _glyphs(fig: figure) -> list[GlyphRenderer]:
+def _glyphs(fig: Plot) -> list[GlyphRenderer]:
     """``fig``'s glyph renderers, read off the figure itself (a model search walks every
     model the figure references: about a tenth of a served page's work as its sliders
     moved)."""
     return [r for r in fig.renderers if isinstance(r, GlyphRenderer)]
 
 
-def refresh(fig: figure, view: View) -> None:
+def refresh(fig: Plot, view: View) -> None:
     """``fig`` (drawn by :func:`view_figure` with the same layers) shows ``view``: new
     columns, axis ranges, ticks, colour scale and title, in place."""
     sources = {r.data_source.name: r.data_source for r in _glyphs(fig)}

@@ -1,31 +1,42 @@
 """Plots of a running Spark live join: rates, batch duration, state size, results per second,
-and late or rejected events (fed by HoloViews ``Buffer``/``Pipe`` streams); the table of the
-latest pairs in readable units; the micro-batches of a tab's run on Spark
-(:func:`batch_spikes`).  Every figure is a count or a duration: its axis starts at 0."""
+and late or rejected events, as plain Bokeh figures over two data sources that a page streams
+each micro-batch into (:func:`live_figures`, :func:`stream_metrics`); the table of the latest
+pairs in readable units; the micro-batches of a tab's run on Spark (:func:`batch_spikes`).
+Every figure is a count or a duration: its axis starts at 0."""
 
 from __future__ import annotations
 
-from functools import partial
+import math
 
 import holoviews as hv
 import numpy as np
 import pandas as pd
-from holoviews.streams import Buffer, Pipe
+from bokeh.models import (
+    ColumnDataSource,
+    FixedTicker,
+    Grid,
+    HoverTool,
+    Line,
+    Plot,
+    VBar,
+)
 
 from workbench.viz.axes import clock, time_ticks
+from workbench.viz.figures import fit_range, margin, mark, plain_figure, share_parts
 
 __all__ = [
+    "CHART_HEIGHT",
+    "HISTORY",
     "METRIC_COLUMNS",
     "PAIR_TABLE_COLUMNS",
     "REJECT_REASONS",
     "batch_spikes",
     "empty_metrics",
-    "live_charts",
-    "metric_curve",
+    "live_figures",
     "pair_table",
-    "rate_curves",
-    "reject_bars",
     "reject_counts",
+    "show_rejects",
+    "stream_metrics",
 ]
 
 METRIC_COLUMNS = (
@@ -37,7 +48,7 @@ METRIC_COLUMNS = (
     "results_per_s",
 )
 """Columns of the per-micro-batch metrics the curves read (time in seconds since Start): the
-charts' ``Buffer`` holds these."""
+charts' source holds these."""
 REJECT_REASONS = ("malformed", "unknown stream", "unknown template", "late", "dropped by watermark")
 """Why an event did not join: the rejects sink's reasons, and rows the join state dropped."""
 PAIR_TABLE_COLUMNS = ("A event", "B event", "A detected", "B detected", "d", "delta", "P")
@@ -46,73 +57,28 @@ window and threshold the pair was decided under, and its probability P(|Xa - Xb|
 
 
 def _unselectable(plot: object, _element: object) -> None:
-    """No glyphs for selected or unselected marks (a HoloViews hook): a live chart has no
-    selection tool; two Bokeh models fewer a line or a set of bars (the muted glyph stays:
-    a click on the legend mutes a line)."""
+    """No glyphs for selected or unselected marks (a HoloViews hook): a chart with no
+    selection tool; two Bokeh models fewer a set of spikes."""
     plot.handles["glyph_renderer"].update(selection_glyph=None, nonselection_glyph=None)
 
 
-_READ_ONLY = {
+_CURVE = {
+    "responsive": True,
+    "height": 200,
+    "framewise": True,
     "default_tools": [],
     "tools": ["hover"],
     "toolbar": None,
     "hooks": [_unselectable],
 }
-"""A live chart is read by hovering, not zoomed: it re-ranges at every micro-batch
-(``framewise``), which undid a zoom; without the toolbar's tools a chart is eight Bokeh models
-fewer."""
-_CURVE = {"responsive": True, "height": 200, "framewise": True, **_READ_ONLY}
-
-
-def _since_start(start: str = "Start") -> dict[str, object]:
-    """A time-since-``start`` x axis (a new formatter per plot: a Bokeh model has one
-    document)."""
-    return {"xlabel": f"time since {start}", "xformatter": time_ticks("s")}
+"""A chart of a tab's Spark run (HoloViews): read by hovering, not zoomed (it re-ranges at
+each frame, which undid a zoom), so without the toolbar's tools."""
 
 
 def _from_zero(*columns: pd.Series) -> tuple[float, float]:
     """A count axis from 0 to a little above the largest value (0..1 while all are 0)."""
     top = max((float(c.max()) for c in columns if len(c)), default=0.0)
     return 0.0, max(1.0, 1.1 * top)
-
-
-def rate_curves(data: pd.DataFrame) -> hv.Overlay:
-    """Input and processed rows per second of each micro-batch over time since Start."""
-    columns = ("input_rows_per_s", "processed_rows_per_s")
-    return (
-        hv.Curve(data, "elapsed_s", columns[0], label="read").opts(color="#1f77b4")
-        * hv.Curve(data, "elapsed_s", columns[1], label="processed").opts(color="#ff7f0e")
-    ).opts(
-        hv.opts.Curve(
-            **_CURVE,
-            **_since_start(),
-            ylabel="events per second",
-            ylim=_from_zero(*(data[c] for c in columns)),
-        ),
-        hv.opts.Overlay(title="events read and processed per second", legend_position="top_left"),
-    )
-
-
-def metric_curve(
-    data: pd.DataFrame,
-    column: str,
-    title: str,
-    color: str,
-    ylabel: str | None = None,
-    duration: bool = False,
-) -> hv.Curve:
-    """One per-micro-batch figure over time since Start, its y axis labelled ``ylabel``
-    (default: the title); ``duration``: values in ms, shown as readable durations."""
-    axis = {"yformatter": time_ticks("ms")} if duration else {}
-    return hv.Curve(data, "elapsed_s", column).opts(
-        title=title,
-        color=color,
-        ylabel=ylabel or title,
-        ylim=_from_zero(data[column]),
-        **_CURVE,
-        **_since_start(),
-        **axis,
-    )
 
 
 def batch_spikes(
@@ -134,14 +100,15 @@ def batch_spikes(
         ylabel=title,
         ylim=_from_zero(metrics[column]),
         **_CURVE,
-        **_since_start("Spark was chosen"),
+        xlabel="time since Spark was chosen",
+        xformatter=time_ticks("s"),
         **axis,
     )
 
 
 def empty_metrics() -> pd.DataFrame:
-    """Metrics of no micro-batch (:data:`METRIC_COLUMNS`, as floats): what the curves' ``Buffer``
-    starts from."""
+    """Metrics of no micro-batch (:data:`METRIC_COLUMNS`, as floats): what the charts start
+    from."""
     return pd.DataFrame({c: pd.Series(dtype=np.float64) for c in METRIC_COLUMNS})
 
 
@@ -156,23 +123,6 @@ def reject_counts(rejects: pd.Series, dropped: int) -> pd.DataFrame:
     counts = rejects.reindex(REJECT_REASONS[:-1], fill_value=0).to_dict()
     counts[REJECT_REASONS[-1]] = dropped
     return pd.DataFrame({"reason": list(counts), "records": [int(v) for v in counts.values()]})
-
-
-def reject_bars(data: pd.DataFrame) -> hv.Bars:
-    """Events that did not join, by reason (columns ``reason``, ``records``); the count axis
-    starts at 0 and shows 0..1 while nothing was rejected."""
-    return hv.Bars(data, "reason", "records").opts(
-        title="late and rejected events",
-        responsive=True,
-        height=200,
-        framewise=True,
-        color="#d62728",
-        **_READ_ONLY,
-        xrotation=20,
-        xlabel="",
-        ylabel="events",
-        ylim=_from_zero(data["records"]),
-    )
 
 
 def pair_table(latest: pd.DataFrame) -> pd.DataFrame:
@@ -199,35 +149,149 @@ def pair_table(latest: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def live_charts(metrics: Buffer, rejects: Pipe) -> list[hv.DynamicMap]:
-    """The live join's charts: rates, batch duration, state rows and results per second over
-    the ``metrics`` of each micro-batch (:func:`empty_metrics` columns), and the bars of the
-    ``rejects`` (:func:`reject_counts`)."""
-    curves = [
-        partial(
-            metric_curve,
-            column="batch_ms",
-            title="batch duration",
-            color="#2ca02c",
-            ylabel="duration",
-            duration=True,
-        ),
-        partial(
-            metric_curve,
-            column="state_rows",
-            title="join state rows",
-            color="#9467bd",
-            ylabel="time ranges kept",
-        ),
-        partial(
-            metric_curve,
-            column="results_per_s",
-            title="results per second",
-            color="#8c564b",
-            ylabel="pairs per second",
-        ),
-    ]
-    return [
-        *(hv.DynamicMap(f, streams=[metrics]) for f in [rate_curves, *curves]),
-        hv.DynamicMap(reject_bars, streams=[rejects]),
-    ]
+HISTORY = 900
+"""Micro-batches kept in the live charts (older ones roll off)."""
+CHART_HEIGHT = 220
+"""Height of each live chart (px); their widths stretch."""
+_METRIC_CHARTS = (
+    ("events and results per second", "per second", False),
+    ("batch duration", "duration", True),
+    ("join state rows", "time ranges kept", False),
+)
+"""Each metrics chart: its title, y label and whether its values are durations (ms)."""
+_LINES = (
+    (0, "input_rows_per_s", "#1f77b4", "events read"),
+    (0, "processed_rows_per_s", "#ff7f0e", "events processed"),
+    (0, "results_per_s", "#8c564b", "pairs joined"),
+    (1, "batch_ms", "#2ca02c", ""),
+    (2, "state_rows", "#9467bd", ""),
+)
+"""Each line of the metrics charts: its chart, column, colour and legend entry (none: the
+chart's only line).  The rates share a chart: events in, events through and pairs out, each
+per second."""
+
+
+def _metric_data(metrics: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The columns the charts read (:data:`METRIC_COLUMNS`), as float arrays."""
+    return {c: metrics[c].to_numpy(dtype=np.float64) for c in METRIC_COLUMNS}
+
+
+def _reject_data(rejects: pd.DataFrame) -> dict[str, object]:
+    """The reject bars' columns: one bar per reason at 0, 1, ... (:func:`reject_counts`)."""
+    return {
+        "x": np.arange(len(rejects), dtype=np.float64),
+        "reason": rejects["reason"].tolist(),
+        "records": rejects["records"].to_numpy(dtype=np.float64),
+    }
+
+
+def _tooltip(column: str, label: str, duration: bool) -> tuple[str, str]:
+    return label, f"@{column}{{0,0}}" + (" ms" if duration else "")
+
+
+def live_figures(metrics: pd.DataFrame, rejects: pd.DataFrame) -> list[Plot]:
+    """The live join's charts: events read, events processed and pairs joined per second,
+    batch duration and state rows over time since Start, drawn from one source of
+    ``metrics`` (:func:`empty_metrics` columns, named "metrics"), and the bars of the
+    ``rejects`` (:func:`reject_counts`, a source named "rejects").  They are read by
+    hovering, not zoomed (they follow every micro-batch): no toolbar.  Their y axes start at 0
+    and end a little above the data (0..1 while all is 0), the metrics charts share one time
+    axis; a new micro-batch streams its rows and moves the axes (:func:`stream_metrics`,
+    :func:`show_rejects`);
+    they share their stateless parts and draw horizontal grid lines only (a chart with its
+    line: about 15 Bokeh models).
+
+    >>> figs = live_figures(empty_metrics(), reject_counts(pd.Series(dtype="int64"), 0))
+    >>> [f.title.text for f in figs][1:], figs[0].x_range is figs[2].x_range
+    (['batch duration', 'join state rows', 'late and rejected events'], True)
+    """
+    source = ColumnDataSource(_metric_data(metrics), name="metrics")
+    figs = []
+    for title, y_label, duration in _METRIC_CHARTS:
+        fig = plain_figure(title, "time since Start", y_label, CHART_HEIGHT, "s", tools="")
+        if figs:
+            fig.x_range = figs[0].x_range
+        if duration:
+            fig.yaxis.formatter = time_ticks("ms")
+        figs.append(fig)
+    lines: list = []
+    for chart, column, color, legend in _LINES:
+        style = {"line_color": color, "line_width": 2}
+        if legend:
+            style["legend_label"] = legend
+        like = lines[0] if lines else None
+        lines.append(
+            mark(figs[chart], Line, source, {"x": "elapsed_s", "y": column}, style, like=like)
+        )
+    figs[0].legend.location = "top_left"
+    for chart, (_, y_label, duration) in enumerate(_METRIC_CHARTS):
+        shown = [(c, legend or y_label) for k, c, _, legend in _LINES if k == chart]
+        figs[chart].add_tools(
+            HoverTool(
+                renderers=[next(r for r in lines if r in figs[chart].renderers)],
+                tooltips=[
+                    ("time since Start", "@elapsed_s{0.0} s"),
+                    *(_tooltip(c, label, duration) for c, label in shown),
+                ],
+                mode="vline",
+            )
+        )
+    figs.append(_reject_figure(rejects))
+    _fit_metrics(figs, metrics)
+    for fig in figs:  # a line's values read against the y axis; times are the x axis' ticks
+        fig.center = [g for g in fig.center if not (isinstance(g, Grid) and g.dimension == 0)]
+    share_parts(*figs)
+    return figs
+
+
+def _reject_figure(rejects: pd.DataFrame) -> Plot:
+    """The bars of events that did not join, by reason (:func:`live_figures`)."""
+    fig = plain_figure("late and rejected events", "", "events", CHART_HEIGHT, "linear", "")
+    fit_range(fig.y_range, *_from_zero(rejects["records"]))
+    fit_range(fig.x_range, -0.6, len(REJECT_REASONS) - 0.4)
+    axis = fig.xaxis[0]
+    axis.update(
+        ticker=FixedTicker(ticks=list(range(len(REJECT_REASONS)))),
+        major_label_overrides={float(k): r for k, r in enumerate(REJECT_REASONS)},
+        major_label_orientation=math.radians(20),
+    )
+    source = ColumnDataSource(_reject_data(rejects), name="rejects")
+    style = {"fill_color": "#d62728", "line_color": "#d62728"}
+    bars = mark(fig, VBar, source, {"x": "x", "top": "records", "width": 0.8}, style)
+    fig.add_tools(
+        HoverTool(renderers=[bars], tooltips=[("reason", "@reason"), ("events", "@records{0,0}")])
+    )
+    return fig
+
+
+def _source(figs: list[Plot], name: str) -> ColumnDataSource:
+    """The source named ``name`` of the :func:`live_figures` ``figs``."""
+    return next(r.data_source for f in figs for r in f.renderers if r.data_source.name == name)
+
+
+def stream_metrics(figs: list[Plot], metrics: pd.DataFrame, appended: int) -> None:
+    """The :func:`live_figures` ``figs`` show ``metrics``: its last ``appended`` rows streamed
+    onto what they show (older rows roll off past :data:`HISTORY`), or, with ``appended`` 0,
+    ``metrics`` in place of it (a new run, or nothing yet)."""
+    source = _source(figs, "metrics")
+    if 0 < appended <= len(metrics):
+        source.stream(_metric_data(metrics.iloc[-appended:]), rollover=HISTORY)
+    else:
+        source.data = _metric_data(metrics)
+    _fit_metrics(figs, metrics)
+
+
+def _fit_metrics(figs: list[Plot], metrics: pd.DataFrame) -> None:
+    """The metrics charts' axes around ``metrics``: the shared time axis over its batches,
+    each count or duration from 0 to a little above its largest value."""
+    shown = metrics["elapsed_s"]
+    fit_range(figs[0].x_range, *(margin(shown.min(), shown.max()) if len(shown) else (0.0, 1.0)))
+    for chart in range(len(_METRIC_CHARTS)):
+        columns = [metrics[c] for k, c, _, _ in _LINES if k == chart]
+        fit_range(figs[chart].y_range, *_from_zero(*columns))
+
+
+def show_rejects(figs: list[Plot], rejects: pd.DataFrame) -> None:
+    """The :func:`live_figures` ``figs`` show these ``rejects`` (:func:`reject_counts`)."""
+    _source(figs, "rejects").data = _reject_data(rejects)
+    fit_range(figs[-1].y_range, *_from_zero(rejects["records"]))

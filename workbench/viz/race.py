@@ -13,7 +13,7 @@ import pandas as pd
 from bokeh.core.properties import field
 from bokeh.palettes import Category10_10
 
-from workbench.viz.figures import Layer, View, headroom, margin
+from workbench.viz.figures import Layer, View, headroom, margin, step_corners
 from workbench.viz.wjoin import measure_view
 
 __all__ = ["race_bars", "race_results_view", "racer_colors"]
@@ -44,17 +44,7 @@ def race_bars(
     """
     frame = pd.DataFrame({"algorithm": list(table.index), measure: table[measure].to_numpy()})
     view = measure_view(frame, measure, label, unit, colors=racer_colors(names))
-    return replace(view, layers={"bars": view.layers["bars"]})
-
-
-def _steps(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The corners of a step line through ``x``, ``y`` whose each value holds until the next
-    ``x`` (Bokeh's ``step`` in mode "after"), as a plain line's points.
-
-    >>> [a.tolist() for a in _steps(np.array([0.0, 1.0, 3.0]), np.array([5.0, 6.0, 9.0]))]
-    [[0.0, 1.0, 1.0, 3.0, 3.0], [5.0, 5.0, 6.0, 6.0, 9.0]]
-    """
-    return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]
+    return replace(view, layers={"bars": replace(view.layers["bars"], glyph="quad")})
 
 
 def race_results_view(history: pd.DataFrame, names: Sequence[str]) -> View:
@@ -70,7 +60,7 @@ def race_results_view(history: pd.DataFrame, names: Sequence[str]) -> View:
     """
     clock = history["clock_s"].to_numpy(dtype=float) if len(history) else np.zeros(0)
     lines = [
-        (name, color, *_steps(clock, history[name].to_numpy(dtype=float)))
+        (name, color, *step_corners(clock, history[name].to_numpy(dtype=float)))
         for name, color in racer_colors(names).items()
         if name in history and len(history)
     ]
