@@ -166,10 +166,13 @@ def _batch_metrics(spark: SparkSession, run_id: str) -> dict[int, dict[str, floa
             )
             if not timed or m.name() in _SKIPPED_METRICS or m.accumulatorId() in counted:
                 continue
-            counted.add(m.accumulatorId())
             text = _opt(values.get(m.accumulatorId()))
-            ms = metric_ms(text) if m.metricType() != "sum" else float(text or 0)
+            if m.metricType() != "sum":
+                ms = metric_ms(text)
+            else:
+                ms = float(text) if text else None
             if ms is not None:
+                counted.add(m.accumulatorId())
                 metrics[m.name()] = metrics.get(m.name(), 0.0) + ms
     return out
 

@@ -18,6 +18,11 @@ pair of two kept events was emitted by the micro-batch that brought the later of
 every pair is decided once, under the parameters in force when its later event came, as
 in-process.
 
+**Rejects.**  The live query's rejected records
+(:func:`~workbench.spark.queries.source.with_reason`) are keyed to one group of their own,
+:data:`REJECTS`, which the step passes through as rejects, with no state: the replay's files
+are scanned once per micro-batch, for the pairs and the rejects alike.
+
 **Steering.**  The step reads the run's ``params.json``
 (:func:`~workbench.spark.queries.live_params.write_params`) from the run folder, which the
 executors see as they see the sink; each pair carries the ``(d, delta)`` it was decided under.
