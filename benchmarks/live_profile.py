@@ -14,11 +14,13 @@ import math
 import statistics
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from benchmarks.live_stages import median_split, query_batches
 from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
 from workbench.data.streams import default_streams, window_range
@@ -28,7 +30,7 @@ from workbench.spark.queries.live_ranges import BANDS_PER_RANGE, live_pairs, roc
 from workbench.spark.queries.ranges import band_reach
 from workbench.spark.queries.source import EVENT_FIELDS, event_checks, read_classified
 
-__all__ = ["VARIANTS", "profile_batches"]
+__all__ = ["SPLIT", "VARIANTS", "Profile", "profile_batches"]
 
 VARIANTS = (
     "read and count",
@@ -39,6 +41,17 @@ VARIANTS = (
     "+ the rejects and the sink written (the live join)",
 )
 """The query variants, each adding one step (the last is the live join itself)."""
+SPLIT = {"the floor": VARIANTS[2], "the live join": VARIANTS[5]}
+"""The variants whose batches are split by stage (:mod:`benchmarks.live_stages`)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Each variant's median trigger time (ms), and the :data:`SPLIT` variants' batches split
+    by stage (:func:`~benchmarks.live_stages.median_split`)."""
+
+    ms: dict[str, float]
+    splits: dict[str, dict[str, object]]
 
 
 def _median_trigger_ms(progress: list[dict]) -> float:
@@ -52,9 +65,10 @@ def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def profile_batches(
     spark: SparkSession, speed: float = 300.0, events: int = 6000, files: int = 3
-) -> dict[str, float]:
+) -> Profile:
     """Median trigger time (ms) of each of :data:`VARIANTS` over the first ``events`` of the
-    simulated deployment, replayed for ``speed`` and read ``files`` per micro-batch."""
+    simulated deployment, replayed for ``speed`` and read ``files`` per micro-batch, and the
+    :data:`SPLIT` variants' batches split by stage."""
     streams = default_streams()
     specs = streams.specs()
     d = window_range(streams.templates).default
@@ -86,6 +100,8 @@ def profile_batches(
             VARIANTS[4]: lambda: ranges(BANDS_PER_RANGE),
         }
         figures = {}
+        splits = {}
+        wanted = {variant: label for label, variant in SPLIT.items()}
         for k, (name, build) in enumerate(queries.items()):
             writer = (
                 build()
@@ -97,12 +113,17 @@ def profile_batches(
                 query = writer.start()
             query.awaitTermination()
             figures[name] = _median_trigger_ms(query.recentProgress)
+            if name in wanted:
+                splits[wanted[name]] = median_split(query_batches(spark, query))
         live = LiveJoin(
             spark, replay, specs, d, 0.8, root / "join", d_max=2 * d,
             max_files_per_trigger=files, available_now=True,
         )  # fmt: skip
         live.start()
         live.await_termination()
-        figures[VARIANTS[5]] = _median_trigger_ms(live.query.recentProgress if live.query else [])
+        query = live.query
+        figures[VARIANTS[5]] = _median_trigger_ms(query.recentProgress if query else [])
+        if query is not None:
+            splits[wanted[VARIANTS[5]]] = median_split(query_batches(spark, query))
         live.close()
-    return figures
+    return Profile(figures, splits)

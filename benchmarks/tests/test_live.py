@@ -23,9 +23,19 @@ def test_bench_live_maps_every_record_to_the_batch_that_committed_it(spark):
 
 
 def test_bench_live_profiles_each_step_of_a_micro_batch(spark):
-    """``bench live --profile``: every variant runs to its end and has a batch time."""
-    from benchmarks.live_profile import VARIANTS, profile_batches
+    """``bench live --profile``: every variant runs to its end and has a batch time; the floor's
+    and the live join's batches are split by stage (a map stage writing the shuffle and a
+    result stage reading it for the join; its Python step and state commit timed)."""
+    from benchmarks.live_profile import SPLIT, VARIANTS, profile_batches
+    from benchmarks.live_stages import split_lines
 
-    figures = profile_batches(spark, events=300, files=1)
-    assert list(figures) == list(VARIANTS)
-    assert all(ms > 0 for ms in figures.values())
+    profile = profile_batches(spark, events=300, files=1)
+    assert list(profile.ms) == list(VARIANTS)
+    assert all(ms > 0 for ms in profile.ms.values())
+    assert set(profile.splits) == set(SPLIT)
+    live = profile.splits["the live join"]
+    assert [s["does"] for s in live["stages"]][0].endswith("writes the shuffle")
+    assert "reads the shuffle" in live["stages"][-1]["does"]
+    assert live["jobs_ms"] <= live["phases_ms"]["addBatch"]
+    assert {"time to commit changes", "time to execute Python code"} <= set(live["metrics_ms"])
+    assert len(split_lines(profile.splits)) > len(live["stages"]) + 6

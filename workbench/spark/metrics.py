@@ -122,16 +122,18 @@ def detach_progress(spark: SparkSession, log: ProgressLog, timeout: float = 30.0
     """Remove ``log`` from the session's listeners once the ends of the queries it watches
     (:meth:`ProgressLog.watch`; stopped or finished by now) have reached it.
 
-    The wait is for Spark Connect: its Python client removes the session's last listener
-    holding the lock that its event thread takes to deliver an event, and waits for that
-    thread, so an event arriving meanwhile hangs both for good (SPARK-59623, open in pyspark
-    4.3).  The queries of live joins and of the dashboard's Spark runs keep a listener until
-    their ends have been delivered, so when the last listener goes none of them can still send
-    an event; a query started without one (a batch job's) and running meanwhile still can.
-    A classic session delivers through the JVM and is not waited for; an end that does not
-    arrive within ``timeout`` s is logged, and the listener removed all the same."""
-    over_connect = type(spark).__module__.startswith("pyspark.sql.connect.")
-    if over_connect and not log.wait_ended(timeout):
+    The wait is for both kinds of session.  Spark Connect's Python client removes the
+    session's last listener holding the lock that its event thread takes to deliver an event,
+    and waits for that thread, so an event arriving meanwhile hangs both for good
+    (SPARK-59623, open in pyspark 4.3).  A classic session delivers from a JVM queue that lags
+    behind the query on a busy machine: a progress event still queued when the listener goes
+    may already be on its way to Python, and if the Python process then exits, the JVM logs a
+    Py4J "listener threw an exception" trace.  The queries of live joins and of the dashboard's
+    Spark runs keep a listener until their ends have been delivered (each query's last
+    event), so when it goes none of them can still send one; a query started without one (a
+    batch job's) and running meanwhile still can.  An end that does not arrive within
+    ``timeout`` s is logged, and the listener removed all the same."""
+    if not log.wait_ended(timeout):
         logging.getLogger("workbench").warning(
             "the end of a streaming query did not reach its listener within %g s; "
             "removing the listener all the same",

@@ -6,8 +6,9 @@ The join runs by time ranges inside Spark's stateful tasks
 interval correlation over one-bucket templates) over the range's events kept in Spark's state
 store, the band that of an envelope window ``d_max`` (Eq. 4-5).
 **One query** reads the replay: the pairs and the rejected records (malformed, unknown stream
-or template, late; :func:`~workbench.spark.queries.source.reject_rows`) are one stream, so the files
-are listed, read and parsed once per micro-batch.
+or template, late; :func:`~workbench.spark.queries.source.reject_record`) are one stream, so the
+files are listed, read and parsed once per micro-batch, and scanned once: the rejected records
+ride through the range step in a group of their own and come out as rejects.
 
 **No driver in the data path.**  The tasks decide the pairs under the *current* ``(d,
 delta)`` (the run's ``params.json``); each micro-batch goes through a ``foreachBatch`` step
@@ -47,6 +48,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from workbench.events import COLUMNS
 from workbench.operators.base import StreamSpec
 from workbench.spark.metrics import ProgressLog, attach_progress, detach_progress
 from workbench.spark.queries.damage import Damage, diagnose
@@ -60,8 +62,9 @@ from workbench.spark.queries.live_sink import (
 )
 from workbench.spark.queries.ranges import band_reach
 from workbench.spark.queries.source import (
+    event_time,
     read_events,
-    reject_rows,
+    reject_record,
     stop_query,
 )
 from workbench.spark.session import ui_url
@@ -88,14 +91,19 @@ def live_stream(
     ``run_dir``'s parameters) and the rejected records (``kind = "reject"``), with the other
     kind's columns null.  The watermark trails the newest detection by D + the band, the
     least that never cuts an on-time event (Theorem 4), plus ``extra_watermark_ms``."""
-    events, classified = read_events(
+    _, classified = read_events(
         spark, source_dir, streams, d_max, max_files_per_trigger, extra_watermark_ms
     )
     delay = max(s.max_delay for s in streams) + band_reach(streams, d_max).band
     slack = f"{math.ceil(delay + extra_watermark_ms)} milliseconds"
-    pairs = live_pairs(events.withWatermark("ts", slack), run_dir, streams, d_max)
-    rejects = reject_rows(classified).withColumn("kind", F.lit("reject"))
-    return pairs.unionByName(rejects, allowMissingColumns=True)
+    accepted, rejected = F.col("reason").isNull(), F.col("reason").isNotNull()
+    rows = classified.select(
+        *COLUMNS,
+        F.when(accepted, event_time("t_det")).alias("ts"),
+        "reason",
+        F.when(rejected, reject_record(classified)).alias("record"),
+    )
+    return live_pairs(rows.withWatermark("ts", slack), run_dir, streams, d_max)
 
 
 class LiveJoin:

@@ -18,6 +18,11 @@ pair of two kept events was emitted by the micro-batch that brought the later of
 every pair is decided once, under the parameters in force when its later event came, as
 in-process.
 
+**Rejects.**  The live query's rejected records
+(:func:`~workbench.spark.queries.source.with_reason`) are keyed to one group of their own,
+:data:`REJECTS`, which the step passes through as rejects, with no state: the replay's files
+are scanned once per micro-batch, for the pairs and the rejects alike.
+
 **Steering.**  The step reads the run's ``params.json``
 (:func:`~workbench.spark.queries.live_params.write_params`) from the run folder, which the
 executors see as they see the sink; each pair carries the ``(d, delta)`` it was decided under.
@@ -52,6 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
@@ -71,6 +77,7 @@ from workbench.spark.session import STATE_STORES
 __all__ = [
     "BANDS_PER_RANGE",
     "LIVE_PAIR_SCHEMA",
+    "REJECTS",
     "LiveRangeProcessor",
     "LiveRangeStep",
     "expiry",
@@ -82,10 +89,16 @@ __all__ = [
 
 LIVE_PAIR_SCHEMA = (
     "kind STRING, a_id LONG, a_template INT, a_t DOUBLE, b_id LONG, b_template INT, "
-    "b_t DOUBLE, d DOUBLE, delta DOUBLE"
+    "b_t DOUBLE, d DOUBLE, delta DOUBLE, reason STRING, stream INT, id LONG, record STRING"
 )
-"""The pairs a micro-batch decides (``kind = "pair"``; the sink's
-:data:`~workbench.spark.queries.live_sink.PAIR_COLUMNS`), each exactly."""
+"""What the range step emits: the pairs a micro-batch decides (``kind = "pair"``; the sink's
+:data:`~workbench.spark.queries.live_sink.PAIR_COLUMNS`), each exactly, and the rejected
+records it is given (``kind = "reject"``; :data:`~workbench.spark.queries.source.REJECT_SCHEMA`),
+the other kind's columns null."""
+LIVE_COLUMNS = [c.split()[0] for c in LIVE_PAIR_SCHEMA.split(", ")]
+REJECTS = -(2**63)
+"""The range key of the rejected records (no event's range: its time is finite): their group
+passes them through, with no state."""
 BANDS_PER_RANGE = 8
 """Live ranges are this many bands wide: a micro-batch's events meet in few groups (each
 call of the step costs milliseconds), while a range keeps only the events a later one can
@@ -176,7 +189,12 @@ class LiveRangeProcessor(StatefulProcessor):
         self, key: tuple[np.int64], rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
         """One range's micro-batch (:meth:`LiveRangeStep.decide`); then it keeps its events at
-        or after the watermark, until none is left or its timer fires."""
+        or after the watermark, until none is left or its timer fires.  The :data:`REJECTS`
+        group's records are emitted as they are."""
+        if int(key[0]) == REJECTS:
+            for frame in rows:
+                yield _reject_frame(frame)
+            return
         kept = np.frombuffer(self.kept.get()[0], STATE_DTYPE) if self.kept.exists() else None
         events, found = self.step.decide(rows, kept)
         watermark = timerValues.getCurrentWatermarkInMs()
@@ -282,10 +300,22 @@ def _pair_frame(rows: np.ndarray, pairs: np.ndarray, params: LiveParams) -> pd.D
         frame[f"{name}_id"] = pairs[:, s]
         frame[f"{name}_template"] = side["template"][at].astype(np.int32)
         frame[f"{name}_t"] = side["t_det"][at]
-    return pd.DataFrame(
-        {**frame, "d": params.d, "delta": params.delta},
-        index=pd.RangeIndex(len(pairs)),
-    )[[c.split()[0] for c in LIVE_PAIR_SCHEMA.split(", ")]]
+    return _live_frame({**frame, "d": params.d, "delta": params.delta}, len(pairs))
+
+
+def _reject_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rejected records ``rows`` (of the :data:`REJECTS` group) as :data:`LIVE_PAIR_SCHEMA`."""
+    columns = {c: rows[c].to_numpy() for c in ("reason", "stream", "id", "record")}
+    return _live_frame({"kind": "reject", **columns}, len(rows))
+
+
+def _live_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
+    """``columns`` as :data:`LIVE_PAIR_SCHEMA`'s ``n`` rows, the missing ones null."""
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(n))
+    for c in LIVE_COLUMNS:
+        if c not in frame:
+            frame[c] = None
+    return frame[LIVE_COLUMNS]
 
 
 def live_pairs(
@@ -295,12 +325,21 @@ def live_pairs(
     d_max: float,
     bands: int = BANDS_PER_RANGE,
 ) -> DataFrame:
-    """The pairs of the accepted ``events`` stream (with their watermark set), decided per
-    range in Spark's state (module docstring), as :data:`LIVE_PAIR_SCHEMA`; ranges ``bands``
-    bands wide.  Start its query inside :func:`rocksdb_state`."""
+    """The pairs of the ``events`` stream (:data:`~workbench.events.COLUMNS` and ``ts``, with
+    their watermark set), decided per range in Spark's state (module docstring), as
+    :data:`LIVE_PAIR_SCHEMA`; ranges ``bands`` bands wide.  With a ``reason`` and a ``record``
+    column (:func:`~workbench.spark.queries.source.with_reason`,
+    :func:`~workbench.spark.queries.source.reject_record`; ``ts`` null for a rejected record),
+    the rejected records go through the same step (:data:`REJECTS`) and come out as rejects:
+    the replay is scanned once.  Start its query inside :func:`rocksdb_state`."""
     reach = band_reach(streams, d_max)
     plan = RangePlan(bands * reach.band, reach)
-    keyed = plan.keyed(events.select(*COLUMNS, "ts")).drop("salt")
+    ranges = plan.ranges()
+    extra: list[str] = []
+    if "reason" in events.columns:
+        extra = ["reason", "record"]
+        ranges = F.when(F.col("reason").isNull(), ranges).otherwise(F.array(F.lit(REJECTS)))
+    keyed = events.select(*COLUMNS, "ts", *extra).withColumn("range", F.explode(ranges))
     step = LiveRangeStep(run_dir, streams, plan.width)
     return keyed.groupBy("range").transformWithStateInPandas(
         LiveRangeProcessor(step), LIVE_PAIR_SCHEMA, "Append", "EventTime"

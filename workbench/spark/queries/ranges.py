@@ -141,14 +141,8 @@ class RangePlan:
         """``events`` (``stream``, ``id``, the reach's time, ...) with their ``range`` and
         ``salt``: an owner's event once, any other once per range its reach overlaps and, unless
         the salt is the hash of the reach's key, once per salt of that range."""
-        reach, w = self.reach, float(self.width)
-        t, stream = F.col(reach.time), F.col("stream")
-        ranges = F.array(F.floor(t / w))
-        for s, (before, after) in enumerate(zip(reach.before, reach.after, strict=True)):
-            if s != reach.owner:
-                spread = F.sequence(F.floor((t - before) / w), F.floor((t + after) / w))
-                ranges = F.when(stream == s, spread).otherwise(ranges)
-        keyed = events.withColumn("range", F.explode(ranges))
+        reach, stream = self.reach, F.col("stream")
+        keyed = events.withColumn("range", F.explode(self.ranges()))
         salts = self._salts(F.col("range"))
         if reach.key is not None:  # partners share the key: its hash buckets, no copies
             return keyed.withColumn("salt", F.pmod(F.xxhash64(reach.key), salts).cast("int"))
@@ -156,6 +150,18 @@ class RangePlan:
             stream == reach.owner, F.array(F.pmod(F.xxhash64("id"), salts).cast("int"))
         ).otherwise(F.sequence(F.lit(0), salts - 1))
         return keyed.withColumn("salt", F.explode(salt))
+
+    def ranges(self) -> Column:
+        """Each event's ranges, as an array Column (of ``stream`` and the reach's time): its own
+        range for an owner's event, every range its reach overlaps for another's."""
+        reach, w = self.reach, float(self.width)
+        t, stream = F.col(reach.time), F.col("stream")
+        ranges = F.array(F.floor(t / w))
+        for s, (before, after) in enumerate(zip(reach.before, reach.after, strict=True)):
+            if s != reach.owner:
+                spread = F.sequence(F.floor((t - before) / w), F.floor((t + after) / w))
+                ranges = F.when(stream == s, spread).otherwise(ranges)
+        return ranges
 
     def _salts(self, rng: Column) -> Column:
         """Each row's range's salts, as a Column."""

@@ -39,6 +39,7 @@ __all__ = [
     "read_batches",
     "read_sink",
     "read_stream",
+    "reject_record",
     "reject_rows",
     "rejects_query",
     "sink_partitions",
@@ -249,8 +250,15 @@ def reject_rows(classified: DataFrame) -> DataFrame:
         "reason",
         (F.col("stream") if "stream" in fields else F.lit(None)).cast("int").alias("stream"),
         (F.col("id") if "id" in fields else F.lit(None)).cast("long").alias("id"),
-        F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*fields))).alias("record"),
+        reject_record(classified).alias("record"),
     )
+
+
+def reject_record(classified: DataFrame) -> Column:
+    """A :func:`with_reason` row's record as a reject keeps it: the raw line if it did not
+    parse, else its parsed fields as JSON."""
+    fields = [c for c in classified.columns if c not in (CORRUPT, "reason")]
+    return F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*fields)))
 
 
 def read_sink(spark: SparkSession, output_dir: str, schema: str) -> pd.DataFrame | None:
