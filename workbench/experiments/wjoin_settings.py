@@ -120,8 +120,8 @@ class PaperSettings:
         time hold ``max_run_tuples`` tuples at it.
 
         >>> s = paper_settings()
-        >>> round(s.max_rate(s.workload(s.hash_window_ms)))   # 3 windows of 25 ms: 40,000/s
-        40000
+        >>> round(s.max_rate(s.workload(s.hash_window_ms)))   # 1,000 in 3 windows of 25 ms
+        13333
         """
         return 1000.0 * self.max_run_tuples / (workload.windows * workload.window_ms)
 
