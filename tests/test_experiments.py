@@ -130,6 +130,11 @@ def test_the_dashboard_run_gives_the_benchmarks_response_times(cls):
     assert dashboard.response_ms.mean() > 1.0  # the queue counts
     measures = wjoin_measures(join(100.5), rows_ms, clock=stopwatch(services))
     assert measures["response_ms"] == pytest.approx(dashboard.response_ms.mean(), rel=1e-9)
+    # the mean splits exactly into held, queued and served; BEW never holds a result
+    parts = measures["wait_ms"] + measures["queue_ms"] + measures["service_ms"]
+    assert parts == pytest.approx(measures["response_ms"], rel=1e-9)
+    assert measures["service_ms"] == pytest.approx(0.7) and measures["queue_ms"] > 0.0
+    assert (measures["wait_ms"] == 0.0) == (cls is BEWJoin) == (measures["held_share"] == 0.0)
 
 
 def test_readings_split_into_two_streams_in_one_place():

@@ -15,6 +15,7 @@ from workbench.experiments.wjoin_paper import (
     MECHANISMS,
     VERDICT_COLUMNS,
     PaperSettings,
+    beyond_grid,
     few_over_bew,
     markdown_table,
     max_sustainable_rate,
@@ -134,14 +135,20 @@ TINY = PaperSettings(
     response_windows=3.0,
     engine="python",
     ways=(2, 3),
+    beyond_windows=1.5,
+    beyond_max_tuples=3_000,
+    repeat_rates=(1000.0, 4000.0),
+    repeat_seeds=1,
 )
-"""Runs of 3 windows of 10 ms: the grid stops at 4,000/s (120 tuples a run)."""
+"""Runs of 3 windows of 10 ms: the grid stops at 4,000/s (120 tuples a run); a join that keeps
+up with it is probed past it with runs of 1.5 windows; the paper FEW's Figure 7 runs once
+more with seed 1."""
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
     [("hash_window_ms", 0.0), ("max_run_tuples", 0), ("refine", -1), ("ways", (1, 2)),
-     ("response_rates", ()), ("response_windows", 0.0)],
+     ("response_rates", ()), ("response_windows", 0.0), ("beyond_windows", 1.0)],
 )  # fmt: skip
 def test_bad_settings_name_their_field(field, value):
     with pytest.raises(ValueError, match=field):
@@ -165,6 +172,49 @@ def test_both_mechanisms_give_the_same_results_in_every_case(tiny_runs):
     ).any()
 
 
+def test_probes_past_the_grid_report_rates_that_were_run():
+    """A join whose capacity falls as its buffers grow: kept up with the whole grid, probed at
+    the capacity measured there (no), then at that run's capacity (yes): both rates run, the
+    bracket is theirs; a probe never passes the limit nor leaves the bracket."""
+    tried: list[float] = []
+
+    def capacity(rate: float) -> float:
+        tried.append(rate)
+        return 150_000.0 if rate < 180_000.0 else 120_000.0
+
+    assert beyond_grid(capacity, 8000.0, 200_000.0, 3, 1e9) == (150_000.0, 200_000.0)
+    assert tried == [200_000.0, 120_000.0, 150_000.0]  # the third run lands inside the bracket
+    tried.clear()
+    assert beyond_grid(capacity, 8000.0, 200_000.0, 2, 100_000.0) == (8000.0, np.inf)
+    assert tried == []
+    assert beyond_grid(lambda rate: rate, 8000.0, 9000.0, 5, 1e9) == (9000.0, np.inf)
+
+
+def test_joins_that_keep_up_with_the_grid_are_probed_past_it(tiny_runs):
+    f6 = tiny_runs.figure6
+    probed = f6[f6["beyond_runs"] > 0]
+    assert len(probed) > 0  # the python joins keep up with 4,000/s at these sizes
+    assert (probed["max_sustainable"] >= 4000.0).all()
+    bracket = probed.dropna(subset=["not_kept"])
+    assert (bracket["not_kept"] > bracket["max_sustainable"]).all()
+    assert (bracket["saturated"]).all()
+    # the run at the rate reported is a probe's: shorter than the grid's 3 windows
+    past = probed[probed["max_sustainable"] > 4000.0]
+    assert past["windows_at_max"].lt(2.5).all()
+
+
+def test_response_splits_into_held_queued_served(tiny_runs):
+    for frame in (tiny_runs.figure7, tiny_runs.figure7_repeats):
+        parts = frame["wait_ms"] + frame["queue_ms"] + frame["service_ms"]
+        assert parts.to_numpy() == pytest.approx(frame["response_ms"].to_numpy(), abs=1e-9)
+        assert (frame[["wait_ms", "queue_ms", "service_ms"]] >= -1e-9).all().all()
+    bew = tiny_runs.figure7[tiny_runs.figure7["algorithm"] == "BEWJoin"]
+    assert (bew["wait_ms"] == 0.0).all() and (bew["held_share"] == 0.0).all()  # never holds
+    repeats = tiny_runs.figure7_repeats
+    assert set(repeats["seed"]) == {0, 1} and set(repeats["rate"]) == {1000.0, 4000.0}
+    assert set(repeats["algorithm"]) == {"FEWJoin"} and set(repeats["mechanism"]) == {"paper"}
+
+
 def test_few_over_bew_and_the_verdicts_come_from_the_runs(tiny_runs):
     ratio = few_over_bew(tiny_runs.figure6)
     assert len(ratio) == 2 * 2 * 2  # 2 ways x 2 implementations x 2 mechanisms
@@ -184,6 +234,12 @@ def test_few_over_bew_and_the_verdicts_come_from_the_runs(tiny_runs):
     ]
     assert table["verdict"].str.match(r"(reproduced|not reproduced)").all()
     assert table["measured reason"].str.len().gt(20).all()
+    reasons = table.set_index("result")["measured reason"]
+    hash_reason = reasons["Figure 6(a), hash"]  # which figure FEW / BEW compares, said
+    assert "highest rate the join was run at and kept up with" in hash_reason or (
+        "every probe past it" in hash_reason and "steady-state capacities" in hash_reason
+    )
+    assert "held" in reasons["Figure 7, FEW"] and "seeds" in reasons["Figure 7, FEW"]
     text = markdown_table(table)
     assert text.count("\n") == len(table) + 1
 

@@ -52,14 +52,15 @@ def test_bench_json_holds_the_printed_figures(capsys):
 def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys):
     """``./dev bench wjoin --paper-only [--scale S] [--json]``: the tables, the verdicts and
     the frames as JSON (tiny settings in place of the scale's: 2- and 3-way, a few hundred
-    tuples a run)."""
+    tuples a run, probes past the grid, the paper FEW's Figure 7 on a second seed)."""
     from benchmarks import wjoin
     from workbench.experiments.wjoin_paper import PaperSettings
 
     tiny = PaperSettings(
         nested_window_ms=10.0, hash_window_ms=10.0, windows=3.0, max_run_tuples=130,
         start_rate=2000.0, refine=1, probe_rate=2000.0, response_rates=(1000.0, 4000.0),
-        response_windows=3.0, engine="python", ways=(2, 3),
+        response_windows=3.0, engine="python", ways=(2, 3), beyond_windows=1.5,
+        beyond_max_tuples=3000, repeat_rates=(4000.0,), repeat_seeds=1,
     )  # fmt: skip
     monkeypatch.setenv("WORKBENCH_SCALE", "ci")  # restored after the test
     monkeypatch.setattr(wjoin, "paper_settings", lambda: tiny)
@@ -68,6 +69,7 @@ def test_bench_wjoin_paper_only_prints_the_verdicts_and_json(monkeypatch, capsys
     assert out.startswith("W-join at the paper's settings (paper scale")
     assert "Figure 6: max sustainable" in out and "Reproduced?" in out
     assert out.count("      the paper: ") == 9
+    assert "Figure 7's response split" in out and "not_kept" in out
     assert main(["wjoin", "--paper-only", "--scale", "ci", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)["figures"]
     assert doc["paper_settings"]["scale"] == "ci" and doc["paper_settings"]["ways"] == [2, 3]

@@ -23,6 +23,7 @@ import pandas as pd
 
 from workbench.experiments.harness import (
     Clock,
+    JoinProfile,
     engine_calls,
     profile_wjoin,
     warm_up,
@@ -63,13 +64,17 @@ def wjoin_measures(
     ``results_per_tuple``, ``comparisons``, ``visited_inside`` and ``visited_outside`` (buffered
     tuples the search met inside and outside the period: Section 3.1's Figure 4 discussion),
     with ``peak_buffered`` (the most tuples held at once; the operator's counters, 0 where a
-    mechanism does not count them).
+    mechanism does not count them).  The mean response splits into ``wait_ms`` (from the
+    arrival of a result's last tuple to the arrival of the call that emitted it: the join held
+    it, waiting for a period or for every stream), ``queue_ms`` (that call waiting behind
+    earlier calls on the one server) and ``service_ms`` (that call's own service time);
+    ``held_share`` is the share of results that waited, ``max_call_ms`` the longest call.
 
     >>> rows = WJoinWorkload(200.0, 3, 1.0).streams(np.random.default_rng(0), 2, 1000.0)
     >>> op = BEWJoin(constraints=WindowConstraints.uniform(2, 50.0), max_delay=[0.0, 0.0])
     >>> m = wjoin_measures(op, rows)
     >>> sorted(m)[:4], m["results"] > 0
-    (['busy_s', 'capacity', 'comparisons', 'peak_buffered'], True)
+    (['busy_s', 'capacity', 'comparisons', 'held_share'], True)
     """
     p = profile_wjoin(op, rows, clock=clock, batch=batch)
     n, c = max(len(rows), 1), p.counters
@@ -77,6 +82,7 @@ def wjoin_measures(
         "capacity": p.capacity(warm_ms),
         "busy_s": p.seconds,
         "response_ms": p.mean_response_ms(),
+        **_response_parts(p),
         "results": p.results,
         "results_per_tuple": p.results / n,
         "comparisons": c.comparisons / n,
@@ -84,6 +90,23 @@ def wjoin_measures(
         "visited_outside": c.visited_outside / n,
         "peak_buffered": c.peak_buffered,
     }
+
+
+def _response_parts(p: JoinProfile) -> dict[str, float]:
+    """The mean response split by where a result waited: ``wait_ms`` (held by the join),
+    ``queue_ms`` (its emitting call behind earlier calls), ``service_ms`` (that call's own
+    service time); their sum is ``mean_response_ms``.  ``held_share``: results that waited;
+    ``max_call_ms``: the longest call."""
+    service_ms = 1000.0 * p.service_s
+    finish = p.finish_ms()
+    wait = np.repeat(p.arrival_ms, p.emitted) - p.last_ms
+    queue = np.repeat(finish - service_ms - p.arrival_ms, p.emitted)
+    service = np.repeat(service_ms, p.emitted)
+    parts = {"wait_ms": wait, "queue_ms": queue, "service_ms": service}
+    figures = {k: float(v.mean()) if p.results else 0.0 for k, v in parts.items()}
+    figures["held_share"] = float((wait > 0).mean()) if p.results else 0.0
+    figures["max_call_ms"] = float(service_ms.max(initial=0.0))
+    return figures
 
 
 def wjoin_variants(

@@ -11,7 +11,8 @@ What is run (:func:`paper_runs`), each case by BEW and FEW under ``mechanism="pa
   same aggregate rate split equally: the tuples BEW visits outside its period;
 - **delayed tuples**: each tuple arrives up to D after its timestamp, out of order;
 - **Figure 7**: mean response time of hash BEW and FEW against the aggregate rate, one tuple
-  per call;
+  per call, split into the time a result was held, queued and served, with the paper's FEW
+  repeated on more seeds where its curve turns (:func:`figure7_repeats`);
 - **Section 5**: GCA vs LCA on a non-uniform clique, and a graph join (a missing constraint
   bounded by its shortest path) by the modified BEW against the conservative approaches.
 
@@ -33,6 +34,7 @@ import pandas as pd
 from workbench.experiments.harness import Clock
 from workbench.experiments.wjoin_rates import (
     MECHANISMS,
+    beyond_grid,
     case_runs,
     few_over_bew,
     max_sustainable_rate,
@@ -49,6 +51,7 @@ from workbench.experiments.wjoin_settings import (
     variant_cases,
 )
 from workbench.experiments.wjoin_verdicts import VERDICT_COLUMNS, markdown_table, verdicts
+from workbench.operators.wjoin import FEWJoin
 
 __all__ = [
     "MECHANISMS",
@@ -56,11 +59,13 @@ __all__ = [
     "PaperRuns",
     "PaperSettings",
     "WJoinCase",
+    "beyond_grid",
     "case_runs",
     "delayed_cases",
     "few_over_bew",
     "figure4_cases",
     "figure6_cases",
+    "figure7_repeats",
     "markdown_table",
     "max_sustainable_rate",
     "paper_runs",
@@ -86,14 +91,46 @@ def paper_runs(
     def run(cases: list[WJoinCase]) -> pd.DataFrame:
         return case_runs(cases, s, seed, clock, progress)
 
+    figure7 = response_runs(s, seed=seed, clock=clock, progress=progress)
     return PaperRuns(
         s,
         run(figure6_cases(s)),
         run(figure4_cases(s)),
         run(delayed_cases(s)),
         variant_runs(s, seed, clock, progress),
-        response_runs(s, seed=seed, clock=clock, progress=progress),
+        figure7,
+        figure7_repeats(s, figure7, seed, clock, progress),
     )
+
+
+def figure7_repeats(
+    settings: PaperSettings,
+    figure7: pd.DataFrame,
+    seed: int = 0,
+    clock: Clock = time.thread_time,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """The paper's FEW of Figure 7 at ``settings.repeat_rates``: its runs in ``figure7``
+    (seed ``seed``) and ``settings.repeat_seeds`` more streams (seeds ``seed + 1``, ...),
+    as :func:`response_runs` gives them: whether the curve's shape is the streams' noise,
+    and which part of the response (held, queued, served) moves with the rate."""
+    mine = figure7[
+        (figure7["algorithm"] == FEWJoin.__name__)
+        & (figure7["mechanism"] == "paper")
+        & figure7["rate"].isin(settings.repeat_rates)
+    ]
+    more = [
+        response_runs(
+            settings,
+            seed=seed + k,
+            clock=clock,
+            progress=progress,
+            rates=settings.repeat_rates,
+            joins=((FEWJoin, "paper"),),
+        )  # fmt: skip
+        for k in range(1, settings.repeat_seeds + 1)
+    ]
+    return pd.concat([mine, *more], ignore_index=True)
 
 
 def variant_runs(

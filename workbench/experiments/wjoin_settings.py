@@ -51,7 +51,15 @@ class PaperSettings:
     given up only when a second run fails too.  The counters are read at ``probe_rate``.
     Figure 7 runs ``response_rates``, each covering ``response_windows`` windows (one call
     per tuple); the delayed run delays tuples up to ``delay_windows`` windows.  ``engine``
-    runs every join."""
+    runs every join.
+
+    A join that keeps up with the whole grid is, with ``beyond_windows`` set, probed beyond
+    it (:func:`~workbench.experiments.wjoin_rates.beyond_grid`): up to ``beyond_steps`` runs,
+    the first at the steady-state capacity measured at the grid's top, each next one at the
+    capacity the last run measured, each covering ``beyond_windows`` windows (one fills the
+    buffers, the rest is measured) and at most ``beyond_max_tuples`` tuples.  Figure 7's
+    paper FEW is run again at ``repeat_rates`` with ``repeat_seeds`` more seeds (1, 2, ...):
+    whether its curve's shape is the streams' noise."""
 
     nested_window_ms: float
     hash_window_ms: float
@@ -64,6 +72,11 @@ class PaperSettings:
     response_windows: float
     engine: Engine
     retry: bool = True
+    beyond_windows: float | None = None
+    beyond_max_tuples: int = 0
+    beyond_steps: int = 2
+    repeat_rates: tuple[float, ...] = ()
+    repeat_seeds: int = 0
     ways: tuple[int, ...] = (2, 3, 4, 5)
     results_per_tuple: float = 1.0
     delay_windows: float = 0.25
@@ -76,6 +89,14 @@ class PaperSettings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} = {value!r} must be a positive number")
+        if self.beyond_windows is not None and not (
+            self.beyond_windows > 1.0 and self.beyond_max_tuples >= 1 and self.beyond_steps >= 1
+        ):
+            raise ValueError(
+                f"beyond_windows = {self.beyond_windows!r}, beyond_max_tuples = "
+                f"{self.beyond_max_tuples!r}, beyond_steps = {self.beyond_steps!r}: probes "
+                "beyond the grid need more than one window, a tuple and a step"
+            )
         if self.refine < 0 or self.max_run_tuples < 1:
             raise ValueError(
                 f"refine = {self.refine!r}, max_run_tuples = {self.max_run_tuples!r}: refine "
@@ -99,8 +120,8 @@ class PaperSettings:
         time hold ``max_run_tuples`` tuples at it.
 
         >>> s = paper_settings()
-        >>> round(s.max_rate(s.workload(s.hash_window_ms)))   # 3 windows of 25 ms: 40,000/s
-        40000
+        >>> round(s.max_rate(s.workload(s.hash_window_ms)))   # 1,000 in 3 windows of 25 ms
+        13333
         """
         return 1000.0 * self.max_run_tuples / (workload.windows * workload.window_ms)
 
@@ -113,40 +134,51 @@ class PaperSettings:
         4000.0
         """
         tuples = self.probe_rate * workload.windows * workload.window_ms / 1000.0
-        return replace(self, max_run_tuples=math.ceil(tuples))
+        return replace(self, max_run_tuples=math.ceil(tuples), beyond_windows=None)
 
 
 def paper_settings() -> PaperSettings:
     """The sizes in force (``WORKBENCH_SCALE``).  ``ci`` runs in seconds with the python
-    engine: windows of tens of ms, 2- to 4-way, runs of 3 windows of at most 3,000 tuples,
-    one bisection step; Figure 7 at 500-32,000/s over 12 windows (0.3 s).  ``paper`` runs the
-    paper's windows (1 s nested loop, one minute hash) with the compiled engine, 2- to 5-way,
-    runs of 3 windows of at most 1,500,000 tuples (the
-    hash join's grid then stops at 8,000/s, where the compiled joins keep up: its FEW / BEW
-    compares their steady-state capacity there), one bisection step, no second run for a rate
-    given up (the joining thread's CPU time is steady enough), counters at 8,000/s; Figure 7
-    at 250-8,000/s over 1.25 windows.  About 11 min of CPU for the whole set (docs/wjoin.md).
+    engine: windows of tens of ms, 2- and 3-way, runs of 3 windows of at most 1,000 tuples,
+    one bisection step, no second run for a rate given up, joins that keep up with the grid
+    probed past it (runs of 1.5
+    windows); Figure 7 at 500-32,000/s over 6 windows (0.15 s), the paper FEW again with a
+    second seed at 2,000 and 8,000/s.  ``paper`` runs the paper's windows (1 s nested loop,
+    one minute hash) with the compiled engine, 2- to 5-way, runs of 3 windows of at most
+    1,500,000 tuples (the hash join's grid then stops at 8,000/s, where the compiled joins
+    keep up: FEW / BEW compares their steady-state capacities there), one bisection step, no
+    second run for a rate given up (the joining thread's CPU time is steady enough), counters
+    at 8,000/s; Figure 7 at 250-24,000/s over 1.25 windows (past both BEWs' maxima), the
+    paper FEW again with three more seeds at 4,000 and 8,000/s.  The probes past the grid are
+    off at this scale: each costs about a window of CPU (a minute for the hash join), 35 min
+    for the 16 hash joins; ``replace(paper_settings(), beyond_windows=1.1)`` runs them (runs
+    of at most 20,000,000 tuples).  What the set costs: docs/wjoin.md.
 
     >>> s = paper_settings()
     >>> s.ways, s.engine, s.hash_window_ms, s.windows
-    ((2, 3, 4), 'python', 25.0, 3.0)
+    ((2, 3), 'python', 25.0, 3.0)
     """
     return PaperSettings(
         nested_window_ms=sized(ci=20.0, paper=1_000.0),
         hash_window_ms=sized(ci=25.0, paper=60_000.0),
         windows=3.0,
-        max_run_tuples=sized(ci=3_000, paper=1_500_000),
+        max_run_tuples=sized(ci=1_000, paper=1_500_000),
         start_rate=4_000.0,
         refine=1,
         probe_rate=sized(ci=4_000.0, paper=8_000.0),
         response_rates=sized(
             ci=(500.0, 2_000.0, 8_000.0, 32_000.0),
-            paper=(250.0, 1_000.0, 4_000.0, 8_000.0),
+            paper=(250.0, 1_000.0, 4_000.0, 8_000.0, 16_000.0, 24_000.0),
         ),
-        response_windows=sized(ci=12.0, paper=1.25),
+        response_windows=sized(ci=6.0, paper=1.25),
         engine=sized(ci="python", paper="compiled"),
-        retry=sized(ci=True, paper=False),
-        ways=sized(ci=(2, 3, 4), paper=(2, 3, 4, 5)),
+        retry=False,
+        ways=sized(ci=(2, 3), paper=(2, 3, 4, 5)),
+        beyond_windows=sized(ci=1.5, paper=None),  # paper: replace(s, beyond_windows=1.1)
+        beyond_max_tuples=sized(ci=3_000, paper=20_000_000),
+        beyond_steps=2,
+        repeat_rates=sized(ci=(2_000.0, 8_000.0), paper=(4_000.0, 8_000.0)),
+        repeat_seeds=sized(ci=1, paper=3),
     )
 
 
@@ -241,8 +273,9 @@ class PaperRuns:
     """Every run of :func:`~workbench.experiments.wjoin_paper.paper_runs`: ``figure6`` (hash
     and nested, 2- to 5-way), ``figure4`` (unequal and equal rates), ``delayed``, ``variants``
     (GCA vs LCA, graph join) as :func:`~workbench.experiments.wjoin_rates.case_runs` frames;
-    ``figure7`` as :func:`~workbench.experiments.wjoin_rates.response_runs`'s; the
-    ``settings`` they ran with."""
+    ``figure7`` as :func:`~workbench.experiments.wjoin_rates.response_runs`'s, and
+    ``figure7_repeats`` (the paper's FEW at ``settings.repeat_rates``, seed 0 from
+    ``figure7`` and ``repeat_seeds`` more); the ``settings`` they ran with."""
 
     settings: PaperSettings
     figure6: pd.DataFrame
@@ -250,3 +283,4 @@ class PaperRuns:
     delayed: pd.DataFrame
     variants: pd.DataFrame
     figure7: pd.DataFrame
+    figure7_repeats: pd.DataFrame

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.experiments.wjoin_rates import MECHANISMS, few_over_bew
-from workbench.experiments.wjoin_settings import PaperRuns
+from workbench.experiments.wjoin_settings import PaperRuns, PaperSettings
+from workbench.experiments.workloads import WJoinWorkload
 
 __all__ = ["VERDICT_COLUMNS", "markdown_table", "verdicts"]
 
@@ -78,7 +79,42 @@ def _ratios(mine: pd.DataFrame) -> tuple[pd.Series, str]:
     return ratio, value
 
 
-def _figure6_row(runs: pd.DataFrame, impl: str, fig: str, probe: float, refine: int) -> dict:
+def _found(mine: pd.DataFrame, s: PaperSettings) -> str:
+    """How the maximum sustainable rates of Figure 6's joins were found: the grid's
+    bisection, or fixed-point probes past a grid every join kept up with."""
+    if not mine["beyond_runs"].gt(0).any():
+        # each rate is known within one bisection bracket: a ratio of 1 is a tie at this grid
+        return f"rates found within {2 ** (1 / 2**s.refine):.2f}x (a FEW / BEW of 1: a tie)"
+    grid = s.max_rate(_workload(mine, s))  # where runs of k windows reach max_run_tuples
+    above = (mine["not_kept"] / mine["max_sustainable"]).dropna()
+    kept_grid = mine["max_sustainable"] <= grid
+    text = (
+        f"every join kept up with the grid (rates up to {grid:,.0f}/s) and was then run at the "
+        "capacity "
+        f"it measured there, then at the capacity that run measured (runs of "
+        f"{s.beyond_windows:g} windows): each figure is the highest rate the join was run at "
+        "and kept up with"
+    )
+    if len(above):
+        text += (
+            f", the next rate run and not kept up with {above.min():.2f}-{above.max():.2f}x "
+            "above it"
+        )
+    if kept_grid.any():
+        text += f"; {int(kept_grid.sum())} join(s) kept up with none of its probes: the grid's top"
+    if mine["not_kept"].isna().any():
+        text += f"; {int(mine['not_kept'].isna().sum())} join(s) kept up with every probe"
+    return text
+
+
+def _workload(mine: pd.DataFrame, s: PaperSettings) -> WJoinWorkload:
+    """The workload of Figure 6's ``mine`` cases (hash or nested loop)."""
+    impl = mine["implementation"].iloc[0]
+    return s.workload(s.hash_window_ms if impl == "hash" else s.nested_window_ms)
+
+
+def _figure6_row(runs: pd.DataFrame, impl: str, fig: str, s: PaperSettings) -> dict:
+    probe = s.probe_rate
     mine = runs[runs["implementation"] == impl]
     ratio, value = _ratios(mine)
     ways = sorted(mine["ways"].unique())
@@ -96,13 +132,14 @@ def _figure6_row(runs: pd.DataFrame, impl: str, fig: str, probe: float, refine: 
     covered = mine["windows_at_max"].min()
     reason += f"; runs at the top rates covered {covered:.2g} windows or more"
     if value == "max_sustainable":
-        # each rate is known within one bisection bracket: a ratio of 1 is a tie at this grid
-        reason += f"; rates found within {2 ** (1 / 2**refine):.2f}x (a FEW / BEW of 1: a tie)"
+        reason += "; " + _found(mine, s)
     else:
         top = mine["max_sustainable"].max()
+        probed = " and every probe past it" if mine["beyond_runs"].gt(0).any() else ""
         reason += (
-            f"; joins kept up with the whole grid (up to {top:,.0f}/s, the rate whose runs "
-            "fit max_run_tuples): FEW / BEW of the steady-state capacities at the top rate"
+            f"; {int((~mine['saturated']).sum())} join(s) kept up with the whole grid{probed} "
+            f"(rates run up to {top:,.0f}/s): FEW / BEW of the steady-state capacities at the "
+            "top rate each was run at"
         )
     claim = (
         f"FEW's maximum throughput above BEW's for 2- to 5-way joins ({impl}); the gap "
@@ -144,7 +181,33 @@ def _figure4_row(runs: pd.DataFrame, probe: float) -> dict:
     return _row("Figure 4, unequal rates", claim, cells, reason)
 
 
-def _figure7_rows(response: pd.DataFrame, window_ms: float) -> list[dict]:
+def _few_parts(repeats: pd.DataFrame) -> str:
+    """The paper FEW's response at the repeated rates, over the seeds run: its mean, the
+    seeds' range and its parts (held, queued, served), then what moved between the lowest
+    and highest rate and whether the seeds' ranges overlap."""
+    parts = ("response_ms", "wait_ms", "queue_ms", "service_ms", "held_share", "max_call_ms")
+    mean = repeats.groupby("rate")[list(parts)].mean()
+    spread = repeats.groupby("rate")["response_ms"].agg(["min", "max", "count"])
+    text = [
+        f"{rate:,.0f}/s {r.response_ms:.2f} ms (seeds {spread.loc[rate, 'min']:.2f}-"
+        f"{spread.loc[rate, 'max']:.2f}, {spread.loc[rate, 'count']}) = held {r.wait_ms:.2f} + "
+        f"queued {r.queue_ms:.2f} + served {r.service_ms:.2f}, {r.held_share:.0%} of results "
+        f"held, longest call {r.max_call_ms:.1f} ms"
+        for rate, r in mean.iterrows()
+    ]
+    lo, hi = mean.index[0], mean.index[-1]
+    move = mean.loc[hi] - mean.loc[lo]
+    overlap = spread.loc[lo, "max"] >= spread.loc[hi, "min"]
+    return (
+        "paper FEW, mean over seeds: "
+        + "; ".join(text)
+        + f"; from {lo:,.0f} to {hi:,.0f}/s the response moves {move.response_ms:+.2f} ms: held "
+        f"{move.wait_ms:+.2f}, queued {move.queue_ms:+.2f}, served {move.service_ms:+.2f}"
+        + ("; the seeds' ranges overlap" if overlap else "; the seeds' ranges do not overlap")
+    )
+
+
+def _figure7_rows(response: pd.DataFrame, repeats: pd.DataFrame, window_ms: float) -> list[dict]:
     pivot = {
         k: response[response["mechanism"] == k].pivot(
             index="rate", columns="algorithm", values=["response_ms", "capacity"]
@@ -193,7 +256,12 @@ def _figure7_rows(response: pd.DataFrame, window_ms: float) -> list[dict]:
             cross,
             reason,
         ),
-        _row("Figure 7, FEW", "FEW's response time falls as the rate rises", falls, reason),
+        _row(
+            "Figure 7, FEW",
+            "FEW's response time falls as the rate rises",
+            falls,
+            reason + ("; " + _few_parts(repeats) if len(repeats) else ""),
+        ),
     ]
 
 
@@ -286,9 +354,9 @@ def verdicts(runs: PaperRuns) -> pd.DataFrame:
     probe = s.probe_rate
     rows = [
         _figure4_row(runs.figure4, probe),
-        _figure6_row(runs.figure6, "hash", "a", probe, s.refine),
-        _figure6_row(runs.figure6, "nested", "b", probe, s.refine),
-        *_figure7_rows(runs.figure7, s.hash_window_ms),
+        _figure6_row(runs.figure6, "hash", "a", s),
+        _figure6_row(runs.figure6, "nested", "b", s),
+        *_figure7_rows(runs.figure7, runs.figure7_repeats, s.hash_window_ms),
         _delayed_row(runs.delayed),
         *_variant_rows(runs.variants),
     ]
