@@ -113,9 +113,9 @@ def empty_metrics() -> pd.DataFrame:
 
 
 def reject_counts(rejects: pd.Series, dropped: int) -> pd.DataFrame:
-    """Events that did not join by reason (every one of :data:`REJECT_REASONS`), as
-    :func:`reject_bars` reads them: the rejects sink's counts by reason and the rows the join
-    state ``dropped`` behind the watermark.
+    """Events that did not join by reason (every one of :data:`REJECT_REASONS`), as the
+    rejects chart of :func:`live_figures` reads them: the rejects sink's counts by reason and
+    the rows the join state ``dropped`` behind the watermark.
 
     >>> reject_counts(pd.Series({"late": 3}), dropped=2)["records"].tolist()
     [0, 0, 0, 3, 2]
