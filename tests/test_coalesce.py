@@ -24,7 +24,7 @@ from workbench.coalesce import (
     recoalesce,
 )
 from workbench.coalesce.equivalence import KINDS, NUMPY, Kind
-from workbench.experiments.workloads import coalescing_rows
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.kernels.coalesce import KIND_CODES, same
 from workbench.records import Emitted
 

@@ -29,7 +29,7 @@ from workbench.coalesce import (
 )
 from workbench.coalesce.window import object_bytes
 from workbench.experiments.coalescing_mechanisms import split_paths
-from workbench.experiments.workloads import coalescing_rows
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.kernels.coalesce_room import MIN_ROOM
 from workbench.protocol import BadEventError
 

@@ -16,7 +16,7 @@ from tests.support.window_oracle import readings
 from workbench.coalesce import EagerExtent, Window
 from workbench.experiments.atomic_costs import make_extent
 from workbench.experiments.coalescing_mechanisms import split_paths
-from workbench.experiments.workloads import (
+from workbench.experiments.coalescing_stream import (
     COALESCING_GROUPS,
     COALESCING_LATE_RUN,
     coalescing_max_oop,

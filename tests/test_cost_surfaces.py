@@ -24,6 +24,7 @@ from workbench.experiments.coalescing_selection import (
     table6_selection,
     what_if_array_costs,
 )
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.coalescing_verdicts import (
     FAST_COLUMN,
     PAPER_COLUMN,
@@ -39,7 +40,6 @@ from workbench.experiments.cost_surfaces import (
     surface_summary,
 )
 from workbench.experiments.timed_batches import warped
-from workbench.experiments.workloads import coalescing_rows
 
 
 @pytest.fixture(scope="module")

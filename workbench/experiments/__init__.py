@@ -5,7 +5,8 @@ dashboard.
 - :mod:`~workbench.experiments.harness`: :func:`fcfs_finish`, :class:`JoinProfile`,
   :func:`profile_join` (two-stream joins), :func:`profile_wjoin` (multi-way joins);
 - :mod:`~workbench.experiments.workloads`: PTJoin Example 5, the interval paper's streams,
-  the W-join paper's integer streams, the deployment replay, coalescing streams;
+  the W-join paper's integer streams, the deployment replay;
+  :mod:`~workbench.experiments.coalescing_stream`: the coalescing paper's streams;
 - :mod:`~workbench.experiments.timing_joins`: PTJoin runs and the two-stream joins' tables;
 - :mod:`~workbench.experiments.interval_rates`: the interval timing correlation algorithms
   run at each arrival rate (throughput, maximum sustainable rate, response time per event);
@@ -47,6 +48,7 @@ from workbench.experiments.coalescing_selection import (
     table6_selection,
     what_if_array_costs,
 )
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.coalescing_verdicts import reproduced_rows, run_section7
 from workbench.experiments.harness import (
     COMPILED_BATCH,
@@ -94,7 +96,6 @@ from workbench.experiments.workloads import (
     RetailWorkload,
     WJoinWorkload,
     as_intervals,
-    coalescing_rows,
     deployment_replay,
 )
 

@@ -4,7 +4,7 @@ home of that measurement; :mod:`workbench.coalesce.cost` is the model alone.
 
 **What is timed, and why so.**  The paper times each atomic operation "1000 times" and
 averages it over the stream's tuples (Section 7.3), in C++.  Each cell here streams
-:func:`~workbench.experiments.workloads.coalescing_rows` (Section 7.1's generator at the
+:func:`~workbench.experiments.coalescing_stream.coalescing_rows` (Section 7.1's generator at the
 cell's cp and oop: 200,000 tuples at the papers' sizes) through a compiled eager and a
 compiled lazy extent in timed batches of random sizes, through a time window whose rate
 swings so that arrivals and expiries vary apart
@@ -54,6 +54,7 @@ from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
 from workbench.coalesce.cost import AtomicCosts, CostGrid
 from workbench.coalesce.window import Readings
 from workbench.experiments.batch_fit import fit_costs
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.timed_batches import (
     PERIOD_WINDOWS,
     SCANS,
@@ -63,7 +64,6 @@ from workbench.experiments.timed_batches import (
     update_seconds,
     warped,
 )
-from workbench.experiments.workloads import coalescing_rows
 
 __all__ = [
     "ATOMIC",
@@ -225,7 +225,7 @@ def measure_cell(
 ) -> dict[str, float]:
     """One cell's run (module docstring): target ``cp`` and ``oop``, the run's
     ``cp_measured``, ``oop_measured`` and ``split_rate`` (splits per arrival: the runs a late
-    arrival cuts, see :func:`~workbench.experiments.workloads.coalescing_rows`), Table 4's
+    arrival cuts, see :func:`~workbench.experiments.coalescing_stream.coalescing_rows`), Table 4's
     costs in seconds with their standard errors (``<name>_se``; NaN where not exercised),
     the lazy extent's own ``lazy_insert`` and ``lazy_delete``, the fitted per-call seconds
     ``call_s``, and the run's totals ``eager_update_s``, ``lazy_update_s`` (the batches less

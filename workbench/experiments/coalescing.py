@@ -18,8 +18,8 @@ from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Window
 from workbench.coalesce.cost import Atomic, AtomicCosts, Weights, cost_grid
 from workbench.coalesce.window import Readings, WindowExtent
 from workbench.data.replica import simulate_deployment
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.harness import engine_calls, timed, warm_up
-from workbench.experiments.workloads import coalescing_rows
 from workbench.protocol import Engine
 
 __all__ = [

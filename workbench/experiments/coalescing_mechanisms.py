@@ -1,7 +1,7 @@
 """The eager extent's two mechanisms side by side (coalescing paper, Sections 4.2.2 and 7.2):
 ours (``fast``: linked tuples, binary-searched vectors) and the paper's array (``paper``:
 Algorithm 2 with linear scans and shifts), on Section 7.1's stream
-(:func:`~workbench.experiments.workloads.coalescing_rows`), compiled.
+(:func:`~workbench.experiments.coalescing_stream.coalescing_rows`), compiled.
 
 Both give the same view and count the same atomic operations; what differs is measured here:
 pushes per second, the array's work per push (elements scanned and shifted) and its
@@ -38,9 +38,9 @@ import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, Readings, Window
 from workbench.coalesce.window import Mechanism
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.harness import timed, warm_up
 from workbench.experiments.scale import sized
-from workbench.experiments.workloads import coalescing_rows
 
 __all__ = ["MECHANISMS", "mechanism_rates", "mechanism_work", "split_paths"]
 

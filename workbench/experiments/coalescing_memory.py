@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.coalesce import EagerExtent, Equivalence, LazyExtent, Readings, Window
-from workbench.experiments.workloads import coalescing_rows
+from workbench.experiments.coalescing_stream import coalescing_rows
 
 __all__ = ["allocated_bytes_by_cp"]
 

@@ -3,7 +3,7 @@ Section 7.3): each query's extent eager and lazy, its update and scan timed, the
 selection beside the model's selection from measured atomic costs.
 
 Each of a case's six queries coalesces its own stream of Section 7.1's generator at the
-query's (cp, oop) (:func:`~workbench.experiments.workloads.coalescing_rows`; one stream per
+query's (cp, oop) (:func:`~workbench.experiments.coalescing_stream.coalescing_rows`; one stream per
 query, since one stream has one arrival order while Table 6 gives the queries different oops),
 pushed by ``push_batch`` in micro-batches into a compiled eager and a compiled lazy extent over
 a tuple window.  Update is the seconds of all the pushes; scan the median seconds of a few
@@ -41,8 +41,8 @@ from workbench.coalesce.cost import (
 from workbench.coalesce.window import Readings
 from workbench.experiments.atomic_costs import Mechanism, make_extent
 from workbench.experiments.coalescing_selection import TABLE6_CASES, TABLE6_WEIGHTS
+from workbench.experiments.coalescing_stream import coalescing_rows
 from workbench.experiments.harness import COMPILED_BATCH
-from workbench.experiments.workloads import coalescing_rows
 
 __all__ = ["measured_query", "six_query_case", "six_query_run"]
 
