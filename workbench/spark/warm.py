@@ -23,6 +23,9 @@ from workbench.templates import random_templates
 
 __all__ = ["start_shared_session", "warm_up"]
 
+WARM_FILE_MS = 250.0
+"""Event time per warm-up file: its events fill 16 files, read one per micro-batch."""
+
 
 def warm_up(spark: SparkSession) -> int:
     """Run a small live join to its end on ``spark`` (a few hundred synthetic events, both
@@ -38,7 +41,7 @@ def warm_up(spark: SparkSession) -> int:
     events = synthetic_events(rng, 200, (3, 3), mean_interarrival=20.0, max_delay=(300, 300))
     pairs = 0
     with tempfile.TemporaryDirectory(prefix="workbench-warm-up-") as tmp:
-        Replayer(events, Path(tmp) / "in", batch_ms=1000.0).run()
+        Replayer(events, Path(tmp) / "in", batch_ms=WARM_FILE_MS).run()
         for k, d in enumerate((800.0, 100.0)):  # the fast path, then the probability step
             live = LiveJoin(
                 spark,
@@ -47,6 +50,7 @@ def warm_up(spark: SparkSession) -> int:
                 d,
                 0.5,
                 Path(tmp) / f"work-{k}",
+                max_files_per_trigger=1,
                 available_now=True,
                 name=f"warm-up-{uuid.uuid4().hex[:8]}",
             )
