@@ -31,8 +31,10 @@ def warm_up(spark: SparkSession) -> int:
     """Run a small live join to its end on ``spark`` (a few hundred synthetic events, both
     decision paths), so the JVM has loaded and compiled what a live join runs (the file
     source, the join and its state store, the decision, the Parquet writer) before a user's
-    first Start; returns the pairs it found.  The dashboard server calls it in the background
-    after starting its session."""
+    first Start; returns the pairs it found.  It reads one file per micro-batch, so each run
+    is many batches: what runs once per batch (planning, the state store's load and commit,
+    the logs) is compiled by the JVM only after it has run a few dozen times.  The dashboard
+    server calls it in the background after starting its session."""
     rng = np.random.default_rng(0)
     streams = (
         StreamSpec(random_templates(rng, 3, 4, 400.0, "A"), 300.0),
