@@ -69,15 +69,33 @@ join, the decision and the sink), the offset and commit logs, the state store's 
 
 def file_batches(checkpoint: Path) -> dict[str, int]:
     """File name -> id of the micro-batch that read it, from the file source's metadata log
-    (``<checkpoint>/sources/0``: one JSON line per file, compacted every few batches)."""
+    (``<checkpoint>/sources/0``: one JSON line per file, compacted every few batches).  That
+    log numbers only the batches that found new files; the query's offsets log
+    (``<checkpoint>/offsets/<id>``, its source offset ``logOffset``) maps them to the query's
+    batch ids, which no-data batches also take."""
+    query_batch = _query_batches(checkpoint)
     out: dict[str, int] = {}
     for log in sorted((checkpoint / "sources" / "0").glob("*")):
         if log.name.startswith("."):
             continue
         for line in log.read_text().splitlines()[1:]:  # the first line is the log's version
             entry = json.loads(line)
-            out[entry["path"].rsplit("/", 1)[-1]] = int(entry["batchId"])
+            source = int(entry["batchId"])
+            out[entry["path"].rsplit("/", 1)[-1]] = query_batch.get(source, source)
     return out
+
+
+def _query_batches(checkpoint: Path) -> dict[int, int]:
+    """The file source's log batch id -> the query batch that first reached it (the offsets
+    log: a version line, the batch's metadata, then one offset per source)."""
+    first: dict[int, int] = {}
+    folder = checkpoint / "offsets"
+    logs = [p for p in folder.glob("*") if p.name.isdigit()] if folder.exists() else []
+    for log in sorted(logs, key=lambda p: int(p.name)):
+        lines = log.read_text().splitlines()
+        if len(lines) > 2 and lines[2].startswith("{"):
+            first.setdefault(int(json.loads(lines[2])["logOffset"]), int(log.name))
+    return first
 
 
 def record_latency(

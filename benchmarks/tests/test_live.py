@@ -39,3 +39,21 @@ def test_bench_live_profiles_each_step_of_a_micro_batch(spark):
     assert live["jobs_ms"] <= live["phases_ms"]["addBatch"]
     assert {"time to commit changes", "time to execute Python code"} <= set(live["metrics_ms"])
     assert len(split_lines(profile.splits)) > len(live["stages"]) + 6
+
+
+def test_file_batches_maps_the_source_log_to_the_query_batches(tmp_path):
+    """The file source's log numbers only batches with new files; no-data batches (here query
+    batches 1 and 3) take query ids too, so files map through the offsets log."""
+    import json
+
+    from benchmarks.live import file_batches
+
+    (tmp_path / "sources" / "0").mkdir(parents=True)
+    (tmp_path / "offsets").mkdir()
+    for source, names in enumerate((["a"], ["b", "c"], ["d"])):
+        lines = ["v1"] + [json.dumps({"path": f"file:/r/{n}", "batchId": source}) for n in names]
+        (tmp_path / "sources" / "0" / str(source)).write_text("\n".join(lines))
+    for query, offset in enumerate((0, 0, 1, 1, 2)):
+        meta = json.dumps({"batchWatermarkMs": 0})
+        (tmp_path / "offsets" / str(query)).write_text(f'v1\n{meta}\n{{"logOffset":{offset}}}')
+    assert file_batches(tmp_path) == {"a": 0, "b": 2, "c": 2, "d": 4}

@@ -23,13 +23,18 @@ from workbench.templates import random_templates
 
 __all__ = ["start_shared_session", "warm_up"]
 
+WARM_FILE_MS = 250.0
+"""Event time per warm-up file: its events fill 16 files, read one per micro-batch."""
+
 
 def warm_up(spark: SparkSession) -> int:
     """Run a small live join to its end on ``spark`` (a few hundred synthetic events, both
     decision paths), so the JVM has loaded and compiled what a live join runs (the file
     source, the join and its state store, the decision, the Parquet writer) before a user's
-    first Start; returns the pairs it found.  The dashboard server calls it in the background
-    after starting its session."""
+    first Start; returns the pairs it found.  It reads one file per micro-batch, so each run
+    is many batches: what runs once per batch (planning, the state store's load and commit,
+    the logs) is compiled by the JVM only after it has run a few dozen times.  The dashboard
+    server calls it in the background after starting its session."""
     rng = np.random.default_rng(0)
     streams = (
         StreamSpec(random_templates(rng, 3, 4, 400.0, "A"), 300.0),
@@ -38,7 +43,7 @@ def warm_up(spark: SparkSession) -> int:
     events = synthetic_events(rng, 200, (3, 3), mean_interarrival=20.0, max_delay=(300, 300))
     pairs = 0
     with tempfile.TemporaryDirectory(prefix="workbench-warm-up-") as tmp:
-        Replayer(events, Path(tmp) / "in", batch_ms=1000.0).run()
+        Replayer(events, Path(tmp) / "in", batch_ms=WARM_FILE_MS).run()
         for k, d in enumerate((800.0, 100.0)):  # the fast path, then the probability step
             live = LiveJoin(
                 spark,
@@ -47,6 +52,7 @@ def warm_up(spark: SparkSession) -> int:
                 d,
                 0.5,
                 Path(tmp) / f"work-{k}",
+                max_files_per_trigger=1,
                 available_now=True,
                 name=f"warm-up-{uuid.uuid4().hex[:8]}",
             )
