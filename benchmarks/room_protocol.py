@@ -25,6 +25,7 @@ process's, reported apart from the server's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -82,6 +83,12 @@ def _objects(node: Any) -> Iterator[dict]:
     elif isinstance(node, list):
         for value in node:
             yield from _objects(value)
+
+
+def _is(kind: str, values: dict, name: str, attrs: dict) -> bool:
+    """Whether a model of type ``kind`` with attributes ``values`` is a ``name`` with
+    ``attrs``."""
+    return kind == name and all(values.get(k) == v for k, v in attrs.items())
 
 
 def _changes_data(message: Any) -> bool:
@@ -185,9 +192,25 @@ class ProtocolUser:
         """The id of a model of type ``name`` (``Slider``, ``FileInput``, ...) whose attributes
         include ``attrs``, among those the latest page or switch brought (:attr:`models`)."""
         for model_id, (kind, values) in self.models.items():
-            if kind == name and all(values.get(k) == v for k, v in attrs.items()):
+            if _is(kind, values, name, attrs):
                 return model_id
         raise LookupError(f"no {name} with {attrs} in the session's document")
+
+    async def arrives(self, name: str, **attrs: object) -> str:
+        """:meth:`find`, or else the first such model a later message brings (a widget a page
+        makes only when it is first needed, e.g. the Live tab's CSV input)."""
+        with contextlib.suppress(LookupError):
+            return self.find(name, **attrs)
+
+        def brings(message: Any) -> bool:
+            found = False
+            for model in _objects(message.content):
+                self.models[model["id"]] = (model["name"], model["attributes"])
+                found = found or _is(model["name"], model["attributes"], name, attrs)
+            return found
+
+        await self.until(brings)
+        return self.find(name, **attrs)
 
     async def set(self, model_id: str, **values: object) -> None:
         """Change a model's properties in one patch, as BokehJS sends a widget's edit."""

@@ -110,7 +110,7 @@ async def _live_join(user: ProtocolUser, delta: float, slot_taken: asyncio.Event
     await user.switch(LIVE_TAB)
     await user.set(user.find("panel.models.widgets.CustomSelect", title="data"), value="CSV file")
     await user.set(
-        user.find("FileInput", accept=".csv"),
+        await user.arrives("FileInput", accept=".csv"),
         value=base64.b64encode(CSV).decode(),
         mime_type="text/csv",
         filename="two-sensors.csv",
