@@ -27,7 +27,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 
 from benchmarks.live_profile import SPLIT, profile_batches
-from benchmarks.live_stages import median_split, query_batches, split_lines
+from benchmarks.live_stages import PHASES, median_split, query_batches, split_lines
 from benchmarks.report import BenchReport, Stages
 from workbench.app.runs.replay import FILES_PER_SECOND
 from workbench.data.replay import Replayer
@@ -53,18 +53,6 @@ __all__ = [
     "live_run",
     "record_latency",
 ]
-
-PHASES = (
-    "latestOffset",
-    "queryPlanning",
-    "addBatch",
-    "walCommit",
-    "commitOffsets",
-    "stateCommit",
-    "triggerExecution",
-)
-"""Spark's phases of a micro-batch reported per batch (ms): planning, running the batch (the
-join, the decision and the sink), the offset and commit logs, the state store's commit."""
 
 
 def file_batches(checkpoint: Path) -> dict[str, int]:

@@ -44,9 +44,11 @@ PHASES = (
     "addBatch",
     "walCommit",
     "commitOffsets",
+    "stateCommit",
     "triggerExecution",
 )
-"""Spark's phases of a micro-batch (``durationMs``) the split reports."""
+"""Spark's phases of a micro-batch (``durationMs``, ms): planning, running the batch (the
+join, the decision and the sink), the offset and commit logs, the state store's commit."""
 _SKIPPED_METRICS = ("duration", "time to initialize Python workers")
 """Timing metrics left out: each whole-stage-codegen block has a ``duration``, named alike;
 a Python worker's initialization is timed from its boot to its function loaded, which for a
