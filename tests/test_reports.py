@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 from workbench.viz.reports import build_reports, checkout_notebooks, fetched_urls, notebook_paths
@@ -38,6 +39,9 @@ def test_a_notebook_becomes_an_offline_report_with_an_index(tmp_path):
     assert 0 < report.cpu_seconds  # the kernel's CPU, read once it is reaped
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="01-histogram-timestamps.html"' in index and report.title in index
+    assert 'href="01-histogram-timestamps.ipynb"' in index
+    executed = nbformat.read(report.executed, as_version=4)  # outputs kept, beside the HTML
+    assert any("0.925" in str(cell.get("outputs", "")) for cell in executed.cells)
     assert f"{report.cpu_seconds:.1f} CPU s" in index
 
 

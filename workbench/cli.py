@@ -20,7 +20,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("example4", help="print the PTJoin paper's Example 4 figures")
     rep = sub.add_parser("reports", help="execute every notebook into offline HTML reports")
-    rep.add_argument("--out", default="build/reports", help="folder for the HTML and index.html")
+    rep.add_argument(
+        "--out",
+        default="build/reports",
+        help="folder for the HTML, the executed notebooks and index.html",
+    )
     rep.add_argument(
         "--paper",
         action="store_true",

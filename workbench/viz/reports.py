@@ -48,11 +48,13 @@ _FETCHED = [
 
 @dataclass(frozen=True)
 class Report:
-    """One executed notebook: its HTML file, title, execution time (wall seconds) and the
-    CPU seconds it took (its kernel's and this process's, user and system)."""
+    """One executed notebook: its HTML file, the executed notebook itself (outputs kept, to
+    open in JupyterLab or share), title, execution time (wall seconds) and the CPU seconds it
+    took (its kernel's and this process's, user and system)."""
 
     notebook: Path
     html: Path
+    executed: Path
     title: str
     seconds: float
     cpu_seconds: float = float("nan")
@@ -169,10 +171,10 @@ def build_reports(
     progress: bool = False,
 ) -> list[Report]:
     """Execute ``notebooks`` (notebooks or folders of them; default: the checkout's, see
-    :func:`notebook_paths`) and write one HTML report each, plus ``index.html``, into
-    ``out``.  ``timeout``: seconds a cell may take (None: no limit, for the papers' sizes);
-    ``progress``: a bar over each notebook's cells on the terminal.  Returns the reports in
-    order."""
+    :func:`notebook_paths`) and write one HTML report and the executed notebook each, plus
+    ``index.html``, into ``out``.  ``timeout``: seconds a cell may take (None: no limit, for
+    the papers' sizes); ``progress``: a bar over each notebook's cells on the terminal.
+    Returns the reports in order."""
     import nbformat
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -206,10 +208,13 @@ def build_reports(
         page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
         destination = target / f"{path.stem}.html"
         destination.write_text(page, encoding="utf-8")
-        reports.append(Report(path, destination, _title(nb, path.stem), seconds, cpu))
+        executed = target / path.name
+        nbformat.write(nb, executed)
+        reports.append(Report(path, destination, executed, _title(nb, path.stem), seconds, cpu))
     items = "\n".join(
         f'<li><a href="{html.escape(r.html.name)}">{html.escape(r.title)}</a> '
-        f"<small>({html.escape(r.notebook.name)}, executed in {r.seconds:.1f} s, "
+        f'<small>(<a href="{html.escape(r.executed.name)}">{html.escape(r.notebook.name)}</a>, '
+        f"executed in {r.seconds:.1f} s, "
         f"{r.cpu_seconds:.1f} CPU s)</small></li>"
         for r in reports
     )
