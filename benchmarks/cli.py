@@ -184,6 +184,12 @@ def parser() -> argparse.ArgumentParser:
         help="the same rooms on a page of one figure and four sliders per tab, for comparison",
     )
     rm.add_argument(
+        "--by-kind",
+        action="store_true",
+        help="protocol clients: the server's CPU by kind of interaction (page, first opening, "
+        "move, return), one user at a time, against the floor page's, per Bokeh model",
+    )
+    rm.add_argument(
         "--procs", type=int, help="the dashboard server's processes (default 1; the floor's: 1)"
     )
     rm.add_argument(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from benchmarks.room_floor import floor_server
+from benchmarks.room_kinds import kind_lines, walk_kinds
 from benchmarks.room_measure import WALK
 from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
 
@@ -32,3 +33,25 @@ def test_protocol_verdicts_are_issue_39s_goals():
     assert "FAIL 8 session(s), 1 process(es): move p95 1200 ms (goal 1000 ms)" in lines
     assert lines[-2].startswith("FAIL 8 session(s), 1 process(es): server CPU an interaction 2.00x")
     assert lines[-1] == "FAIL 32 session(s), 1 process(es): 1 errors"  # no goals for procs 1
+
+
+def test_the_by_kind_walk_measures_each_kind_and_the_models_it_brought(tmp_path):
+    with floor_server(tmp_path) as (url, server):
+        actions = walk_kinds(url, server.pid, walks=1, moves=2, tabs=WALK[:2])
+    assert [(a.kind, a.tab) for a in actions] == [
+        ("page", WALK[0]),
+        ("open", WALK[1]),
+        ("move", WALK[1]),
+        ("move", WALK[1]),
+        ("return", WALK[0]),
+        ("return", WALK[1]),
+    ]
+    assert all(a.cpu_ms >= 0 for a in actions)  # /proc counts 10 ms ticks: a move may read 0
+    assert actions[0].cpu_ms > 0 and actions[1].cpu_ms > 0
+    # a floor tab: one figure, four sliders, a sentence; the page holds the first tab too
+    page, opened = actions[0].models, actions[1].models
+    assert 20 <= opened < page and all(a.models == 0 for a in actions[2:])
+    lines = kind_lines(actions, actions)
+    assert any(
+        line.startswith("  open (n 1 / 1): ") and line.endswith("1.00x, 1.00x") for line in lines
+    )
