@@ -175,7 +175,8 @@ def test_both_mechanisms_give_the_same_results_in_every_case(tiny_runs):
 def test_probes_past_the_grid_report_rates_that_were_run():
     """A join whose capacity falls as its buffers grow: kept up with the whole grid, probed at
     the capacity measured there (no), then at that run's capacity (yes): both rates run, the
-    bracket is theirs; a probe never passes the limit nor leaves the bracket."""
+    bracket is theirs; a probe never leaves the bracket, and a rate past the limit (the
+    largest run allowed) is run at the limit."""
     tried: list[float] = []
 
     def capacity(rate: float) -> float:
@@ -185,8 +186,11 @@ def test_probes_past_the_grid_report_rates_that_were_run():
     assert beyond_grid(capacity, 8000.0, 200_000.0, 3, 1e9) == (150_000.0, 200_000.0)
     assert tried == [200_000.0, 120_000.0, 150_000.0]  # the third run lands inside the bracket
     tried.clear()
-    assert beyond_grid(capacity, 8000.0, 200_000.0, 2, 100_000.0) == (8000.0, np.inf)
-    assert tried == []
+    assert beyond_grid(capacity, 8000.0, 200_000.0, 2, 100_000.0) == (100_000.0, np.inf)
+    assert tried == [100_000.0]  # kept up at the limit: no higher run is allowed
+    tried.clear()
+    assert beyond_grid(capacity, 8000.0, 200_000.0, 2, 190_000.0) == (120_000.0, 190_000.0)
+    assert tried == [190_000.0, 120_000.0]
     assert beyond_grid(lambda rate: rate, 8000.0, 9000.0, 5, 1e9) == (9000.0, np.inf)
 
 

@@ -120,27 +120,30 @@ def beyond_grid(
 ) -> tuple[float, float]:
     """Fixed-point probes past a rate grid that a join kept up with (its top rate ``kept``):
     the first run at ``capacity`` (the steady-state capacity measured at ``kept``), each next
-    one at the capacity the last run measured, at most ``steps`` runs, none above ``limit``
-    nor outside the bracket found so far.  Returns the highest rate run and kept up with
-    (``kept`` if none) and the lowest rate run and not kept up with (inf if none): rates
-    the join was run at, never extrapolated.
+    one at the capacity the last run measured, at most ``steps`` runs, none outside the
+    bracket found so far; a rate above ``limit`` (the largest run allowed) is run at
+    ``limit``.  Returns the highest rate run and kept up with (``kept`` if none) and the
+    lowest rate run and not kept up with (inf if none): rates the join was run at, never
+    extrapolated.
 
     >>> cap = lambda rate: 150_000.0 if rate < 180_000.0 else 120_000.0   # slower when fuller
     >>> beyond_grid(cap, 8000.0, 200_000.0, 2, 1e9)
     (120000.0, 200000.0)
     >>> beyond_grid(cap, 8000.0, 140_000.0, 1, 1e9)
     (140000.0, inf)
+    >>> beyond_grid(cap, 8000.0, 160_000.0, 2, 100_000.0)  # kept up at the largest run
+    (100000.0, inf)
     """
-    failed, rate = math.inf, capacity
+    failed, rate = math.inf, min(capacity, limit)
     for _ in range(steps):
-        if not (kept < rate < failed) or rate > limit:
+        if not (kept < rate < failed):
             break
         measured = capacity_at(rate)
         if measured >= rate:
             kept = rate
         else:
             failed = rate
-        rate = measured
+        rate = min(measured, limit)
     return kept, failed
 
 
