@@ -27,7 +27,17 @@ from benchmarks.room_measure import SLIDER_TABS, WALK, cpu_split
 from benchmarks.room_protocol import ProtocolUser, websocket_url
 from harness.server import READY
 
-__all__ = ["Action", "KINDS", "bench_room_kinds", "kind_lines", "kinds_summary", "walk_kinds"]
+__all__ = [
+    "Action",
+    "KINDS",
+    "OWNERS",
+    "bench_room_kinds",
+    "kind_lines",
+    "kinds_summary",
+    "opening_profile",
+    "profile_lines",
+    "walk_kinds",
+]
 
 SETTLE_S = 0.4
 """Seconds of quiet before each action and after its answer."""
@@ -36,6 +46,16 @@ KINDS = ("page", "open", "move", "return")
 the session, a slider step, a return to a tab opened before."""
 MIX = ("page", "open", "move")
 """The kinds a room's walk is made of (it returns to no tab)."""
+OWNERS = (
+    ("bokeh", "/bokeh/"),
+    ("panel", "/panel/"),
+    ("param", "/param/"),
+    ("ours", "/workbench/"),
+    ("numpy, pandas, numba", ("/numpy/", "/pandas/", "/numba/")),
+    ("markdown", ("/markdown", "/bleach", "/markdown_it/")),
+)
+"""Whose code a profiled function is, by its file's path (first match; the rest: ``other``,
+the standard library and the interpreter's built-ins)."""
 
 
 @dataclass(frozen=True)
@@ -134,14 +154,11 @@ def kind_lines(dashboard: Sequence[Action], floor: Sequence[Action]) -> list[str
     ]
     for kind in (*KINDS, "mix"):
         d, f = ours[kind], base[kind]
-        per = (
-            f" ({d['models']:.0f} models, {d['ms_per_model']:.2f} ms a model)"
-            if d["models"]
-            else ""
-        )
-        fper = f" ({f['models']:.0f} models, {f['ms_per_model']:.2f})" if f["models"] else ""
+        models = bool(d["models"] and f["models"]) and kind != "mix"
+        per = f" ({d['models']:.0f} models, {d['ms_per_model']:.2f} ms a model)" if models else ""
+        fper = f" ({f['models']:.0f} models, {f['ms_per_model']:.2f})" if models else ""
         ratio = f"{d['cpu_ms'] / f['cpu_ms']:.2f}x"
-        if d["models"] and f["models"]:
+        if models:
             ratio += f", {d['ms_per_model'] / f['ms_per_model']:.2f}x"
         lines.append(
             f"  {kind} (n {d['n']} / {f['n']}): {d['cpu_ms']:.1f}{per} | {f['cpu_ms']:.1f}{fper}"
@@ -154,6 +171,86 @@ def kind_lines(dashboard: Sequence[Action], floor: Sequence[Action]) -> list[str
         lines.append(f"    {tab}: {ms:.0f} ({models:.0f}) | {fms:.0f} ({fmodels:.0f})")
     others = statistics.fmean(a.others_ms for a in (*dashboard, *floor))
     lines.append(f"  the rest of the machine: {others:.1f} CPU-ms an action on average")
+    return lines
+
+
+def _owner(path: str) -> str:
+    for name, keys in OWNERS:
+        if any(k in path for k in ((keys,) if isinstance(keys, str) else keys)):
+            return name
+    return "other"
+
+
+def _open_in_process(view: Callable[[str], object], tab: str) -> tuple[int, object]:
+    """Build ``view(tab)``'s Bokeh models into a new document and serialize it, as a server
+    does on a tab's first opening: the models made and the document."""
+    import panel as pn
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        doc.add_root(pn.panel(view(tab)).get_root(doc))
+        doc.to_json()
+    return len(doc.models), doc
+
+
+def opening_profile(tabs: Sequence[str] = WALK[1:], rounds: int = 2) -> dict[str, dict]:
+    """Each of ``tabs``' first opening in this process (its models built, the document
+    serialized), for the dashboard (one :class:`~workbench.app.dashboard.DashboardTabs`
+    session, its page's tab built first) and the floor page, under cProfile after ``rounds``
+    - 1 unprofiled rounds (imports, compiles, caches): per page, the CPU seconds by
+    :data:`OWNERS` (functions' own time) and the models made."""
+    import cProfile
+    import pstats
+
+    from benchmarks import floor_app
+    from workbench.app.dashboard import DashboardTabs
+
+    out = {}
+    for page in ("dashboard", "floor"):
+        for k in range(rounds):
+            if page == "dashboard":
+                session = DashboardTabs()
+                session[WALK[0]]  # the page's tab: the others may read it
+                view: Callable[[str], object] = session.__getitem__
+            else:
+                view = floor_app.tab
+            profile, models = cProfile.Profile(), 0
+            for tab in tabs:
+                if k == rounds - 1:
+                    profile.enable()
+                models += _open_in_process(view, tab)[0]
+                profile.disable()
+        owners: dict[str, float] = dict.fromkeys([n for n, _ in OWNERS] + ["other"], 0.0)
+        for (path, _, _), row in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+            owners[_owner(path)] += row[2]
+        out[page] = {"owners_s": owners, "models": models, "tabs": len(tabs)}
+    return out
+
+
+def profile_lines(profile: dict[str, dict]) -> list[str]:
+    """:func:`opening_profile` as lines: each owner's share and CPU-ms an opening, and the
+    CPU-ms a model, dashboard against floor."""
+    d, f = profile["dashboard"], profile["floor"]
+    total = {p: sum(v["owners_s"].values()) for p, v in profile.items()}
+    lines = [
+        f"  in process, {d['tabs']} first openings each (models built, the document "
+        "serialized; cProfile), CPU by owner: dashboard | floor",
+    ]
+    for owner in d["owners_s"]:
+        ds, fs = d["owners_s"][owner], f["owners_s"][owner]
+        lines.append(
+            f"    {owner}: {ds / total['dashboard']:.0%}, {1000 * ds / d['tabs']:.0f} ms an "
+            f"opening | {fs / total['floor']:.0%}, {1000 * fs / f['tabs']:.0f} ms"
+        )
+    per = {p: 1000 * total[p] / v["models"] for p, v in profile.items()}
+    lines.append(
+        f"    an opening: {1000 * total['dashboard'] / d['tabs']:.0f} ms, "
+        f"{d['models'] / d['tabs']:.0f} models, {per['dashboard']:.2f} ms a model | "
+        f"{1000 * total['floor'] / f['tabs']:.0f} ms, {f['models'] / f['tabs']:.0f} models, "
+        f"{per['floor']:.2f} ms a model (profiled: read the shares and ratios)"
+    )
     return lines
 
 
@@ -172,10 +269,12 @@ def bench_room_kinds(walks: int = 3, moves: int = 3) -> BenchReport:
             dashboard = walk_kinds(url, server.pid, walks, moves)
         with floor_server(Path(tmp)) as (url, server):
             floor = walk_kinds(url, server.pid, walks, moves)
+    profile = opening_profile()
     lines = [
         f"Server CPU by kind of interaction: one protocol user at a time, {walks} walks after "
         f"a warm one, {moves} moves a slider tab, the dashboard and the floor page in one run",
         *kind_lines(dashboard, floor),
+        *profile_lines(profile),
     ]
     data = {
         "walks": walks,
@@ -183,5 +282,6 @@ def bench_room_kinds(walks: int = 3, moves: int = 3) -> BenchReport:
         "dashboard": [asdict(a) for a in dashboard],
         "floor": [asdict(a) for a in floor],
         "summary": {"dashboard": kinds_summary(dashboard), "floor": kinds_summary(floor)},
+        "opening_profile": profile,
     }
     return BenchReport("room-kinds", tuple(lines), data)

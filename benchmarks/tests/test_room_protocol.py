@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from benchmarks.room_floor import floor_server
-from benchmarks.room_kinds import kind_lines, walk_kinds
+from benchmarks.room_kinds import OWNERS, kind_lines, opening_profile, profile_lines, walk_kinds
 from benchmarks.room_measure import WALK
 from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
 
@@ -55,3 +55,14 @@ def test_the_by_kind_walk_measures_each_kind_and_the_models_it_brought(tmp_path)
     assert any(
         line.startswith("  open (n 1 / 1): ") and line.endswith("1.00x, 1.00x") for line in lines
     )
+
+
+def test_the_opening_profile_splits_both_pages_cpu_by_owner():
+    profile = opening_profile(tabs=WALK[1:2], rounds=1)
+    for page in ("dashboard", "floor"):
+        owners = profile[page]["owners_s"]
+        assert list(owners) == [name for name, _ in OWNERS] + ["other"]
+        assert owners["bokeh"] > 0 and profile[page]["models"] > 20
+    assert profile["floor"]["owners_s"]["ours"] == 0  # the floor computes nothing of ours
+    lines = profile_lines(profile)
+    assert lines[1].startswith("    bokeh: ") and "ms a model" in lines[-1]
