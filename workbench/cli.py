@@ -28,8 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--paper",
         action="store_true",
-        help="the papers' sizes (WORKBENCH_SCALE=paper; notebooks 03 and 04 about 25 minutes of "
-        "CPU, see docs/notebooks.md)",
+        help="the papers' sizes (WORKBENCH_SCALE=paper; the six notebooks about 37 minutes of "
+        "one core, see docs/notebooks.md)",
     )
     rep.add_argument(
         "notebooks",
