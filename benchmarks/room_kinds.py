@@ -44,6 +44,9 @@ SETTLE_S = 0.4
 KINDS = ("page", "open", "move", "return")
 """The kinds of interaction: a page load (its first tab included), a tab's first opening in
 the session, a slider step, a return to a tab opened before."""
+IDLE_ACTIONS = 5
+"""Windows measured at the end of a walk with nothing sent: what the server spends in any
+window of the same length (its periodic callbacks), subtracted from every kind."""
 MIX = ("page", "open", "move")
 """The kinds a room's walk is made of (it returns to no tab)."""
 OWNERS = (
@@ -94,6 +97,8 @@ async def _walk(url: str, pid: int, moves: int, tabs: Sequence[str]) -> list[Act
         for tab in tabs:
             active = list(READY).index(tab)
             await measured("return", tab, lambda a=active: user.set(user.tabs_id, active=a))
+        for _ in range(IDLE_ACTIONS):
+            await measured("idle", tabs[-1], lambda: asyncio.sleep(0))
     finally:
         await user.close()
     return actions
@@ -110,25 +115,30 @@ def walk_kinds(
 
 def kinds_summary(actions: Sequence[Action]) -> dict[str, dict[str, float]]:
     """Per kind, and ``mix`` (a room's walk: page, openings and moves): the actions, their
-    mean server CPU-ms, mean models and CPU-ms per model (over the kinds that bring models).
+    mean server CPU-ms, that less the ``idle`` windows' mean (``net_ms``: what the action
+    itself cost), mean models and net CPU-ms per model (over the kinds that bring models).
 
-    >>> a = [Action("open", "A", 30.0, 10, 0.0), Action("move", "A", 5.0, 0, 0.0)]
+    >>> a = [Action("open", "A", 32.0, 10, 0.0), Action("move", "A", 7.0, 0, 0.0),
+    ...      Action("idle", "A", 2.0, 0, 0.0)]
     >>> s = kinds_summary(a)
-    >>> s["open"]["ms_per_model"], s["mix"]["cpu_ms"]
-    (3.0, 17.5)
+    >>> s["open"]["ms_per_model"], s["mix"]["net_ms"], s["idle"]["cpu_ms"]
+    (3.0, 17.5, 2.0)
     """
+    idle = [a.cpu_ms for a in actions if a.kind == "idle"]
+    base = statistics.fmean(idle) if idle else 0.0
     out = {}
-    for kind in (*KINDS, "mix"):
+    for kind in (*KINDS, "mix", "idle"):
         rows = [a for a in actions if a.kind == kind or (kind == "mix" and a.kind in MIX)]
         if not rows:
             continue
-        models = sum(a.models for a in rows)
-        cpu = sum(a.cpu_ms for a in rows)
+        models = statistics.fmean(a.models for a in rows)
+        net = statistics.fmean(a.cpu_ms for a in rows) - base
         out[kind] = {
             "n": len(rows),
-            "cpu_ms": cpu / len(rows),
-            "models": models / len(rows),
-            "ms_per_model": cpu / models if models and kind != "mix" else float("nan"),
+            "cpu_ms": net + base,
+            "net_ms": net,
+            "models": models,
+            "ms_per_model": net / models if models and kind != "mix" else float("nan"),
             "others_ms": statistics.fmean(a.others_ms for a in rows),
         }
     return out
@@ -146,22 +156,28 @@ def _by_tab(actions: Sequence[Action], kind: str) -> dict[str, tuple[float, floa
     }
 
 
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("nan")
+
+
 def kind_lines(dashboard: Sequence[Action], floor: Sequence[Action]) -> list[str]:
     """The table of kinds, dashboard against floor, then each tab's first opening."""
     ours, base = kinds_summary(dashboard), kinds_summary(floor)
+    idle = f"{ours['idle']['cpu_ms']:.1f} | {base['idle']['cpu_ms']:.1f}"
     lines = [
-        "  kind: dashboard CPU-ms (models, ms a model) | floor's | x floor: CPU, ms a model",
+        f"  an idle window (nothing sent; subtracted below): dashboard | floor CPU-ms: {idle}",
+        "  kind: dashboard net CPU-ms (models, ms a model) | floor's | x floor: CPU, ms a model",
     ]
     for kind in (*KINDS, "mix"):
         d, f = ours[kind], base[kind]
         models = bool(d["models"] and f["models"]) and kind != "mix"
         per = f" ({d['models']:.0f} models, {d['ms_per_model']:.2f} ms a model)" if models else ""
         fper = f" ({f['models']:.0f} models, {f['ms_per_model']:.2f})" if models else ""
-        ratio = f"{d['cpu_ms'] / f['cpu_ms']:.2f}x"
+        ratio = f"{_ratio(d['net_ms'], f['net_ms']):.2f}x"
         if models:
-            ratio += f", {d['ms_per_model'] / f['ms_per_model']:.2f}x"
+            ratio += f", {_ratio(d['ms_per_model'], f['ms_per_model']):.2f}x"
         lines.append(
-            f"  {kind} (n {d['n']} / {f['n']}): {d['cpu_ms']:.1f}{per} | {f['cpu_ms']:.1f}{fper}"
+            f"  {kind} (n {d['n']} / {f['n']}): {d['net_ms']:.1f}{per} | {f['net_ms']:.1f}{fper}"
             f" | {ratio}"
         )
     lines.append("  first openings, median CPU-ms (models) per tab: dashboard | floor")

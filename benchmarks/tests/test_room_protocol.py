@@ -7,7 +7,14 @@ from __future__ import annotations
 import math
 
 from benchmarks.room_floor import floor_server
-from benchmarks.room_kinds import OWNERS, kind_lines, opening_profile, profile_lines, walk_kinds
+from benchmarks.room_kinds import (
+    IDLE_ACTIONS,
+    OWNERS,
+    kind_lines,
+    opening_profile,
+    profile_lines,
+    walk_kinds,
+)
 from benchmarks.room_measure import WALK
 from benchmarks.room_protocol import protocol_verdicts, run_protocol_room
 
@@ -45,6 +52,7 @@ def test_the_by_kind_walk_measures_each_kind_and_the_models_it_brought(tmp_path)
         ("move", WALK[1]),
         ("return", WALK[0]),
         ("return", WALK[1]),
+        *[("idle", WALK[1])] * IDLE_ACTIONS,
     ]
     assert all(a.cpu_ms >= 0 for a in actions)  # /proc counts 10 ms ticks: a move may read 0
     assert actions[0].cpu_ms > 0 and actions[1].cpu_ms > 0
