@@ -365,7 +365,9 @@ GOALS = {
 """Issue 39's goals for a protocol room of (sessions, server processes): medians and 95th
 percentiles; every room also has no errors, and its server spends at most
 :data:`CPU_GOAL` times the floor's CPU per interaction."""
-CPU_GOAL = 1.5
+CPU_GOAL = 2.0
+"""The server's CPU per interaction against the floor's: issue 51's 2x (issue 39 asked 1.5x,
+which no page of the dashboard's models could meet: docs/benchmarks.md)."""
 
 
 def protocol_verdicts(rooms: dict[int, dict], procs: int, floors: dict[int, dict]) -> list[str]:

@@ -29,8 +29,8 @@ def test_a_protocol_user_opens_switches_and_moves(tmp_path):
     assert all(v > 0 for v in [*times.switch_ms.values(), *times.moves_ms[WALK[1]]])
 
 
-def test_protocol_verdicts_are_issue_39s_goals():
-    cpu = {"own_s": 2.0}
+def test_protocol_verdicts_are_issue_39s_goals_with_issue_51s_cpu_goal():
+    cpu = {"own_s": 2.5}
     room = {"interactions": 20, "cpu": cpu, "errors": [], "page_s": 1.2, "switch_ms": 250.0}
     room |= {"move_ms": 350.0, "switch_p95_ms": 900.0, "move_p95_ms": 1200.0}
     floor = {"interactions": 20, "cpu": {"own_s": 1.0}}
@@ -38,7 +38,9 @@ def test_protocol_verdicts_are_issue_39s_goals():
     assert "PASS 8 session(s), 1 process(es): page median 1.20 s (goal 1.5 s)" in lines
     assert "FAIL 8 session(s), 1 process(es): move median 350 ms (goal 300 ms)" in lines
     assert "FAIL 8 session(s), 1 process(es): move p95 1200 ms (goal 1000 ms)" in lines
-    assert lines[-2].startswith("FAIL 8 session(s), 1 process(es): server CPU an interaction 2.00x")
+    assert lines[-2] == (
+        "FAIL 8 session(s), 1 process(es): server CPU an interaction 2.50x the floor's (goal 2x)"
+    )
     assert lines[-1] == "FAIL 32 session(s), 1 process(es): 1 errors"  # no goals for procs 1
 
 

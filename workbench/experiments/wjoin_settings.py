@@ -150,9 +150,9 @@ def paper_settings() -> PaperSettings:
     second run for a rate given up (the joining thread's CPU time is steady enough), counters
     at 8,000/s; Figure 7 at 250-24,000/s over 1.25 windows (past both BEWs' maxima), the
     paper FEW again with three more seeds at 4,000 and 8,000/s.  The probes past the grid are
-    off at this scale: each costs about a window of CPU (a minute for the hash join), 35 min
-    for the 16 hash joins; ``replace(paper_settings(), beyond_windows=1.1)`` runs them (runs
-    of at most 20,000,000 tuples).  What the set costs: docs/wjoin.md.
+    off at this scale: each costs about a window of CPU (a minute for the hash join);
+    ``replace(paper_settings(), beyond_windows=1.1)`` runs them (runs of at most 20,000,000
+    tuples).  What the set and the probes cost: docs/wjoin.md.
 
     >>> s = paper_settings()
     >>> s.ways, s.engine, s.hash_window_ms, s.windows
