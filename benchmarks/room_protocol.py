@@ -230,11 +230,15 @@ class ProtocolUser:
         return message
 
     async def close(self) -> None:
-        """Close the websocket and stop reading."""
-        if self._reader is not None:
-            self._reader.cancel()
+        """Close the websocket and wait (at most 5 s) until the server has closed it too, so
+        that its socket is closed here rather than left to the collector (a ResourceWarning
+        when the event loop ends first); then stop reading."""
         if self._socket is not None:
             self._socket.close()
+        if self._reader is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._reader, timeout=5.0)  # ends at the close
+            self._reader.cancel()
 
     def _shows(self, tab: str) -> Callable[[Any], bool]:
         """A test of a message: whether it holds ``tab``'s ready label; a page's or switch's
