@@ -57,3 +57,10 @@ def test_notebook_paths_takes_folders_and_notebooks_and_names_a_bad_path(tmp_pat
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no notebooks"):
         notebook_paths([tmp_path / "empty"])
+
+
+def test_reports_refuse_to_overwrite_the_notebooks_they_run(tmp_path):
+    notebook = tmp_path / "n.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    with pytest.raises(ValueError, match="out = .* holds the notebooks themselves"):
+        build_reports(tmp_path, notebooks=[notebook])

@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 timeout=None if args.paper else 600,
                 progress=sys.stderr.isatty() or args.paper,
             )
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, ValueError) as exc:
             print(f"workbench reports: {exc}", file=sys.stderr)
             return 2
         for report in reports:

@@ -134,8 +134,9 @@ def beyond_grid(
     >>> beyond_grid(cap, 8000.0, 160_000.0, 2, 100_000.0)  # kept up at the largest run
     (100000.0, inf)
     """
-    failed, rate = math.inf, min(capacity, limit)
+    failed, rate = math.inf, capacity
     for _ in range(steps):
+        rate = min(rate, limit)
         if not (kept < rate < failed):
             break
         measured = capacity_at(rate)
@@ -143,7 +144,7 @@ def beyond_grid(
             kept = rate
         else:
             failed = rate
-        rate = min(measured, limit)
+        rate = measured
     return kept, failed
 
 

@@ -181,6 +181,12 @@ def build_reports(
 
     paths = notebook_paths(notebooks)
     target = Path(out)
+    for path in paths:
+        if (target / path.name).resolve() == path.resolve():
+            raise ValueError(
+                f"out = {str(out)!r} holds the notebooks themselves: their executed copies "
+                "would overwrite them (give another folder)"
+            )
     target.mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter(
         extra_loaders=[DictLoader({"offline.html.j2": _OFFLINE_TEMPLATE})],
