@@ -132,10 +132,11 @@ def kinds_summary(actions: Sequence[Action]) -> dict[str, dict[str, float]]:
         if not rows:
             continue
         models = statistics.fmean(a.models for a in rows)
-        net = statistics.fmean(a.cpu_ms for a in rows) - base
+        cpu = statistics.fmean(a.cpu_ms for a in rows)
+        net = cpu - base
         out[kind] = {
             "n": len(rows),
-            "cpu_ms": net + base,
+            "cpu_ms": cpu,
             "net_ms": net,
             "models": models,
             "ms_per_model": net / models if models and kind != "mix" else float("nan"),
